@@ -1,0 +1,53 @@
+# Two commands on a fresh Debian machine with Python 3.11: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# Everything the engine keeps (embedded database, keys, caches) lives here for the demo.
+export EVIDENCE_HOME ?= $(CURDIR)/.evidence
+export XDG_RUNTIME_DIR ?= $(CURDIR)/.evidence/run
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install sysdeps demo test lint bench-obliqa clean stop
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch first and pinned: here it is a CPU wheel on local disk; unpinned it pulls gigabytes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+# System libraries: Pango for WeasyPrint, poppler-utils for rendering report pages to PNG.
+sysdeps:
+	@missing=""; \
+	ldconfig -p | grep -q 'libpango-1.0.so' || missing="$$missing libpango-1.0-0 libpangoft2-1.0-0"; \
+	command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else echo "please install:$$missing (sudo apt-get install$$missing)"; fi; \
+	fi
+
+install: sysdeps $(VENV)/.installed
+	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
+
+demo: install
+	$(BIN)/evidence ingest examples/corpus
+	$(BIN)/evidence search "How long must transaction records be kept?" -k 3
+
+test: install
+	$(BIN)/pytest -q -p no:cacheprovider
+
+lint: install
+	$(BIN)/ruff check engine agents tests bench
+
+bench-obliqa: install
+	$(BIN)/python bench/obliqa.py --documents ../shared/obliqa/documents --questions ../shared/obliqa/ObliQA_dev.json --run out/obliqa.trec
+
+stop:
+	-$(BIN)/evidence db stop
+
+clean: stop
+	rm -rf $(VENV) .evidence out

@@ -1,0 +1,199 @@
+"""The `evidence` command. Only this module catches errors broadly: it maps them to exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from engine import db as dbmod
+from engine import embedded_db
+from engine.config import SOURCE_TYPES, Settings, load_settings
+from engine.errors import EngineError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.")
+db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
+app.add_typer(db_app, name="db")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    return load_settings()
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+
+
+def run(fn: Callable[[], int | None]) -> None:
+    """Run a command body, turning engine errors into a message and an exit code."""
+    try:
+        code = fn() or 0
+    except EngineError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(exc.exit_code) from exc
+    raise typer.Exit(code)
+
+
+@db_app.command("status")
+def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Show whether the embedded server runs (does not start it)."""
+
+    def body() -> int:
+        settings = _settings()
+        info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
+        if as_json:
+            _emit_json(info)
+        else:
+            for key, value in info.items():
+                out.print(f"{key:12} {value}")
+        return 0
+
+    run(body)
+
+
+@db_app.command("url")
+def db_url() -> None:
+    """Print a URI that psql can use (starts the embedded server if needed)."""
+    run(lambda: out.print(dbmod.database_url(_settings()), highlight=False, soft_wrap=True) or 0)
+
+
+@db_app.command("stop")
+def db_stop() -> None:
+    """Stop the embedded server."""
+
+    def body() -> int:
+        stopped = embedded_db.stop(_settings())
+        out.print("stopped" if stopped else "not running")
+        return 0
+
+    run(body)
+
+
+@db_app.command("migrate")
+def db_migrate() -> None:
+    """Apply pending schema migrations."""
+
+    def body() -> int:
+        with dbmod.connection(_settings(), auto_migrate=False) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            applied = dbmod.migrate(conn)
+        out.print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+        return 0
+
+    run(body)
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories (recursive).")],
+    source_type: Annotated[str | None, typer.Option("--source-type", help="|".join(SOURCE_TYPES))] = None,
+    title: Annotated[str | None, typer.Option("--title")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto|pdf|docx|html|md|txt|obliqa")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Ingest documents: parse, chunk, embed and index them."""
+    from engine.embeddings import Embedder
+    from engine.ingest import expand_paths, ingest_paths
+
+    def body() -> int:
+        settings = _settings()
+        if source_type is not None and source_type not in SOURCE_TYPES:
+            raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
+        files = expand_paths(paths)
+        with dbmod.connection(settings) as conn, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err, disable=as_json or not err.is_terminal,
+        ) as progress:
+            task = progress.add_task("ingesting", total=len(files))
+
+            def on_file(path: Path, result: Any) -> None:
+                progress.advance(task)
+                if result.status == "failed":
+                    err.print(f"[red]failed[/] {path}: {result.error}", highlight=False)
+                elif not as_json:
+                    progress.console.print(f"{result.status:11} {path} ({result.chunks} chunks)", highlight=False)
+
+            summary = ingest_paths(conn, Embedder.from_settings(settings), settings, paths, fmt=fmt,
+                                   source_type=source_type, title=title, on_file=on_file)
+        if as_json:
+            _emit_json(summary.model_dump())
+        else:
+            out.print(f"{summary.documents} documents, {summary.chunks} chunks in {summary.seconds:.1f} s; "
+                      f"{len(summary.failed)} failed")
+        return 3 if summary.failed else 0
+
+    run(body)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument()],
+    k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
+    source_types: Annotated[list[str] | None, typer.Option("--source-type")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Hybrid search over the current corpus."""
+    from engine.embeddings import Embedder
+    from engine.retrieval import Filters, Retriever
+
+    def body() -> int:
+        settings = _settings()
+        with dbmod.connection(settings) as conn:
+            hits = Retriever(conn, Embedder.from_settings(settings), settings).search(
+                query, k, filters=Filters(source_types=tuple(source_types or ())))
+        if as_json:
+            _emit_json([h.model_dump() for h in hits])
+            return 0
+        table = Table(show_lines=True)
+        for col in ("#", "score", "dense", "bm25", "document", "section", "text"):
+            table.add_column(col)
+        for i, h in enumerate(hits, 1):
+            table.add_row(str(i), f"{h.score:.3f}", f"{h.dense_score or 0:.3f}", f"{h.lexical_score or 0:.2f}",
+                          f"{h.chunk.document_title} (v{h.chunk.document_version})", h.chunk.section_path,
+                          h.chunk.text[:300])
+        out.print(table)
+        return 0
+
+    run(body)
+
+
+@app.command()
+def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
+              all_versions: Annotated[bool, typer.Option("--all-versions")] = False) -> None:
+    """List ingested documents."""
+    from engine import store
+
+    def body() -> int:
+        with dbmod.connection(_settings()) as conn:
+            docs = store.list_documents(conn, include_superseded=all_versions)
+        if as_json:
+            _emit_json([d.model_dump(mode="json") for d in docs])
+            return 0
+        table = Table()
+        for col in ("id", "v", "type", "title", "current"):
+            table.add_column(col)
+        for d in docs:
+            table.add_row(d.id, str(d.version), d.source_type, d.title, "yes" if d.is_current else "no")
+        out.print(table)
+        return 0
+
+    run(body)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

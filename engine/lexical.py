@@ -1,0 +1,70 @@
+"""Lexical analysis for BM25: tokenization, stopwords, Snowball stemming, query boilerplate."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+import snowballstemmer
+
+# English stopwords (the list bm25s and scikit-learn use, lightly trimmed of legal modals we keep:
+# "must", "shall", "may", "not" carry meaning in requirements).
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can could did didn't do does doesn't doing don't down during each few for
+from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's
+me more most mustn't my myself no nor of off on once only or other ought our ours ourselves out
+over own same shan't she she'd she'll she's should shouldn't so some such than that that's the
+their theirs them themselves then there there's these they they'd they'll they're they've this
+those through to too under until up very was wasn't we we'd we'll we're we've were weren't what
+what's when when's where where's which while who who's whom why why's with won't would wouldn't
+you you'd you'll you're you've your yours yourself yourselves will also
+""".split())
+
+# Question boilerplate that says nothing about the subject ("Can the ADGM provide clarity on ...").
+QUERY_STOPWORDS = frozenset("""
+please clarify clarity clarification provide explain describe detail details specific specifically
+outline elaborate context regard regarding respect concerning pertaining related relation according
+given kindly tell know understand guidance expected expectations criteria considered consider
+happen happens would could whether exactly precisely steps ensure
+""".split())
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def tokenize(text: str, *, query: bool = False) -> list[str]:
+    """Lowercased, stopword-free, stemmed tokens. Section numbers like '4.2' stay whole."""
+    out = []
+    for token in _TOKEN.findall(text.lower()):
+        token = token.strip(".'")
+        if not token or token in STOPWORDS or (query and token in QUERY_STOPWORDS):
+            continue
+        if token.endswith("'s"):
+            token = token[:-2]
+        out.append(token if any(c.isdigit() for c in token) else stem(token))
+    return out
+
+
+def term_frequencies(body: str, heading: str = "", heading_weight: float = 1.0) -> tuple[Counter[str], float]:
+    """Weighted term frequencies of a chunk (body + weighted heading terms) and its length."""
+    tf: Counter[str] = Counter()
+    for token in tokenize(body):
+        tf[token] += 1.0
+    if heading and heading_weight > 0:
+        for token in tokenize(heading):
+            tf[token] += heading_weight
+    return tf, float(sum(tf.values()))
+
+
+def query_terms(query: str) -> Counter[str]:
+    """Query term counts, with question boilerplate removed (falls back to plain tokens)."""
+    terms = Counter(tokenize(query, query=True))
+    return terms or Counter(tokenize(query))

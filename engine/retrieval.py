@@ -1,0 +1,122 @@
+"""Hybrid retrieval: dense (pgvector HNSW) + BM25 (Postgres inverted index), fused.
+
+Weighted fusion min-max normalizes each retriever's candidate scores and mixes them with
+`dense_weight`; RRF is available as an alternative. Every hit keeps both component scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from engine import store
+from engine.config import Settings
+from engine.embeddings import Embedder
+from engine.lexical import query_terms
+from engine.models import Hit
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrict a search. `document_ids` names exact versions (superseded ones included)."""
+
+    source_types: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    current_only: bool = True
+
+    def as_dict(self, exclude_ids: Iterable[str] = ()) -> dict[str, Any]:
+        return {"source_types": self.source_types, "document_ids": self.document_ids,
+                "current_only": self.current_only, "exclude_ids": tuple(exclude_ids)}
+
+
+def _minmax(scores: dict[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
+
+
+def fuse(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], *, method: str = "weighted",
+         dense_weight: float = 0.45, rrf_k: int = 60) -> list[tuple[str, float]]:
+    """Fuse two ranked lists of (id, score) into one, best first. Pure function."""
+    if method == "rrf":
+        fused: dict[str, float] = {}
+        for ranked in (dense, lexical):
+            for rank, (cid, _) in enumerate(ranked, start=1):
+                fused[cid] = fused.get(cid, 0.0) + 1.0 / (rrf_k + rank)
+    else:
+        nd, nl = _minmax(dict(dense)), _minmax(dict(lexical))
+        fused = {cid: dense_weight * nd.get(cid, 0.0) + (1 - dense_weight) * nl.get(cid, 0.0)
+                 for cid in {*nd, *nl}}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass
+class Retriever:
+    """Searches the corpus; one per connection."""
+
+    conn: psycopg.Connection
+    embedder: Embedder
+    settings: Settings
+    _reranker: Any = field(default=None, repr=False)
+
+    def _components(self, query: str, filters: dict[str, Any]) -> tuple[list[tuple[str, float]],
+                                                                           list[tuple[str, float]]]:
+        n = self.settings.candidates
+        dense = store.dense_search(self.conn, self.embedder.encode_query(query), n, filters,
+                                   self.settings.hnsw_ef_search)
+        terms = query_terms(query)
+        ids = store.term_ids(self.conn, terms, create=False)
+        weights = {ids[t]: float(c) for t, c in terms.items() if t in ids}
+        lexical = store.lexical_search(self.conn, weights, n, filters, k1=self.settings.bm25_k1,
+                                       b=self.settings.bm25_b)
+        return dense, lexical
+
+    def _rank(self, query: str, filters: dict[str, Any]) -> list[dict[str, Any]]:
+        dense, lexical = self._components(query, filters)
+        fused = fuse(dense, lexical, method=self.settings.fusion, dense_weight=self.settings.dense_weight,
+                     rrf_k=self.settings.rrf_k)
+        d_score, l_score = dict(dense), dict(lexical)
+        d_rank = {cid: i for i, (cid, _) in enumerate(dense, 1)}
+        l_rank = {cid: i for i, (cid, _) in enumerate(lexical, 1)}
+        return [{"id": cid, "score": score, "dense_score": d_score.get(cid), "lexical_score": l_score.get(cid),
+                 "dense_rank": d_rank.get(cid), "lexical_rank": l_rank.get(cid), "query": query}
+                for cid, score in fused]
+
+    def search(self, query: str, k: int = 10, *, filters: Filters | None = None,
+               exclude_ids: Iterable[str] = ()) -> list[Hit]:
+        """Top-k chunks for one query."""
+        return self.search_many([query], k, filters=filters, exclude_ids=exclude_ids)
+
+    def search_many(self, queries: Sequence[str], k: int = 10, *, filters: Filters | None = None,
+                    exclude_ids: Iterable[str] = ()) -> list[Hit]:
+        """Pool several queries: each chunk keeps its best fused score (and the query that gave it)."""
+        flt = (filters or Filters()).as_dict(exclude_ids)
+        best: dict[str, dict[str, Any]] = {}
+        for query in dict.fromkeys(q.strip() for q in queries if q.strip()):
+            for row in self._rank(query, flt):
+                if row["id"] not in best or row["score"] > best[row["id"]]["score"]:
+                    best[row["id"]] = row
+        ranked = sorted(best.values(), key=lambda r: (-r["score"], r["id"]))
+        if self.settings.reranker_model:
+            ranked = self._rerank(queries[0], ranked[: max(k * 3, 30)])
+        ranked = ranked[:k]
+        chunks = store.get_chunks(self.conn, [r["id"] for r in ranked])
+        return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked if r["id"] in chunks]
+
+    def _rerank(self, query: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Optional cross-encoder pass (configured by EVIDENCE_RERANKER_MODEL; none ships)."""
+        if self._reranker is None:
+            from sentence_transformers import CrossEncoder
+
+            self._reranker = CrossEncoder(str(self.settings.reranker_model), device="cpu")
+        chunks = store.get_chunks(self.conn, [r["id"] for r in rows])
+        pairs = [(query, chunks[r["id"]].text) for r in rows]
+        scores = self._reranker.predict(pairs) if pairs else []
+        for row, score in zip(rows, scores, strict=True):
+            row["rerank_score"] = float(score)
+        return sorted(rows, key=lambda r: -r["rerank_score"])

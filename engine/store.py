@@ -1,0 +1,219 @@
+"""SQL for documents, chunks, the lexical index and the two searches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from engine.chunking import ChunkDraft
+from engine.models import Chunk, Document
+
+_DOC_COLUMNS = ("id, source_key, version, content_sha256, title, source_type, source_uri, format, "
+                "ingested_at, is_current, superseded_by, metadata")
+_CHUNK_SELECT = """
+SELECT c.id, c.document_id, d.title AS document_title, d.version AS document_version, d.source_type,
+       c.is_current, c.ordinal, c.section_number, c.section_path, c.section_heading, c.text,
+       c.char_start, c.char_end, c.metadata
+FROM chunks c JOIN documents d ON d.id = c.document_id
+"""
+
+
+def document_by_content(conn: psycopg.Connection, content_sha256: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE content_sha256 = %s "
+                          "ORDER BY is_current DESC, ingested_at LIMIT 1", (content_sha256,)).fetchone()
+    return Document(**row) if row else None
+
+
+def current_document(conn: psycopg.Connection, source_key: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s AND is_current",
+                          (source_key,)).fetchone()
+    return Document(**row) if row else None
+
+
+def get_document(conn: psycopg.Connection, document_id: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return Document(**row) if row else None
+
+
+def document_text(conn: psycopg.Connection, document_id: str) -> str | None:
+    row = conn.execute("SELECT text FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return row[0] if row else None
+
+
+def list_documents(conn: psycopg.Connection, *, include_superseded: bool = False) -> list[Document]:
+    where = "" if include_superseded else "WHERE is_current"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents {where} ORDER BY source_key, version").fetchall()
+    return [Document(**row) for row in rows]
+
+
+def document_versions(conn: psycopg.Connection, source_key: str) -> list[Document]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s ORDER BY version",
+                           (source_key,)).fetchall()
+    return [Document(**row) for row in rows]
+
+
+def term_ids(conn: psycopg.Connection, terms: Iterable[str], *, create: bool) -> dict[str, int]:
+    """Ids of terms in the dictionary; with `create`, missing terms are added first."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    if create:
+        conn.execute("INSERT INTO lexical_terms (term) SELECT unnest(%s::text[]) ON CONFLICT (term) DO NOTHING",
+                     (terms,))
+    rows = conn.execute("SELECT term, id FROM lexical_terms WHERE term = ANY(%s)", (terms,)).fetchall()
+    return dict(rows)
+
+
+def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, version: int, content_sha256: str,
+                    file_sha256: str | None, title: str, source_type: str, source_uri: str, fmt: str, text: str,
+                    metadata: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO documents (id, source_key, version, content_sha256, file_sha256, title, source_type,"
+        " source_uri, format, text, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (doc_id, source_key, version, content_sha256, file_sha256, title, source_type, source_uri, fmt, text,
+         Jsonb(metadata)),
+    )
+
+
+def supersede(conn: psycopg.Connection, old_id: str, new_id: str) -> None:
+    """Mark an old version as superseded; its text and chunks stay readable."""
+    conn.execute("UPDATE documents SET is_current = false, superseded_by = %s, superseded_at = now() WHERE id = %s",
+                 (new_id, old_id))
+    conn.execute("UPDATE chunks SET is_current = false WHERE document_id = %s", (old_id,))
+    conn.execute("UPDATE postings SET is_current = false WHERE chunk_id IN "
+                 "(SELECT id FROM chunks WHERE document_id = %s)", (old_id,))
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+
+
+def insert_chunks(conn: psycopg.Connection, document_id: str, drafts: Sequence[ChunkDraft],
+                  embeddings: np.ndarray, lengths: Sequence[float]) -> None:
+    with conn.cursor() as cur, cur.copy(
+        "COPY chunks (id, document_id, ordinal, section_number, section_path, section_heading, text,"
+        " char_start, char_end, token_count, embedding, metadata) FROM STDIN"
+    ) as copy:
+        for draft, vector, length in zip(drafts, embeddings, lengths, strict=True):
+            copy.write_row((draft.id, document_id, draft.ordinal, draft.section_number, draft.section_path,
+                            draft.section_heading, draft.text, draft.char_start, draft.char_end, int(length),
+                            _vector_literal(vector), Jsonb(draft.metadata)))
+
+
+def insert_postings(conn: psycopg.Connection, rows: Iterable[tuple[int, str, float, float]]) -> None:
+    """Rows of (term_id, chunk_id, tf, dl)."""
+    with conn.cursor() as cur, cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def get_chunks(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, Chunk]:
+    if not ids:
+        return {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT + " WHERE c.id = ANY(%s)", (list(ids),)).fetchall()
+    return {row["id"]: Chunk(**row) for row in rows}
+
+
+def chunks_of_document(conn: psycopg.Connection, document_id: str) -> list[Chunk]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT + " WHERE c.document_id = %s ORDER BY c.ordinal", (document_id,)).fetchall()
+    return [Chunk(**row) for row in rows]
+
+
+def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document_id: str | None = None,
+                      limit: int = 20) -> list[Chunk]:
+    """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a))."""
+    prefix = section_number.rstrip(".")
+    sql = _CHUNK_SELECT + (" WHERE c.is_current AND (rtrim(c.section_number, '.') = %(s)s"
+                           " OR c.section_number LIKE %(p1)s OR c.section_number LIKE %(p2)s)")
+    params: dict[str, Any] = {"s": prefix, "p1": prefix + ".%", "p2": prefix + "(%", "limit": limit}
+    if document_id:
+        sql += " AND c.document_id = %(d)s"
+        params["d"] = document_id
+    sql += " ORDER BY c.document_id, c.ordinal LIMIT %(limit)s"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, params).fetchall()
+    return [Chunk(**row) for row in rows]
+
+
+def corpus_stats(conn: psycopg.Connection) -> tuple[int, float]:
+    """(number of current chunks, mean lexical length)."""
+    n, avg = conn.execute("SELECT count(*), coalesce(avg(token_count), 0) FROM chunks WHERE is_current").fetchone()
+    return int(n), float(avg)
+
+
+def _filter_sql(alias: str, filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """WHERE fragment restricting chunks (alias.id) by document / source type / currency."""
+    clauses, params = [], {}
+    if filters.get("document_ids"):
+        clauses.append(f"{alias}.document_id = ANY(%(f_docs)s)")
+        params["f_docs"] = list(filters["document_ids"])
+    elif filters.get("current_only", True):
+        clauses.append(f"{alias}.is_current")
+    if filters.get("source_types"):
+        clauses.append(f"{alias}.document_id IN (SELECT id FROM documents WHERE source_type = ANY(%(f_types)s))")
+        params["f_types"] = list(filters["source_types"])
+    if filters.get("exclude_ids"):
+        clauses.append(f"NOT ({alias}.id = ANY(%(f_excl)s))")
+        params["f_excl"] = list(filters["exclude_ids"])
+    return (" AND ".join(clauses) or "true"), params
+
+
+def dense_search(conn: psycopg.Connection, vector: np.ndarray, k: int, filters: dict[str, Any],
+                 ef_search: int = 100) -> list[tuple[str, float]]:
+    """(chunk id, cosine similarity) best first, by the HNSW index."""
+    where, params = _filter_sql("c", filters)
+    params.update(v=_vector_literal(vector), k=k)
+    with conn.transaction():
+        conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(ef_search, k))}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            f"SELECT c.id, 1 - (c.embedding <=> %(v)s::vector) AS sim FROM chunks c WHERE {where}"
+            " ORDER BY c.embedding <=> %(v)s::vector LIMIT %(k)s", params).fetchall()
+    return sorted(((r[0], float(r[1])) for r in rows), key=lambda r: -r[1])
+
+
+def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, filters: dict[str, Any],
+                   *, k1: float, b: float) -> list[tuple[str, float]]:
+    """(chunk id, BM25 score) best first. IDF and mean length come from the current corpus.
+
+    BM25 (Lucene form): sum over query terms of qtf * ln(1 + (N - df + 0.5)/(df + 0.5))
+    * tf / (tf + k1 * (1 - b + b * dl / avgdl)).
+    """
+    if not weights:
+        return []
+    n, avgdl = corpus_stats(conn)
+    if n == 0:
+        return []
+    where, params = _filter_sql("c", filters)
+    only_current = "p.is_current" if not filters.get("document_ids") else "true"
+    restrict = "" if where == "c.is_current" else f" AND p.chunk_id IN (SELECT c.id FROM chunks c WHERE {where})"
+    params.update(t=list(weights), w=list(weights.values()), n=n, avgdl=avgdl or 1.0, k1=k1, b=b, k=k)
+    sql = f"""
+    WITH q AS (SELECT * FROM unnest(%(t)s::int[], %(w)s::float8[]) AS q(term_id, qw)),
+    idf AS (
+        SELECT p.term_id, max(q.qw) * ln(1 + (%(n)s - count(*) + 0.5) / (count(*) + 0.5)) AS w
+        FROM postings p JOIN q USING (term_id) WHERE p.is_current GROUP BY p.term_id)
+    SELECT p.chunk_id, sum(idf.w * p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score
+    FROM postings p JOIN idf USING (term_id)
+    WHERE {only_current}{restrict}
+    GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %(k)s"""
+    return [(r[0], float(r[1])) for r in conn.execute(sql, params).fetchall()]  # type: ignore[arg-type]
+
+
+def count_rows(conn: psycopg.Connection) -> dict[str, int]:
+    out = {}
+    for table in ("documents", "chunks", "postings", "lexical_terms"):
+        out[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return out
