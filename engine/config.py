@@ -61,6 +61,17 @@ class Settings(BaseSettings):
     heading_weight: float = Field(default=1.0, description="Term-frequency weight of title/section terms.")
     hnsw_ef_search: int = 100
     reranker_model: Path | None = Field(default=None, description="Optional cross-encoder directory (off).")
+    # Reasoning backend. 'rules' is deterministic and offline; 'llm' uses an OpenAI-compatible endpoint.
+    backend: str = Field(default="rules", pattern="^(rules|llm)$")
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    llm_api_key: str | None = Field(default=None, description="API key for the endpoint (never stored in audits).")
+    llm_model: str = "gpt-4o-mini"
+    llm_temperature: float = 0.0
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = Field(default=2, description="Re-asks after an unusable reply, per call.")
+    llm_budget_simple: int = Field(default=4, description="LLM calls allowed for a simple question.")
+    llm_budget_multi_hop: int = Field(default=11, description="LLM calls allowed for a multi-hop question.")
+    guard_enabled: bool = True
 
     @cached_property
     def model_dir(self) -> Path:
@@ -81,7 +92,7 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home"})
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

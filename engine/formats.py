@@ -138,6 +138,12 @@ class _SectionBuilder:
         self.stack.append((level, number, text))
         self._add(" ".join(x for x in (number, text) if x))
 
+    def title_line(self, text: str) -> None:
+        """The document title: kept in the text, but not a section of its own."""
+        self._close()
+        if normalize(text):
+            self._add(normalize(text))
+
     def paragraph(self, text: str) -> None:
         text = normalize(text)
         if not text:
@@ -193,7 +199,9 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
             level = len(match.group(1))
             if level == 1 and title is None:
                 title = match.group(2)
-            builder.heading(match.group(2), level)
+                builder.title_line(title)
+            else:
+                builder.heading(match.group(2), level)
         else:
             para.append(line)
     flush()

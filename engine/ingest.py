@@ -141,6 +141,8 @@ def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
         previous = store.current_document(conn, key)
         version = previous.version + 1 if previous else 1
+        if previous:
+            store.retire(conn, previous.id)
         store.insert_document(conn, doc_id=doc_id, source_key=key, version=version, content_sha256=content_sha,
                               file_sha256=hashlib.sha256(data).hexdigest(), title=doc_title, source_type=kind,
                               source_uri=str(path.resolve()), fmt=parsed.format, text=parsed.text,

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-ABBREVIATIONS = frozenset(
-    "e.g i.e etc no nos art arts s ss reg regs sec secs para paras cf v vs mr mrs ms dr st "
-    "inc ltd co corp dept approx fig figs ch chap pt sch r rr cl cll ibid al viz".split()
+ABBREVIATIONS = frozenset("e.g i.e etc cf v vs mr mrs ms dr st inc ltd co corp dept approx ibid al viz".split())
+# Abbreviations that only abbreviate before a number ("No. 5", "Art. 12", "s. 4"): "said no." ends a sentence.
+NUMBERED_ABBREVIATIONS = frozenset(
+    "no nos art arts s ss reg regs sec secs para paras fig figs ch chap pt sch r rr cl cll".split()
 )
 _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CONTINUATION = re.compile(r"(?:[,;:\-\u2013]|\b(?:and|or))\s*$", re.IGNORECASE)
@@ -35,6 +36,9 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     word = text[start:dot].lower()
     if not word:
         return False
+    if word in NUMBERED_ABBREVIATIONS:
+        following = text[dot + 1 :].lstrip()[:1]
+        return following.isdigit()
     if len(word) == 1 and word.isalpha():
         return True
     return word in ABBREVIATIONS

@@ -85,10 +85,14 @@ def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, v
     )
 
 
+def retire(conn: psycopg.Connection, old_id: str) -> None:
+    """First half of superseding: the old version stops being current (before the new one is inserted)."""
+    conn.execute("UPDATE documents SET is_current = false, superseded_at = now() WHERE id = %s", (old_id,))
+
+
 def supersede(conn: psycopg.Connection, old_id: str, new_id: str) -> None:
-    """Mark an old version as superseded; its text and chunks stay readable."""
-    conn.execute("UPDATE documents SET is_current = false, superseded_by = %s, superseded_at = now() WHERE id = %s",
-                 (new_id, old_id))
+    """Second half: link the old version to its successor; its text and chunks stay readable."""
+    conn.execute("UPDATE documents SET is_current = false, superseded_by = %s WHERE id = %s", (new_id, old_id))
     conn.execute("UPDATE chunks SET is_current = false WHERE document_id = %s", (old_id,))
     conn.execute("UPDATE postings SET is_current = false WHERE chunk_id IN "
                  "(SELECT id FROM chunks WHERE document_id = %s)", (old_id,))

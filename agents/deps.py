@@ -1,0 +1,46 @@
+"""Everything with side effects that the graph's nodes need, passed in one object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from engine.config import Settings
+from engine.embeddings import Embedder
+from engine.llm import LLMClient
+from engine.retrieval import Retriever
+
+
+@dataclass
+class Deps:
+    """Handed to the graph (via `config["configurable"]["deps"]`) and to stage functions.
+
+    `llm` is None for the rules backend. For the llm backend it is a budgeted `LLMClient`;
+    every stage falls back to its rules step when the client raises LLMOutputError.
+    """
+
+    conn: psycopg.Connection
+    embedder: Embedder
+    settings: Settings
+    retriever: Retriever
+    llm: LLMClient | None = None
+
+    @property
+    def backend(self) -> str:
+        return "llm" if self.llm is not None else "rules"
+
+    @classmethod
+    def build(cls, conn: psycopg.Connection, settings: Settings, *, embedder: Embedder | None = None,
+              backend: str | None = None, chat_model: Any = None, budget: int | None = None) -> Deps:
+        """Assemble dependencies; `chat_model` overrides the configured endpoint (tests inject fakes)."""
+        from engine.llm import make_chat_model
+
+        embedder = embedder or Embedder.from_settings(settings)
+        llm = None
+        if (backend or settings.backend) == "llm":
+            llm = LLMClient(chat_model or make_chat_model(settings),
+                            budget=budget or settings.llm_budget_multi_hop, max_retries=settings.llm_max_retries)
+        return cls(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings),
+                   llm=llm)

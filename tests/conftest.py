@@ -1,0 +1,87 @@
+"""Test fixtures: one embedded PostgreSQL per test session, stopped at the end.
+
+* `settings` / `conn`: a scratch database, emptied before each test that asks for `conn`.
+* `corpus_settings` / `corpus_conn`: a second database holding the sample corpus
+  (examples/corpus), ingested once per session; tests must only read it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from engine import db as dbmod
+from engine import embedded_db
+from engine.config import Settings
+from engine.embeddings import Embedder
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "examples" / "corpus"
+SCRATCH_TABLES = ("postings", "lexical_terms", "chunks", "documents")
+
+
+def _database(base_url: str, name: str) -> str:
+    with psycopg.connect(base_url, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    return base_url.replace("/postgres?", f"/{name}?", 1)
+
+
+@pytest.fixture(scope="session")
+def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    home = tmp_path_factory.mktemp("evidence-home")
+    os.environ["EVIDENCE_HOME"] = str(home)
+    settings = Settings(home=home, database_url=None)
+    if os.environ.get("DATABASE_URL"):
+        settings = Settings(home=home)
+        yield settings
+        return
+    embedded_db.start(settings)
+    try:
+        yield settings
+    finally:
+        embedded_db.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def settings(server_settings: Settings) -> Settings:
+    base = server_settings.database_url or embedded_db.start(server_settings)
+    return server_settings.model_copy(update={"database_url": _database(base, "scratch")})
+
+
+@pytest.fixture(scope="session")
+def embedder(settings: Settings) -> Embedder:
+    return Embedder.from_settings(settings)
+
+
+@pytest.fixture()
+def conn(settings: Settings) -> Iterator[psycopg.Connection]:
+    connection = dbmod.connect(settings)
+    connection.execute("TRUNCATE " + ", ".join(SCRATCH_TABLES) + " RESTART IDENTITY CASCADE")
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="session")
+def corpus_settings(server_settings: Settings, embedder: Embedder) -> Settings:
+    from engine.ingest import ingest_paths
+
+    base = server_settings.database_url or embedded_db.start(server_settings)
+    settings = server_settings.model_copy(update={"database_url": _database(base, "corpus")})
+    with dbmod.connection(settings) as connection:
+        summary = ingest_paths(connection, embedder, settings, [CORPUS])
+    assert not summary.failed, summary.failed
+    return settings
+
+
+@pytest.fixture()
+def corpus_conn(corpus_settings: Settings) -> Iterator[psycopg.Connection]:
+    with dbmod.connection(corpus_settings) as connection:
+        yield connection
