@@ -1,0 +1,59 @@
+"""The CLI through typer's runner: exit codes and JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engine.cli import app
+from tests.helpers import RETENTION_MD
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def cli_env(conn, settings, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("EVIDENCE_HOME", str(settings.home))
+    return settings
+
+
+def test_ingest_json_then_search_json(cli_env, tmp_path: Path) -> None:
+    (tmp_path / "reg.md").write_text(RETENTION_MD)
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--json", "--source-type", "regulation"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["documents"] == 1 and summary["chunks"] >= 2 and "seconds" in summary
+    result = runner.invoke(app, ["search", "how long must transaction records be retained", "-k", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert "six years" in hits[0]["chunk"]["text"]
+    assert {"dense_score", "lexical_score", "score"} <= set(hits[0])
+    listed = json.loads(runner.invoke(app, ["documents", "--json"]).stdout)
+    assert listed[0]["title"] == "Test Retention Regulation"
+
+
+def test_ingest_reports_bad_file_and_exits_nonzero(cli_env, tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text(RETENTION_MD)
+    (tmp_path / "empty.txt").write_text("")
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--json"])
+    assert result.exit_code == 3
+    files = {Path(f["path"]).name: f for f in json.loads(result.stdout)["files"]}
+    assert files["good.md"]["status"] == "added"
+    assert files["empty.txt"]["status"] == "failed" and "empty" in files["empty.txt"]["error"]
+
+
+def test_unknown_source_type_is_rejected(cli_env, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(RETENTION_MD)
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--source-type", "memo"])
+    assert result.exit_code != 0
+    assert "source-type" in result.output
+
+
+def test_db_status_json(cli_env) -> None:
+    result = runner.invoke(app, ["db", "status", "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["external"] is True
