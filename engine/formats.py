@@ -175,8 +175,9 @@ def _feed_lines(builder: _SectionBuilder, text: str) -> None:
 def parse_txt(path: Path, data: bytes) -> ParsedDocument:
     builder = _SectionBuilder()
     _feed_lines(builder, _check_text(path, data))
-    first = builder.parts[0] if builder.parts else None
-    return builder.build("txt", first if first and len(first.split()) <= 15 else None)
+    first = builder.parts[0].split("\n")[0] if builder.parts else ""
+    looks_like_title = 0 < len(first.split()) <= 15 and not first.rstrip().endswith((".", ";", ":", ","))
+    return builder.build("txt", first if looks_like_title else None)
 
 
 def parse_md(path: Path, data: bytes) -> ParsedDocument:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -17,6 +18,7 @@ from engine.config import SOURCE_TYPES, Settings
 from engine.embeddings import Embedder
 from engine.errors import IngestError
 from engine.formats import ParsedDocument, parse
+from engine.models import Chunk
 from engine.lexical import term_frequencies
 
 _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
@@ -96,11 +98,22 @@ def _source_key(path: Path, parsed: ParsedDocument) -> str:
     return str(path.resolve())
 
 
-def _lexical_rows(conn: psycopg.Connection, drafts: list[ChunkDraft], title: str,
+def heading_words(draft: ChunkDraft | Chunk) -> str:
+    """The words of the chunk's section path (numbers dropped): '4 Records > 4.2 Retention' -> 'Records Retention'."""
+    parts = [re.sub(r"^[\w.()]+\s*", "", part, count=1) if re.match(r"^[\d(]", part) else part
+             for part in draft.section_path.split(" > ")]
+    words = [p for p in parts if p and p != draft.text]
+    if draft.section_heading and draft.section_heading not in words and draft.section_heading != draft.text:
+        words.append(draft.section_heading)
+    return " ".join(words)
+
+
+def _lexical_rows(conn: psycopg.Connection, drafts: list[ChunkDraft], title: str | None,
                   settings: Settings) -> tuple[list[tuple[int, str, float, float]], list[float]]:
+    """Postings for each chunk: its text plus its title and section headings (weighted)."""
     freqs = []
     for draft in drafts:
-        heading = f"{title} {draft.section_heading}" if settings.heading_weight else ""
+        heading = f"{title or ''} {heading_words(draft)}".strip() if settings.heading_weight else ""
         freqs.append(term_frequencies(draft.text, heading, settings.heading_weight))
     ids = store.term_ids(conn, {t for tf, _ in freqs for t in tf}, create=True)
     rows = [(ids[term], draft.id, weight, length)
@@ -149,7 +162,9 @@ def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings
                               metadata={**parsed.metadata, "file_name": path.name})
         if previous:
             store.supersede(conn, previous.id, doc_id)
-        rows, lengths = _lexical_rows(conn, drafts, doc_title, settings)
+        # A title the engine made up (ObliQA has none) says nothing about the content.
+        real_title = None if parsed.format == "obliqa" and not title else doc_title
+        rows, lengths = _lexical_rows(conn, drafts, real_title, settings)
         store.insert_chunks(conn, doc_id, drafts, vectors, lengths)
         store.insert_postings(conn, rows)
     return FileResult(path=str(path), status="new_version" if previous else "added", document_id=doc_id,

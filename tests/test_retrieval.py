@@ -8,7 +8,7 @@ import bm25s
 import pytest
 
 from engine import store
-from engine.ingest import ingest_paths
+from engine.ingest import heading_words, ingest_paths
 from engine.lexical import term_frequencies, tokenize
 from engine.retrieval import Filters, Retriever, fuse
 
@@ -30,13 +30,12 @@ def tiny(conn, embedder, settings, tmp_path: Path):
 
 
 def test_bm25_scores_equal_reference(tiny, settings) -> None:
-    chunks = {c.text: c.id for d in store.list_documents(tiny) for c in store.chunks_of_document(tiny, d.id)}
-    texts = list(chunks)
+    stored = [c for d in store.list_documents(tiny) for c in store.chunks_of_document(tiny, d.id)]
+    chunks = {c.text: c.id for c in stored}
+    texts = [c.text for c in stored]
     corpus_tokens = []
-    for text in texts:  # the stored lexical content: body + title words (heading weight 1)
-        doc = next(d for d in store.list_documents(tiny) if chunks[text].startswith("chk_")
-                   and any(c.text == text for c in store.chunks_of_document(tiny, d.id)))
-        tf, _ = term_frequencies(text, doc.title, 1.0)
+    for chunk in stored:  # the indexed lexical content: body + title + section headings (weight 1)
+        tf, _ = term_frequencies(chunk.text, f"{chunk.document_title} {heading_words(chunk)}", 1.0)
         corpus_tokens.append([t for t, n in tf.items() for _ in range(int(n))])
     reference = bm25s.BM25(method="lucene", k1=settings.bm25_k1, b=settings.bm25_b)
     reference.index(corpus_tokens, show_progress=False)
