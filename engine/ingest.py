@@ -189,5 +189,7 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
             summary.chunks += result.chunks
         if on_file:
             on_file(path, result)
+    if summary.documents:
+        store.optimize(conn)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -188,32 +189,50 @@ def dense_search(conn: psycopg.Connection, vector: np.ndarray, k: int, filters: 
     return sorted(((r[0], float(r[1])) for r in rows), key=lambda r: -r[1])
 
 
+def document_frequencies(conn: psycopg.Connection, term_ids_: Sequence[int]) -> dict[int, int]:
+    """Number of current chunks holding each term (index-only scan of the postings)."""
+    rows = conn.execute("SELECT term_id, count(*) FROM postings WHERE term_id = ANY(%s) AND is_current "
+                        "GROUP BY term_id", (list(term_ids_),)).fetchall()
+    return {int(t): int(n) for t, n in rows}
+
+
 def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, filters: dict[str, Any],
                    *, k1: float, b: float) -> list[tuple[str, float]]:
     """(chunk id, BM25 score) best first. IDF and mean length come from the current corpus.
 
     BM25 (Lucene form): sum over query terms of qtf * ln(1 + (N - df + 0.5)/(df + 0.5))
-    * tf / (tf + k1 * (1 - b + b * dl / avgdl)).
+    * tf / (tf + k1 * (1 - b + b * dl / avgdl)). The term weights are computed first and passed as
+    arrays, so the aggregation walks each term's postings through the index.
     """
     if not weights:
         return []
     n, avgdl = corpus_stats(conn)
-    if n == 0:
+    df = document_frequencies(conn, list(weights))
+    if n == 0 or not df:
         return []
+    idf = {t: weights[t] * math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
     where, params = _filter_sql("c", filters)
     only_current = "p.is_current" if not filters.get("document_ids") else "true"
     restrict = "" if where == "c.is_current" else f" AND p.chunk_id IN (SELECT c.id FROM chunks c WHERE {where})"
-    params.update(t=list(weights), w=list(weights.values()), n=n, avgdl=avgdl or 1.0, k1=k1, b=b, k=k)
+    params.update(t=list(idf), w=list(idf.values()), avgdl=avgdl or 1.0, k1=k1, b=b, k=k)
     sql = f"""
-    WITH q AS (SELECT * FROM unnest(%(t)s::int[], %(w)s::float8[]) AS q(term_id, qw)),
-    idf AS (
-        SELECT p.term_id, max(q.qw) * ln(1 + (%(n)s - count(*) + 0.5) / (count(*) + 0.5)) AS w
-        FROM postings p JOIN q USING (term_id) WHERE p.is_current GROUP BY p.term_id)
-    SELECT p.chunk_id, sum(idf.w * p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score
-    FROM postings p JOIN idf USING (term_id)
+    SELECT p.chunk_id, sum(q.w * p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score
+    FROM unnest(%(t)s::int[], %(w)s::float8[]) AS q(term_id, w)
+    JOIN postings p ON p.term_id = q.term_id
     WHERE {only_current}{restrict}
     GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %(k)s"""
-    return [(r[0], float(r[1])) for r in conn.execute(sql, params).fetchall()]  # type: ignore[arg-type]
+    with conn.transaction():
+        conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        rows = conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def optimize(conn: psycopg.Connection) -> None:
+    """Refresh planner statistics and visibility maps after a bulk load (needs autocommit)."""
+    if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        conn.execute("VACUUM (ANALYZE) postings")
+        conn.execute("VACUUM (ANALYZE) chunks")
+        conn.execute("ANALYZE lexical_terms")
 
 
 def count_rows(conn: psycopg.Connection) -> dict[str, int]:
