@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     chunk_max_words: int = Field(default=160, description="Upper bound of words per chunk (sentences kept whole).")
     # Retrieval. Weights were measured on the ObliQA dev split (see bench/obliqa.py and the README).
     candidates: int = Field(default=100, description="Candidates taken from each retriever before fusion.")
-    dense_weight: float = Field(default=0.45, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
+    dense_weight: float = Field(default=0.4, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
     fusion: str = Field(default="weighted", pattern="^(weighted|rrf)$")
     rrf_k: int = 60
     # k1/b measured on ObliQA dev (bench/obliqa.py): short regulatory passages want milder length

@@ -9,7 +9,7 @@ import pytest
 
 from engine import store
 from engine.ingest import heading_words, ingest_paths
-from engine.lexical import term_frequencies, tokenize
+from engine.lexical import query_terms, term_frequencies
 from engine.retrieval import Filters, Retriever, fuse
 
 TINY = {
@@ -40,7 +40,7 @@ def test_bm25_scores_equal_reference(tiny, settings) -> None:
     reference = bm25s.BM25(method="lucene", k1=settings.bm25_k1, b=settings.bm25_b)
     reference.index(corpus_tokens, show_progress=False)
     query = "how long must records be kept"
-    q_tokens = list(dict.fromkeys(tokenize(query)))
+    q_tokens = list(query_terms(query))
     expected = reference.get_scores(q_tokens)
     ids = store.term_ids(tiny, q_tokens, create=False)
     got = dict(store.lexical_search(tiny, {ids[t]: 1.0 for t in q_tokens if t in ids}, 10, {},
