@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,8 +19,8 @@ from engine.config import SOURCE_TYPES, Settings
 from engine.embeddings import Embedder
 from engine.errors import IngestError
 from engine.formats import ParsedDocument, parse
-from engine.models import Chunk
 from engine.lexical import term_frequencies
+from engine.models import Chunk
 
 _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
 
@@ -127,68 +128,138 @@ def embedding_text(title: str, draft: ChunkDraft) -> str:
     return f"{heading}: {draft.text}" if heading else draft.text
 
 
-def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings, path: Path, *,
-                fmt: str = "auto", source_type: str | None = None, title: str | None = None) -> FileResult:
-    """Ingest one file; raises IngestError with the reason when it cannot be used."""
+class _Prepared(BaseModel):
+    """A parsed, chunked file waiting for its embeddings."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    path: Path
+    data_sha256: str
+    parsed: ParsedDocument
+    doc_id: str
+    content_sha256: str
+    source_key: str
+    title: str
+    lexical_title: str | None
+    source_type: str
+    drafts: list[ChunkDraft]
+
+
+def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: str, source_type: str | None,
+             title: str | None) -> _Prepared | FileResult:
+    """Read, parse and chunk one file; a FileResult when its content is already stored."""
     data = _read(path, settings)
     parsed = parse(path, data, fmt)
     content_sha = hashlib.sha256(parsed.text.encode()).hexdigest()
-    doc_id = f"doc_{content_sha[:24]}"
     existing = store.document_by_content(conn, content_sha)
     if existing is not None:
         return FileResult(path=str(path), status="unchanged", document_id=existing.id, version=existing.version,
                           title=existing.title)
     if source_type is not None and source_type not in SOURCE_TYPES:
         raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
-    key = _source_key(path, parsed)
+    doc_id = f"doc_{content_sha[:24]}"
     if parsed.format == "obliqa":
         doc_title = title or f"ObliQA document {parsed.metadata['obliqa_document_id']}"
     else:
         doc_title = title or parsed.title or path.stem.replace("-", " ").replace("_", " ")
-    kind = source_type or guess_source_type(path, doc_title)
     drafts = chunk_document(doc_id, parsed, settings.chunk_max_words)
     if not drafts:
         raise IngestError(str(path), "no text found to index")
-    vectors = embedder.encode([embedding_text(doc_title, d) for d in drafts])
+    return _Prepared(
+        path=path, data_sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, doc_id=doc_id,
+        content_sha256=content_sha, source_key=_source_key(path, parsed), title=doc_title,
+        # A title the engine made up (ObliQA has none) says nothing about the content.
+        lexical_title=None if parsed.format == "obliqa" and not title else doc_title,
+        source_type=source_type or guess_source_type(path, doc_title), drafts=drafts,
+    )
+
+
+def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vectors: np.ndarray) -> FileResult:
+    """Write one document with its chunks and postings in one transaction (superseding the old version)."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
-        previous = store.current_document(conn, key)
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (prep.source_key,))
+        previous = store.current_document(conn, prep.source_key)
         version = previous.version + 1 if previous else 1
         if previous:
             store.retire(conn, previous.id)
-        store.insert_document(conn, doc_id=doc_id, source_key=key, version=version, content_sha256=content_sha,
-                              file_sha256=hashlib.sha256(data).hexdigest(), title=doc_title, source_type=kind,
-                              source_uri=str(path.resolve()), fmt=parsed.format, text=parsed.text,
-                              metadata={**parsed.metadata, "file_name": path.name})
+        store.insert_document(conn, doc_id=prep.doc_id, source_key=prep.source_key, version=version,
+                              content_sha256=prep.content_sha256, file_sha256=prep.data_sha256, title=prep.title,
+                              source_type=prep.source_type, source_uri=str(prep.path.resolve()),
+                              fmt=prep.parsed.format, text=prep.parsed.text,
+                              metadata={**prep.parsed.metadata, "file_name": prep.path.name})
         if previous:
-            store.supersede(conn, previous.id, doc_id)
-        # A title the engine made up (ObliQA has none) says nothing about the content.
-        real_title = None if parsed.format == "obliqa" and not title else doc_title
-        rows, lengths = _lexical_rows(conn, drafts, real_title, settings)
-        store.insert_chunks(conn, doc_id, drafts, vectors, lengths)
+            store.supersede(conn, previous.id, prep.doc_id)
+        rows, lengths = _lexical_rows(conn, prep.drafts, prep.lexical_title, settings)
+        store.insert_chunks(conn, prep.doc_id, prep.drafts, vectors, lengths)
         store.insert_postings(conn, rows)
-    return FileResult(path=str(path), status="new_version" if previous else "added", document_id=doc_id,
-                      version=version, title=doc_title, chunks=len(drafts))
+    return FileResult(path=str(prep.path), status="new_version" if previous else "added", document_id=prep.doc_id,
+                      version=version, title=prep.title, chunks=len(prep.drafts))
+
+
+def _embed(embedder: Embedder, batch: list[_Prepared]) -> list[np.ndarray]:
+    """Embed the chunks of several documents in one call (length-sorted batches pad less)."""
+    texts = [embedding_text(p.title, d) for p in batch for d in p.drafts]
+    vectors = embedder.encode(texts)
+    out, offset = [], 0
+    for prep in batch:
+        out.append(vectors[offset : offset + len(prep.drafts)])
+        offset += len(prep.drafts)
+    return out
+
+
+def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings, path: Path, *,
+                fmt: str = "auto", source_type: str | None = None, title: str | None = None) -> FileResult:
+    """Ingest one file; raises IngestError with the reason when it cannot be used."""
+    prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
+    if isinstance(prep, FileResult):
+        return prep
+    return _store(conn, settings, prep, _embed(embedder, [prep])[0])
 
 
 def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Settings, paths: Iterable[Path], *,
                  fmt: str = "auto", source_type: str | None = None, title: str | None = None,
-                 on_file: Callable[[Path, FileResult], Any] | None = None) -> IngestSummary:
-    """Ingest every file; a failing file is reported and the others still go in."""
+                 on_file: Callable[[Path, FileResult], Any] | None = None,
+                 embed_batch_chunks: int = 1024) -> IngestSummary:
+    """Ingest every file; a failing file is reported and the others still go in.
+
+    Files are parsed and chunked, then embedded together in groups of about `embed_batch_chunks`
+    chunks; each document is still written in its own transaction.
+    """
     started = time.perf_counter()
     summary = IngestSummary()
-    for path in expand_paths(paths):
-        try:
-            result = ingest_file(conn, embedder, settings, path, fmt=fmt, source_type=source_type, title=title)
-        except IngestError as exc:
-            result = FileResult(path=str(path), status="failed",
-                                error=exc.reason + (f" ({exc.hint})" if exc.hint else ""))
+
+    def record(path: Path, result: FileResult) -> None:
         summary.files.append(result)
         if result.status in ("added", "new_version"):
             summary.documents += 1
             summary.chunks += result.chunks
         if on_file:
             on_file(path, result)
+
+    def flush(pending: list[_Prepared]) -> None:
+        for prep, vectors in zip(pending, _embed(embedder, pending), strict=True):
+            record(prep.path, _store(conn, settings, prep, vectors))
+        pending.clear()
+
+    pending: list[_Prepared] = []
+    for path in expand_paths(paths):
+        try:
+            prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
+        except IngestError as exc:
+            record(path, FileResult(path=str(path), status="failed",
+                                    error=exc.reason + (f" ({exc.hint})" if exc.hint else "")))
+            continue
+        if isinstance(prep, FileResult):
+            record(path, prep)
+            continue
+        if any(p.content_sha256 == prep.content_sha256 for p in pending):
+            record(path, FileResult(path=str(path), status="unchanged", document_id=prep.doc_id, title=prep.title))
+            continue
+        pending.append(prep)
+        if sum(len(p.drafts) for p in pending) >= embed_batch_chunks:
+            flush(pending)
+    if pending:
+        flush(pending)
     if summary.documents:
         store.optimize(conn)
     summary.seconds = round(time.perf_counter() - started, 3)

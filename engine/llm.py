@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.config import Settings
 from engine.errors import ConfigError, LLMOutputError
