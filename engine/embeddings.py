@@ -47,8 +47,8 @@ class Embedder:
                 self._model = SentenceTransformer(str(self.model_dir), device="cpu")
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"cannot load the embedding model from {self.model_dir}: {exc}") from exc
-            get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-            got = get_dim()
+            model = self._model
+            got = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
             if got != self.dim:
                 raise ConfigError(f"the model at {self.model_dir} makes {got}-dimensional vectors; "
                                   f"the schema stores {self.dim}")

@@ -24,7 +24,10 @@ _NUMBERED = re.compile(
     r"(?P<num>\d+(?:\.\d+)*[A-Za-z]?)\.?(?:\s*[-\u2013:.]\s*|\s+)(?P<title>\S.*)?$",
     re.IGNORECASE,
 )
-_WORD_HEADING = re.compile(r"^(?P<word>part|chapter|schedule|appendix|annex)\s+(?P<num>[0-9IVXLC]+[A-Z]?)\b[\s:.\-\u2013]*(?P<title>.*)$", re.IGNORECASE)
+_WORD_HEADING = re.compile(
+    r"^(?P<word>part|chapter|schedule|appendix|annex)\s+(?P<num>[0-9IVXLC]+[A-Z]?)\b[\s:.\-\u2013]*(?P<title>.*)$",
+    re.IGNORECASE,
+)
 
 
 class Block(BaseModel):
@@ -270,7 +273,8 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
-            raise IngestError(str(path), "the PDF is encrypted", "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
+            raise IngestError(str(path), "the PDF is encrypted",
+                              "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
     except IngestError:
