@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
     args.run.parent.mkdir(parents=True, exist_ok=True)
-    with dbmod.connection(settings) as conn, args.run.open("w") as run:
-        retriever = Retriever(conn, embedder, settings)
+    with dbmod.connection(settings) as conn, dbmod.connection(settings) as lexical_conn, args.run.open("w") as run:
+        retriever = Retriever(conn, embedder, settings, lexical_conn=lexical_conn)
         for q in questions:
             started = time.perf_counter()
             hits = retriever.search(q["Question"], k=30)

@@ -149,8 +149,8 @@ def search(
     def body() -> int:
         settings = _settings()
         with dbmod.connection(settings) as conn:
-            hits = Retriever(conn, Embedder.from_settings(settings), settings).search(
-                query, k, filters=Filters(source_types=tuple(source_types or ())))
+            retriever = Retriever(conn, Embedder.from_settings(settings), settings)
+            hits = retriever.search(query, k, filters=Filters(source_types=tuple(source_types or ())))
         if as_json:
             _emit_json([h.model_dump() for h in hits])
             return 0

@@ -192,6 +192,7 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
         rows, lengths = _lexical_rows(conn, prep.drafts, prep.lexical_title, settings)
         store.insert_chunks(conn, prep.doc_id, prep.drafts, vectors, lengths)
         store.insert_postings(conn, rows)
+        store.adjust_lexical_stats(conn, [d.id for d in prep.drafts], 1)
     return FileResult(path=str(prep.path), status="new_version" if previous else "added", document_id=prep.doc_id,
                       version=version, title=prep.title, chunks=len(prep.drafts))
 

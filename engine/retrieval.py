@@ -7,6 +7,7 @@ Weighted fusion min-max normalizes each retriever's candidate scores and mixes t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,24 +58,45 @@ def fuse(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]
 
 @dataclass
 class Retriever:
-    """Searches the corpus; one per connection."""
+    """Searches the corpus; one per connection.
+
+    With a second connection (`lexical_conn`), BM25 runs in the database while the query is
+    embedded in this process, so a search costs the longer of the two rather than their sum.
+    """
 
     conn: psycopg.Connection
     embedder: Embedder
     settings: Settings
+    lexical_conn: psycopg.Connection | None = None
     _reranker: Any = field(default=None, repr=False)
+    _pool: ThreadPoolExecutor | None = field(default=None, repr=False)
+
+    def _lexical(self, conn: psycopg.Connection, query: str, filters: dict[str, Any]) -> list[tuple[str, float]]:
+        terms = query_terms(query)
+        ids = store.term_ids(conn, terms, create=False)
+        weights = {ids[t]: float(c) for t, c in terms.items() if t in ids}
+        return store.lexical_search(conn, weights, self.settings.candidates, filters, k1=self.settings.bm25_k1,
+                                    b=self.settings.bm25_b)
 
     def _components(self, query: str, filters: dict[str, Any]) -> tuple[list[tuple[str, float]],
                                                                            list[tuple[str, float]]]:
         n = self.settings.candidates
-        dense = store.dense_search(self.conn, self.embedder.encode_query(query), n, filters,
-                                   self.settings.hnsw_ef_search)
-        terms = query_terms(query)
-        ids = store.term_ids(self.conn, terms, create=False)
-        weights = {ids[t]: float(c) for t, c in terms.items() if t in ids}
-        lexical = store.lexical_search(self.conn, weights, n, filters, k1=self.settings.bm25_k1,
-                                       b=self.settings.bm25_b)
-        return dense, lexical
+        if self.lexical_conn is None:
+            vector = self.embedder.encode_query(query)
+            return (store.dense_search(self.conn, vector, n, filters, self.settings.hnsw_ef_search),
+                    self._lexical(self.conn, query, filters))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25")
+        pending = self._pool.submit(self._lexical, self.lexical_conn, query, filters)
+        vector = self.embedder.encode_query(query)
+        dense = store.dense_search(self.conn, vector, n, filters, self.settings.hnsw_ef_search)
+        return dense, pending.result()
+
+    def close(self) -> None:
+        """Stop the worker thread (connections belong to the caller)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _rank(self, query: str, filters: dict[str, Any]) -> list[dict[str, Any]]:
         dense, lexical = self._components(query, filters)

@@ -88,15 +88,16 @@ def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, v
 
 def retire(conn: psycopg.Connection, old_id: str) -> None:
     """First half of superseding: the old version stops being current (before the new one is inserted)."""
+    old_chunks = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE document_id = %s AND is_current", (old_id,))]
+    adjust_lexical_stats(conn, old_chunks, -1)
     conn.execute("UPDATE documents SET is_current = false, superseded_at = now() WHERE id = %s", (old_id,))
+    conn.execute("UPDATE chunks SET is_current = false WHERE document_id = %s", (old_id,))
+    conn.execute("UPDATE postings SET is_current = false WHERE chunk_id = ANY(%s)", (old_chunks,))
 
 
 def supersede(conn: psycopg.Connection, old_id: str, new_id: str) -> None:
     """Second half: link the old version to its successor; its text and chunks stay readable."""
     conn.execute("UPDATE documents SET is_current = false, superseded_by = %s WHERE id = %s", (new_id, old_id))
-    conn.execute("UPDATE chunks SET is_current = false WHERE document_id = %s", (old_id,))
-    conn.execute("UPDATE postings SET is_current = false WHERE chunk_id IN "
-                 "(SELECT id FROM chunks WHERE document_id = %s)", (old_id,))
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -153,9 +154,35 @@ def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document
 
 
 def corpus_stats(conn: psycopg.Connection) -> tuple[int, float]:
-    """(number of current chunks, mean lexical length)."""
-    n, avg = conn.execute("SELECT count(*), coalesce(avg(token_count), 0) FROM chunks WHERE is_current").fetchone()
-    return int(n), float(avg)
+    """(number of current chunks, mean lexical length), as maintained by ingest."""
+    n, sum_dl = conn.execute("SELECT n_chunks, sum_dl FROM corpus_stats").fetchone()
+    return int(n), float(sum_dl) / n if n else 0.0
+
+
+def adjust_lexical_stats(conn: psycopg.Connection, chunk_ids: Sequence[str], sign: int) -> None:
+    """Add (sign=1) or remove (sign=-1) chunks from the BM25 statistics, in the caller's transaction.
+
+    Term rows are locked in id order first, so concurrent ingests cannot deadlock on them.
+    """
+    ids = list(chunk_ids)
+    counts = conn.execute("SELECT term_id, count(*) FROM postings WHERE chunk_id = ANY(%s) GROUP BY term_id "
+                          "ORDER BY term_id", (ids,)).fetchall()
+    if counts:
+        conn.execute("SELECT id FROM lexical_terms WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                     ([t for t, _ in counts],))
+        conn.execute("UPDATE lexical_terms t SET df = t.df + %s * x.n FROM unnest(%s::int[], %s::int[]) AS x(id, n) "
+                     "WHERE t.id = x.id", (sign, [t for t, _ in counts], [n for _, n in counts]))
+    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE id = ANY(%s)",
+                            (ids,)).fetchone()
+    conn.execute("UPDATE corpus_stats SET n_chunks = n_chunks + %s, sum_dl = sum_dl + %s",
+                 (sign * n, sign * float(total)))
+
+
+def recount_lexical_stats(conn: psycopg.Connection) -> dict[str, Any]:
+    """Statistics recomputed from scratch (for checks): {'n_chunks', 'sum_dl', 'df': {term_id: df}}."""
+    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE is_current").fetchone()
+    df = dict(conn.execute("SELECT term_id, count(*) FROM postings WHERE is_current GROUP BY term_id").fetchall())
+    return {"n_chunks": int(n), "sum_dl": float(total), "df": {int(k): int(v) for k, v in df.items()}}
 
 
 def _filter_sql(alias: str, filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -190,9 +217,8 @@ def dense_search(conn: psycopg.Connection, vector: np.ndarray, k: int, filters: 
 
 
 def document_frequencies(conn: psycopg.Connection, term_ids_: Sequence[int]) -> dict[int, int]:
-    """Number of current chunks holding each term (index-only scan of the postings)."""
-    rows = conn.execute("SELECT term_id, count(*) FROM postings WHERE term_id = ANY(%s) AND is_current "
-                        "GROUP BY term_id", (list(term_ids_),)).fetchall()
+    """Number of current chunks holding each term, as maintained by ingest."""
+    rows = conn.execute("SELECT id, df FROM lexical_terms WHERE id = ANY(%s) AND df > 0", (list(term_ids_),)).fetchall()
     return {int(t): int(n) for t, n in rows}
 
 

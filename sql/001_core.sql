@@ -47,8 +47,17 @@ CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)
 -- so BM25 is computed exactly at query time from current corpus statistics.
 CREATE TABLE lexical_terms (
     id   serial PRIMARY KEY,
-    term text NOT NULL UNIQUE
+    term text NOT NULL UNIQUE,
+    df   int  NOT NULL DEFAULT 0 CHECK (df >= 0)    -- current chunks holding the term
 );
+
+-- BM25 corpus statistics over current chunks, kept in step by each ingest transaction.
+CREATE TABLE corpus_stats (
+    id       boolean PRIMARY KEY DEFAULT true CHECK (id),
+    n_chunks bigint NOT NULL DEFAULT 0 CHECK (n_chunks >= 0),
+    sum_dl   double precision NOT NULL DEFAULT 0
+);
+INSERT INTO corpus_stats DEFAULT VALUES;
 
 CREATE TABLE postings (
     term_id    int  NOT NULL REFERENCES lexical_terms (id),

@@ -63,6 +63,7 @@ def embedder(settings: Settings) -> Embedder:
 def conn(settings: Settings) -> Iterator[psycopg.Connection]:
     connection = dbmod.connect(settings)
     connection.execute("TRUNCATE " + ", ".join(SCRATCH_TABLES) + " RESTART IDENTITY CASCADE")
+    connection.execute("UPDATE corpus_stats SET n_chunks = 0, sum_dl = 0")
     try:
         yield connection
     finally:

@@ -62,6 +62,17 @@ def test_changed_content_makes_new_version_and_old_stays_readable(conn, embedder
     assert [d.version for d in versions] == [1, 2]
     old_chunks = store.chunks_of_document(conn, v1.document_id)
     assert old_chunks and not any(c.is_current for c in old_chunks)
+    _assert_stats_consistent(conn)
+
+
+def _assert_stats_consistent(conn) -> None:
+    """The incrementally kept BM25 statistics equal a recount over current chunks."""
+    truth = store.recount_lexical_stats(conn)
+    n, avgdl = store.corpus_stats(conn)
+    assert n == truth["n_chunks"]
+    assert avgdl * n == pytest.approx(truth["sum_dl"])
+    kept = dict(conn.execute("SELECT id, df FROM lexical_terms WHERE df > 0").fetchall())
+    assert kept == truth["df"]
 
 
 def test_bad_files_fail_alone_and_store_nothing(conn, embedder, settings, tmp_path: Path) -> None:
