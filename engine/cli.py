@@ -154,14 +154,13 @@ def search(
         if as_json:
             _emit_json([h.model_dump() for h in hits])
             return 0
-        table = Table(show_lines=True)
-        for col in ("#", "score", "dense", "bm25", "document", "section", "text"):
-            table.add_column(col)
         for i, h in enumerate(hits, 1):
-            table.add_row(str(i), f"{h.score:.3f}", f"{h.dense_score or 0:.3f}", f"{h.lexical_score or 0:.2f}",
-                          f"{h.chunk.document_title} (v{h.chunk.document_version})", h.chunk.section_path,
-                          h.chunk.text[:300])
-        out.print(table)
+            c = h.chunk
+            out.print(f"[bold]{i}.[/] {h.score:.3f}  (dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})  "
+                      f"[cyan]{c.document_title}[/] v{c.document_version} [{c.source_type}]  {c.section_path}",
+                      highlight=False)
+            out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
+            out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
         return 0
 
     run(body)
