@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -156,9 +157,9 @@ def search(
             return 0
         for i, h in enumerate(hits, 1):
             c = h.chunk
-            out.print(f"[bold]{i}.[/] {h.score:.3f}  (dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})  "
-                      f"[cyan]{c.document_title}[/] v{c.document_version} [{c.source_type}]  {c.section_path}",
-                      highlight=False)
+            scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
+            out.print(f"[bold]{i}.[/] {h.score:.3f}  {scores}  [cyan]{escape(c.document_title)}[/] "
+                      f"v{c.document_version} \\[{c.source_type}]  {escape(c.section_path)}", highlight=False)
             out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
             out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
         return 0
