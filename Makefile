@@ -24,6 +24,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 sysdeps:
 	@missing=""; \
 	ldconfig -p | grep -q 'libpango-1.0.so' || missing="$$missing libpango-1.0-0 libpangoft2-1.0-0"; \
+	ldconfig -p | grep -q 'libharfbuzz-subset.so' || missing="$$missing libharfbuzz-subset0"; \
 	command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
