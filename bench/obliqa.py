@@ -74,6 +74,60 @@ def ingest(settings: Settings, embedder: Embedder, documents: Path) -> dict[str,
     return stats
 
 
+def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[Hit], dict | None]:
+    """The research loop's evidence in order of first appearance (and the evidence result)."""
+    from agents.research import run_research
+
+    result = run_research(question, deps, checkpointer=None)  # type: ignore[arg-type]
+    return list(result.evidence), result.evidence_result if with_evidence else None
+
+
+class EvidenceStats:
+    """Grounding figures over questions: citation share, verbatim share, obligation coverage."""
+
+    def __init__(self) -> None:
+        self.statements = self.cited = self.quotes = self.verbatim = 0
+        self.gold_obligations = self.covered = 0
+
+    def add(self, question: dict, result: dict | None, conn: object) -> None:
+        from agents.extract import classify_modality
+
+        from engine.sentences import split_sentences
+
+        if not result:
+            return
+        verified = {r["requirement_id"]: r for r in result.get("verified_requirements", [])}
+        for statement in result.get("statements", []):
+            self.statements += 1
+            self.cited += bool(statement.get("requirement_ids")) and all(
+                i in verified for i in statement["requirement_ids"])
+        chunks = result.get("evidence_chunks", {})
+        for req in result.get("extracted_requirements", []):
+            self.quotes += 1
+            text = chunks.get(req["chunk_id"], {}).get("text")
+            if text is None:
+                from engine import store
+
+                found = store.get_chunks(conn, [req["chunk_id"]])  # type: ignore[arg-type]
+                text = found[req["chunk_id"]].text if found else ""
+            self.verbatim += text[req["char_start"]:req["char_end"]] == req["exact_quote"]
+        quotes = [" ".join(r["exact_quote"].split()) for r in verified.values()]
+        for passage in question["Passages"]:
+            body = passage["Passage"]
+            for span in split_sentences(body):
+                sentence = " ".join(body[span.start:span.end].split())
+                if str(classify_modality(sentence)).split(".")[-1].lower() in ("obligation", "prohibition"):
+                    self.gold_obligations += 1
+                    self.covered += any(q in sentence or sentence in q for q in quotes)
+
+    def figures(self) -> dict:
+        share = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
+        return {"statements_citing_verified": share(self.cited, self.statements),
+                "quotes_verbatim": share(self.verbatim, self.quotes),
+                "obligation_coverage": share(self.covered, self.gold_obligations),
+                "gold_obligation_sentences": self.gold_obligations}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=Path, required=True)
@@ -85,6 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dense-weight", type=float, default=None, help="1.0 = dense only, 0.0 = lexical only")
     parser.add_argument("--fusion", choices=("weighted", "rrf"), default=None)
     parser.add_argument("--tag", default="evidence-hybrid")
+    parser.add_argument("--loop", action="store_true",
+                        help="run the full research loop per question (evidence ranked by first appearance)")
+    parser.add_argument("--evidence", action="store_true",
+                        help="also run extract/verify/compose/review and report grounding figures")
     args = parser.parse_args(argv)
 
     args.home.mkdir(parents=True, exist_ok=True)
@@ -101,11 +159,22 @@ def main(argv: list[str] | None = None) -> None:
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
     args.run.parent.mkdir(parents=True, exist_ok=True)
+    evidence_stats = EvidenceStats()
     with dbmod.connection(settings) as conn, dbmod.connection(settings) as lexical_conn, args.run.open("w") as run:
         retriever = Retriever(conn, embedder, settings, lexical_conn=lexical_conn)
+        deps = None
+        if args.loop or args.evidence:
+            from agents.deps import Deps
+
+            deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=retriever)
         for q in questions:
             started = time.perf_counter()
-            hits = retriever.search(q["Question"], k=30)
+            if deps is None:
+                hits = retriever.search(q["Question"], k=30)
+            else:
+                hits, result = research(q["Question"], deps, with_evidence=args.evidence)
+                if args.evidence:
+                    evidence_stats.add(q, result, conn)
             times.append((time.perf_counter() - started) * 1000)
             ranked = passages(hits)
             for rank, (doc, score) in enumerate(ranked, start=1):
@@ -115,7 +184,11 @@ def main(argv: list[str] | None = None) -> None:
             recalls.append(r)
             maps.append(m)
     times.sort()
+    extra = evidence_stats.figures() if args.evidence else {}
+    if args.loop or args.evidence:
+        extra["seconds_per_question"] = round(statistics.mean(times) / 1000, 2)
     print(json.dumps({
+        **extra,
         "questions": len(questions),
         "recall@10": round(statistics.mean(recalls), 4),
         "map@10": round(statistics.mean(maps), 4),
