@@ -6,6 +6,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -224,7 +225,8 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
     """Ingest every file; a failing file is reported and the others still go in.
 
     Files are parsed and chunked, then embedded together in groups of about `embed_batch_chunks`
-    chunks; each document is still written in its own transaction.
+    chunks. A worker thread embeds one group while this thread writes the previous one, each
+    document in its own transaction (the connection is only used from this thread).
     """
     started = time.perf_counter()
     summary = IngestSummary()
@@ -237,30 +239,44 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
         if on_file:
             on_file(path, result)
 
-    def flush(pending: list[_Prepared]) -> None:
-        for prep, vectors in zip(pending, _embed(embedder, pending), strict=True):
-            record(prep.path, _store(conn, settings, prep, vectors))
-        pending.clear()
-
     pending: list[_Prepared] = []
-    for path in expand_paths(paths):
-        try:
-            prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
-        except IngestError as exc:
-            record(path, FileResult(path=str(path), status="failed",
-                                    error=exc.reason + (f" ({exc.hint})" if exc.hint else "")))
-            continue
-        if isinstance(prep, FileResult):
-            record(path, prep)
-            continue
-        if any(p.content_sha256 == prep.content_sha256 for p in pending):
-            record(path, FileResult(path=str(path), status="unchanged", document_id=prep.doc_id, title=prep.title))
-            continue
-        pending.append(prep)
-        if sum(len(p.drafts) for p in pending) >= embed_batch_chunks:
-            flush(pending)
-    if pending:
-        flush(pending)
+    in_flight: tuple[list[_Prepared], Future[list[np.ndarray]]] | None = None
+
+    def write(group: list[_Prepared], vectors: Future[list[np.ndarray]]) -> None:
+        for prep, vecs in zip(group, vectors.result(), strict=True):
+            record(prep.path, _store(conn, settings, prep, vecs))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
+        def flush() -> None:
+            nonlocal in_flight
+            submitted = (list(pending), pool.submit(_embed, embedder, list(pending)))
+            pending.clear()
+            if in_flight is not None:
+                write(*in_flight)
+            in_flight = submitted
+
+        for path in expand_paths(paths):
+            try:
+                prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
+            except IngestError as exc:
+                record(path, FileResult(path=str(path), status="failed",
+                                        error=exc.reason + (f" ({exc.hint})" if exc.hint else "")))
+                continue
+            if isinstance(prep, FileResult):
+                record(path, prep)
+                continue
+            queued = pending + (in_flight[0] if in_flight else [])
+            if any(p.content_sha256 == prep.content_sha256 for p in queued):
+                record(path, FileResult(path=str(path), status="unchanged", document_id=prep.doc_id,
+                                        title=prep.title))
+                continue
+            pending.append(prep)
+            if sum(len(p.drafts) for p in pending) >= embed_batch_chunks:
+                flush()
+        if pending:
+            flush()
+        if in_flight is not None:
+            write(*in_flight)
     if summary.documents:
         store.optimize(conn)
     summary.seconds = round(time.perf_counter() - started, 3)
