@@ -190,6 +190,85 @@ def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
     run(body)
 
 
+def _print_research(result: Any, verbose: bool) -> None:
+    """Human output of a research run: steps, evidence, and (with --verbose) per-node metrics."""
+    if result.rejected:
+        out.print(f"[bold red]Rejected:[/] {escape(result.rejection_reason or '')} (run {result.run_id})")
+        return
+    out.print(f"[bold]{escape(result.stem)}[/]  "
+              f"({result.question_type}, backend {result.backend}, run {result.run_id})")
+    if result.options:
+        out.print("options (stripped before research): " + escape(" | ".join(result.options)))
+    for step in result.steps:
+        flag = "[green]completed[/]" if step["status"] == "completed" else "[yellow]failed[/]"
+        out.print(f"step {step['index']} {flag} conf {step['confidence']:.2f}  {escape(step['aspect'])}")
+        for query in step["queries"]:
+            out.print(f"    query: {escape(query)}", highlight=False)
+    out.print(f"[bold]{len(result.evidence)} evidence chunks[/] (in order found)")
+    for i, item in enumerate(result.evidence, 1):
+        via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
+        out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
+                  f"{escape(item['section_path'])}{via}", highlight=False)
+        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+    if result.fallbacks:
+        out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(result.fallbacks)))
+    if verbose:
+        table = Table(title="node metrics")
+        for col in ("node", "seconds", "llm calls", "in chars", "out chars", "parse failures", "fallbacks"):
+            table.add_column(col)
+        for m in result.metrics:
+            table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
+                          str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
+        out.print(table)
+
+
+def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
+                      verbose: bool) -> int:
+    from agents.deps import Deps
+    from agents.research import postgres_checkpointer, resume_research, run_research
+
+    settings = _settings()
+    with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver, \
+            err.status("starting", spinner="dots") as status:
+        deps = Deps.build(conn, settings, backend=backend)
+
+        def progress(name: str) -> None:
+            status.update(f"running [bold]{name}[/]")
+
+        if question is not None:
+            result = run_research(question, deps, checkpointer=saver, progress=progress)
+        else:
+            result = resume_research(run_id or "", deps, saver, progress=progress)
+    if as_json:
+        _emit_json(result.model_dump(mode="json"))
+    else:
+        _print_research(result, verbose)
+    return 0
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The compliance question.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    backend: Annotated[str | None, typer.Option("--backend", help="rules (default) or llm")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-node metrics.")] = False,
+) -> None:
+    """Research a question: guard, classify, plan, rewrite, retrieve, cross-references, evaluate, replan."""
+    if backend not in (None, "rules", "llm"):
+        raise typer.BadParameter("--backend must be rules or llm")
+    run(lambda: _research_command(question, None, as_json, backend, verbose))
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run id printed by 'evidence ask'.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Continue a research run that was interrupted (or show a finished one)."""
+    run(lambda: _research_command(None, run_id, as_json, None, verbose))
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

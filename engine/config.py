@@ -74,6 +74,14 @@ class Settings(BaseSettings):
     llm_budget_simple: int = Field(default=4, description="LLM calls allowed for a simple question.")
     llm_budget_multi_hop: int = Field(default=11, description="LLM calls allowed for a multi-hop question.")
     guard_enabled: bool = True
+    # Research loop.
+    research_k: int = Field(default=8, description="Chunks retrieved per research step.")
+    research_threshold: float = Field(default=0.55, description="Step confidence needed to count as completed.")
+    research_max_completed: int = 3
+    research_max_iterations: int = 6
+    crossref_depth: int = 2
+    crossref_char_budget: int = 4000
+    memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
 
     @cached_property
     def model_dir(self) -> Path:

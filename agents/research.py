@@ -1,0 +1,96 @@
+"""Run the research loop: `run_research` and `resume_research`.
+
+With a checkpointer (LangGraph's PostgresSaver in the engine's database) every node's result is
+saved under the run id, so a run killed mid-way continues with `resume_research(run_id, ...)` and
+ends as it would have.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.deps import Deps
+from agents.graph import build_graph
+from engine.config import Settings
+from engine.errors import EngineError, NotFoundError
+
+
+class ResearchResult(BaseModel):
+    """What the research loop found, and how."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    question: str
+    stem: str = Field(description="The question without multiple-choice options")
+    options: list[str] = Field(default_factory=list)
+    question_type: str | None = None
+    rejected: bool = False
+    rejection_reason: str | None = None
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[dict[str, Any]] = Field(default_factory=list, description="In order of first appearance")
+    working_memory: dict[str, Any] = Field(default_factory=dict)
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    fallbacks: list[str] = Field(default_factory=list)
+    memory_hit: dict[str, Any] | None = None
+    backend: str
+    evidence_result: dict[str, Any] | None = None
+
+
+@contextmanager
+def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
+    """LangGraph's PostgresSaver on its own connection to the engine's database."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    from engine.db import database_url
+
+    with psycopg.connect(database_url(settings), autocommit=True, prepare_threshold=0,
+                         row_factory=dict_row) as conn:  # type: ignore[arg-type]
+        saver = PostgresSaver(conn)  # type: ignore[arg-type]
+        saver.setup()
+        yield saver
+
+
+def _config(run_id: str, deps: Deps, progress: Callable[[str], None] | None) -> dict[str, Any]:
+    return {"configurable": {"thread_id": run_id, "deps": deps, "progress": progress}, "recursion_limit": 100}
+
+
+def _result(run_id: str, state: dict[str, Any], deps: Deps) -> ResearchResult:
+    return ResearchResult(
+        run_id=run_id, question=state["question"], stem=state.get("stem", state["question"]),
+        options=state.get("options", []), question_type=state.get("question_type"),
+        rejected=bool(state.get("rejected")), rejection_reason=state.get("rejection_reason"),
+        steps=state.get("steps", []), evidence=state.get("evidence", []), working_memory=state.get("memory", {}),
+        metrics=state.get("metrics", []), fallbacks=state.get("fallbacks", []), memory_hit=state.get("memory_hit"),
+        backend=deps.backend, evidence_result=state.get("evidence_result"))
+
+
+def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkpointer: Any = None,
+                 progress: Callable[[str], None] | None = None) -> ResearchResult:
+    """Research a question from scratch."""
+    run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+    graph = build_graph(checkpointer)
+    if checkpointer is not None and graph.get_state(_config(run_id, deps, None)).values:
+        raise EngineError(f"research run '{run_id}' already exists; continue it with 'evidence resume {run_id}'")
+    initial = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [], "memory": {}}
+    state = graph.invoke(initial, _config(run_id, deps, progress))
+    return _result(run_id, state, deps)
+
+
+def resume_research(run_id: str, deps: Deps, checkpointer: Any, *,
+                    progress: Callable[[str], None] | None = None) -> ResearchResult:
+    """Continue a run from its last checkpoint (a finished run returns its stored result)."""
+    graph = build_graph(checkpointer)
+    config = _config(run_id, deps, progress)
+    snapshot = graph.get_state(config)
+    if not snapshot or not snapshot.values:
+        raise NotFoundError(f"no research run '{run_id}' in the checkpoint store; start it with 'evidence ask'")
+    state = graph.invoke(None, config) if snapshot.next else snapshot.values
+    return _result(run_id, state, deps)
