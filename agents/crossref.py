@@ -16,11 +16,11 @@ import psycopg
 from engine import references
 from engine.lexical import STOPWORDS
 
+# Keywords match in any case; a named document must be capitalized words ("of the Client Assessment Rules").
 REFERENCE = re.compile(
-    r"\b(?:sections?|rules?|articles?|paragraphs?|parts?|chapters?|regulations?|§)\s*"
-    r"(?P<num>\d+(?:\.\d+)*)(?:\s*\((?P<sub>[a-z0-9]{1,4})\))*"
-    r"(?:\s+of\s+(?:the\s+)?(?P<doc>(?:[A-Z][\w-]*\s*){1,8}))?",
-    re.IGNORECASE,
+    r"(?:\b(?i:sections?|rules?|articles?|paragraphs?|parts?|chapters?|regulations?)|§)\s*"
+    r"(?P<num>\d+(?:\.\d+)*)(?:\s*\((?P<sub>[a-zA-Z0-9]{1,4})\))*"
+    r"(?:\s+(?i:of)\s+(?:(?i:the)\s+)?(?P<doc>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,7}))?",
 )
 _THIS = {"this", "these", "that"}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ class Deps:
 
     `llm` is None for the rules backend. For the llm backend it is a budgeted `LLMClient`;
     every stage falls back to its rules step when the client raises LLMOutputError.
+    `qa_memory(question)` finds a near-identical earlier question (the audit trail supplies it).
     """
 
     conn: psycopg.Connection
@@ -26,6 +28,7 @@ class Deps:
     settings: Settings
     retriever: Retriever
     llm: LLMClient | None = None
+    qa_memory: Callable[[str], dict[str, Any] | None] | None = None
 
     @property
     def backend(self) -> str:

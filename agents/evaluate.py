@@ -17,9 +17,17 @@ COSINE_CEILING = 0.65
 ANSWERED_BY_EARLIER = 0.8  # share of an aspect's key terms that earlier evidence must already contain
 
 
+MODALS = frozenset({"must", "shall", "may", "not", "should", "can"})
+
+
+def key_terms(text: str) -> list[str]:
+    """Content terms of a question or aspect: no modal verbs, no phrase pairs."""
+    return list(dict.fromkeys(t for t in tokenize(text, query=True) if t not in MODALS and "_" not in t))
+
+
 def coverage(aspect: str, texts: list[str]) -> float:
     """Share of the aspect's key terms present in the texts."""
-    terms = set(tokenize(aspect, query=True))
+    terms = set(key_terms(aspect))
     if not terms:
         return 0.0
     found = set()
@@ -39,11 +47,11 @@ def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5) -> fl
 
 def uncovered_terms(question: str, evidence: list[dict[str, Any]]) -> list[str]:
     """Key terms of the question that no evidence mentions (what is still unanswered)."""
-    terms = list(dict.fromkeys(tokenize(question, query=True)))
+    terms = key_terms(question)
     seen: set[str] = set()
     for item in evidence:
         seen |= set(tokenize(item["text"]))
-    return [t for t in terms if t not in seen and "_" not in t and len(t) >= 4 and not t.isdigit()]
+    return [t for t in terms if t not in seen and len(t) >= 4 and not t.isdigit()]
 
 
 def evaluate_node(state: dict, deps: Any) -> dict:

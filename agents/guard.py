@@ -11,8 +11,11 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 INJECTION_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|your|the)\b.{0,20}"
-     r"\b(instructions?|rules?|prompts?|guidelines?|directions?)\b", "asks to override the engine's instructions"),
+    (r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|your|system|these)\b"
+     r".{0,20}\b(instructions?|rules?|prompts?|guidelines?|directions?)\b",
+     "asks to override the engine's instructions"),
+    (r"\b(ignore|disregard|forget)\b.{0,20}\b(instructions?|prompts?)\s+(above|before|previously)\b",
+     "asks to override the engine's instructions"),
     (r"\b(reveal|show|print|repeat|display|output|leak)\b.{0,30}\b(system|hidden|initial|your)\s+"
      r"(prompt|instructions?|rules)\b", "asks for the engine's prompt"),
     (r"\b(mark|declare|report|record|rate|treat)\b.{0,40}\b(as\s+)?(compliant|passed|satisfied|approved)\b"

@@ -57,9 +57,21 @@ def plan_node(state: dict, deps: Any) -> dict:
     update: dict[str, Any] = {"aspects": aspects, "memory_hit": hit,
                               "current": {"aspect": aspects[0], "attempt": 1}, "decision": "next_step"}
     if hit:
-        update["memory"] = {"leads": [f"memory: {hit['audit_id']} ({hit['similarity']:.2f}) asked "
-                                      f"'{hit['question']}'"]}
+        update.update(lend_memory(deps, hit))
     return update
+
+
+def lend_memory(deps: Any, hit: dict[str, Any]) -> dict[str, Any]:
+    """Evidence of an earlier answer, re-fetched: only chunks still current are lent (and verified later)."""
+    from agents.crossref import evidence_entry
+    from engine import store
+
+    chunks = store.get_chunks(deps.conn, list(hit.get("chunk_ids", [])))
+    current = [c for c in chunks.values() if c.is_current]
+    stale = [cid for cid in hit.get("chunk_ids", []) if cid not in {c.id for c in current}]
+    lead = f"memory: {hit['audit_id']} (similarity {hit['similarity']:.2f}) asked '{hit['question']}'"
+    return {"evidence": [evidence_entry(c, score=0.0, query=f"memory:{hit['audit_id']}") for c in current],
+            "memory": {"leads": [lead], "dead_ends": [f"memory chunk {cid} is no longer current" for cid in stale]}}
 
 
 def prepare_node(state: dict, deps: Any) -> dict:
