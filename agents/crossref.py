@@ -23,6 +23,7 @@ REFERENCE = re.compile(
     r"(?:\s+(?i:of)\s+(?:(?i:the)\s+)?(?P<doc>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,7}))?",
 )
 _THIS = {"this", "these", "that"}
+RESOLVER = "crossref-2"  # bump when the resolving rules change: stored edges of other versions are ignored
 
 
 def find_references(text: str) -> list[tuple[str, str, list[str]]]:
@@ -65,10 +66,10 @@ def expand(conn: psycopg.Connection, evidence: list[dict[str, Any]], *, visited:
     for level in range(1, depth + 1):
         next_frontier = []
         for item in frontier:
-            edges = references.known_references(conn, item["chunk_id"])
+            edges = references.known_references(conn, item["chunk_id"], RESOLVER)
             if not edges:
                 edges = [(ref[0], to) for ref in find_references(item["text"]) for to in resolve(conn, item, ref)]
-                references.save_references(conn, item["chunk_id"], edges)
+                references.save_references(conn, item["chunk_id"], edges, RESOLVER)
             new_ids = [to for _, to in edges if to not in visited]
             chunks = store.get_chunks(conn, list(dict.fromkeys(new_ids)))
             for ref_text, to in edges:

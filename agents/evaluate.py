@@ -18,11 +18,15 @@ ANSWERED_BY_EARLIER = 0.8  # share of an aspect's key terms that earlier evidenc
 
 
 MODALS = frozenset({"must", "shall", "may", "not", "should", "can"})
+# Stems of question adverbs ("how often", "how quickly", "how long"): evidence answers them with
+# "every quarter", "within 72 hours", "six years", never with the word itself.
+INTERROGATIVES = frozenset({"often", "quick", "long", "soon", "much", "mani", "frequent", "late", "earli"})
 
 
 def key_terms(text: str) -> list[str]:
     """Content terms of a question or aspect: no modal verbs, no phrase pairs."""
-    return list(dict.fromkeys(t for t in tokenize(text, query=True) if t not in MODALS and "_" not in t))
+    return list(dict.fromkeys(t for t in tokenize(text, query=True)
+                              if t not in MODALS and t not in INTERROGATIVES and "_" not in t))
 
 
 def coverage(aspect: str, texts: list[str]) -> float:

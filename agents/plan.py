@@ -9,8 +9,9 @@ from typing import Any
 from agents.classify import concepts
 
 _OPTION = re.compile(r"(?:^|\s)\(?([A-D])[).:]\s+", re.MULTILINE)
-_SPLIT = re.compile(r"[;?]|,\s*(?:and|or|including|as well as)\s+|\s+as well as\s+|\s+and\s+(?=(?:what|how|when|"
-                    r"which|who|whether|where|why|does|do|is|are|must|should|can)\b)", re.IGNORECASE)
+_QUESTION_WORD = r"(?:what|how|when|which|who|whether|where|why|does|do|is|are|must|should|can)\b"
+_SPLIT = re.compile(r"[;?]|,\s*(?:and|or|including|as well as)\s+|\s+as well as\s+|"
+                    rf"\s+and\s+(?={_QUESTION_WORD})|,\s*(?={_QUESTION_WORD})", re.IGNORECASE)
 
 MemoryLookup = Callable[[str], "dict[str, Any] | None"]
 

@@ -8,19 +8,20 @@ from engine import store
 from engine.models import Chunk
 
 
-def known_references(conn: psycopg.Connection, chunk_id: str) -> list[tuple[str, str]]:
-    """(ref_text, to_chunk_id) edges already resolved from a chunk."""
+def known_references(conn: psycopg.Connection, chunk_id: str, resolver: str) -> list[tuple[str, str]]:
+    """(ref_text, to_chunk_id) edges already resolved from a chunk by this resolver version."""
     return [(r[0], r[1]) for r in conn.execute(
-        "SELECT ref_text, to_chunk_id FROM chunk_references WHERE from_chunk_id = %s ORDER BY ref_text, to_chunk_id",
-        (chunk_id,))]
+        "SELECT ref_text, to_chunk_id FROM chunk_references WHERE from_chunk_id = %s AND resolver = %s "
+        "ORDER BY ref_text, to_chunk_id", (chunk_id, resolver))]
 
 
-def save_references(conn: psycopg.Connection, chunk_id: str, edges: list[tuple[str, str]]) -> None:
+def save_references(conn: psycopg.Connection, chunk_id: str, edges: list[tuple[str, str]], resolver: str) -> None:
     """Store resolved edges (idempotent)."""
     if edges:
         with conn.cursor() as cur:
-            cur.executemany("INSERT INTO chunk_references (from_chunk_id, to_chunk_id, ref_text) VALUES (%s, %s, %s) "
-                            "ON CONFLICT DO NOTHING", [(chunk_id, to, ref) for ref, to in edges])
+            cur.executemany("INSERT INTO chunk_references (from_chunk_id, to_chunk_id, ref_text, resolver) "
+                            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            [(chunk_id, to, ref, resolver) for ref, to in edges])
 
 
 def documents_by_title_words(conn: psycopg.Connection, words: list[str]) -> list[str]:
