@@ -37,6 +37,7 @@ install: sysdeps $(VENV)/.installed
 demo: install
 	$(BIN)/evidence ingest examples/corpus
 	$(BIN)/evidence search "How long must transaction records be kept?" -k 3
+	$(BIN)/evidence ask "How long must transaction records be kept, and when must a personal data breach be notified?" --verbose
 
 test: install
 	$(BIN)/pytest -q -p no:cacheprovider

@@ -77,9 +77,13 @@ def ingest(settings: Settings, embedder: Embedder, documents: Path) -> dict[str,
 def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[Hit], dict | None]:
     """The research loop's evidence in order of first appearance (and the evidence result)."""
     from agents.research import run_research
+    from engine import store
 
     result = run_research(question, deps, checkpointer=None)  # type: ignore[arg-type]
-    return list(result.evidence), result.evidence_result if with_evidence else None
+    chunks = store.get_chunks(deps.conn, [e["chunk_id"] for e in result.evidence])  # type: ignore[attr-defined]
+    n = len(result.evidence)
+    hits = [Hit(chunk=chunks[e["chunk_id"]], score=float(n - i)) for i, e in enumerate(result.evidence)]
+    return hits, result.evidence_result if with_evidence else None
 
 
 class EvidenceStats:
