@@ -48,4 +48,7 @@ def classify_node(state: dict, deps: object) -> dict:
     kind, fallbacks = llm_or_rules(deps, "classify", "classify", ClassifyReply,  # type: ignore[arg-type]
                                    rules=lambda: classify_question(stem), accept=lambda r: r.question_type,
                                    question=stem)
+    llm = deps.llm  # type: ignore[attr-defined]
+    if llm is not None and kind == "simple":  # a simple question gets the smaller call budget
+        llm.budget = min(llm.budget, deps.settings.llm_budget_simple)  # type: ignore[attr-defined]
     return {"question_type": kind, "fallbacks": fallbacks}

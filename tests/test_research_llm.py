@@ -30,6 +30,7 @@ def test_sound_replies_are_used(corpus_conn, corpus_settings, embedder) -> None:
                                           "retain records of transactions"]
     assert sum(m["llm_calls"] for m in result.metrics) == 3
     assert deps.llm.skill_hashes.keys() == {"guard", "classify", "rewrite"}
+    assert deps.llm.budget == corpus_settings.llm_budget_simple
 
 
 def test_hostile_replies_fall_back_to_rules(corpus_conn, corpus_settings, embedder) -> None:
