@@ -37,14 +37,16 @@ def test_hostile_replies_fall_back_to_rules(corpus_conn, corpus_settings, embedd
     broken = ["{not json"] * 3
     wrong_schema = [tool_reply({"kind": "simple"})] * 3
     timeouts = [TimeoutError("endpoint timed out")] * 3
+    question = "How long must transaction records be kept and how often must access rights be reviewed?"
     deps = _deps(corpus_conn, corpus_settings, embedder, scripted(*broken, *wrong_schema, *timeouts))
-    result = run_research(SIMPLE, deps)
-    rules = run_research(SIMPLE, Deps.build(corpus_conn, corpus_settings, embedder=embedder, backend="rules"))
-    assert [f.split(":")[0] for f in result.fallbacks] == ["guard", "classify", "rewrite"]
+    result = run_research(question, deps)
+    rules = run_research(question, Deps.build(corpus_conn, corpus_settings, embedder=embedder, backend="rules"))
+    assert [f.split(":")[0] for f in result.fallbacks][:3] == ["guard", "classify", "rewrite"]
     assert "endpoint timed out" in result.fallbacks[2]
     assert [e["chunk_id"] for e in result.evidence] == [e["chunk_id"] for e in rules.evidence]
+    assert result.steps == rules.steps
     assert sum(m["parse_failures"] for m in result.metrics) == 6
-    assert sum(m["fallbacks"] for m in result.metrics) == 3
+    assert sum(m["fallbacks"] for m in result.metrics) == len(result.fallbacks)
 
 
 def test_reply_that_skips_research_is_refused(corpus_conn, corpus_settings, embedder) -> None:
