@@ -116,13 +116,23 @@ class Retriever:
 
     def search_many(self, queries: Sequence[str], k: int = 10, *, filters: Filters | None = None,
                     exclude_ids: Iterable[str] = ()) -> list[Hit]:
-        """Pool several queries: each chunk keeps its best fused score (and the query that gave it)."""
+        """Pool several queries, the first being the primary one.
+
+        A chunk's pooled score is the weighted sum of its fused scores (primary 1, alternatives
+        `pool_alt_weight`): found by several queries ranks higher, and an alternative's own best
+        hit cannot outrank the primary query's. Each chunk keeps the scores of its best query.
+        """
         flt = (filters or Filters()).as_dict(exclude_ids)
         best: dict[str, dict[str, Any]] = {}
-        for query in dict.fromkeys(q.strip() for q in queries if q.strip()):
+        pooled: dict[str, float] = {}
+        for i, query in enumerate(dict.fromkeys(q.strip() for q in queries if q.strip())):
+            weight = 1.0 if i == 0 else self.settings.pool_alt_weight
             for row in self._rank(query, flt):
+                pooled[row["id"]] = pooled.get(row["id"], 0.0) + weight * row["score"]
                 if row["id"] not in best or row["score"] > best[row["id"]]["score"]:
                     best[row["id"]] = row
+        for cid, row in best.items():
+            row["score"] = pooled[cid]
         ranked = sorted(best.values(), key=lambda r: (-r["score"], r["id"]))
         if self.settings.reranker_model:
             ranked = self._rerank(queries[0], ranked[: max(k * 3, 30)])
