@@ -162,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
     questions = json.loads(args.questions.read_text())[: args.limit]
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
+    found_all: list[float] = []  # recall over every passage returned (30 chunks, or all loop evidence)
+    pool_sizes: list[int] = []
     args.run.parent.mkdir(parents=True, exist_ok=True)
     evidence_stats = EvidenceStats()
     with dbmod.connection(settings) as conn, dbmod.connection(settings) as lexical_conn, args.run.open("w") as run:
@@ -187,6 +189,9 @@ def main(argv: list[str] | None = None) -> None:
             r, m = recall_map([d for d, _ in ranked], relevant)
             recalls.append(r)
             maps.append(m)
+            everything = [d for d, _ in passages(hits, n=10_000)]
+            found_all.append(len(relevant & set(everything)) / len(relevant))
+            pool_sizes.append(len(everything))
     times.sort()
     extra = evidence_stats.figures() if args.evidence else {}
     if args.loop or args.evidence:
@@ -196,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         "questions": len(questions),
         "recall@10": round(statistics.mean(recalls), 4),
         "map@10": round(statistics.mean(maps), 4),
+        "recall@all_returned": round(statistics.mean(found_all), 4),
+        "passages_returned_mean": round(statistics.mean(pool_sizes), 1),
         "search_ms_p50": round(times[len(times) // 2], 1),
         "search_ms_p95": round(times[int(len(times) * 0.95)], 1),
         "ingest_passages_per_s": ingest_stats.get("passages_per_s"),

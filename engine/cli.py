@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -236,7 +237,9 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             status.update(f"running [bold]{name}[/]")
 
         if question is not None:
-            result = run_research(question, deps, checkpointer=saver, progress=progress)
+            new_id = f"run-{uuid.uuid4().hex[:12]}"
+            err.print(f"run {new_id} (if interrupted: evidence resume {new_id})", highlight=False)
+            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress)
         else:
             result = resume_research(run_id or "", deps, saver, progress=progress)
     if as_json:
