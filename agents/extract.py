@@ -1,0 +1,168 @@
+"""Extract: requirement sentences as verbatim quotes with REQ-IDs, and the modality decision.
+
+`classify_modality(sentence)` is a public, stable API (also used by evaluation scripts).
+The verbatim check is code: a quote must equal the chunk text at its offsets after whitespace
+normalization (every run of whitespace read as one space, ends trimmed) and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.sentences import split_sentences
+
+
+class Modality(StrEnum):
+    OBLIGATION = "obligation"
+    PROHIBITION = "prohibition"
+    PERMISSION = "permission"
+    RECOMMENDATION = "recommendation"
+    NONE = "none"
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+# Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
+_DEFINITION = _rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
+                  r"(?:means|includes|refers\s+to|has\s+the\s+meaning)\b",
+                  r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
+                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
+_NOT_REQUIRED = _rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
+                    r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
+                    r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
+                    r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
+_PROHIBITION = _rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
+                   r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
+                   r"\bprohibited\s+from\b", r"\bno\s+(?:person|firm|one|employee|controller)\s+(?:shall|may|must)\b",
+                   r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
+_OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
+                  r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
+                  r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
+                  r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
+                  r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b")
+_RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:expected|encouraged|advised)\s+to\b",
+                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
+_PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b")
+
+
+def classify_modality(sentence: str) -> Modality:
+    """The deontic force of a sentence.
+
+    Handles negation and scope ("is not required to", "nothing in this rule requires" -> none),
+    definitions that mention "must" without imposing it (none), conditional and passive forms
+    ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
+    modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
+    """
+    text = " ".join(sentence.split())
+    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
+        return Modality.NONE
+    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
+                              (_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
+        if pattern.search(text):
+            return modality
+    return Modality.NONE
+
+
+_REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
+                        r"(?:section|rule|article|paragraph|part|chapter|schedule)\b",
+                        r"^\s*(?:such|these|those|the\s+foregoing|the\s+above|this|that)\b",
+                        r"\bthe\s+foregoing\b", r"\bsuch\s+(?:records?|information|persons?|measures?|data)\b",
+                        r"\b(?:in\s+accordance\s+with|under|pursuant\s+to)\s+(?:section|rule|article|paragraph)\b")
+STATUTE_TYPES = frozenset({"statute", "regulation"})
+MIN_WORDS, MAX_WORDS = 10, 40
+
+
+def normalize_ws(text: str) -> str:
+    """The only normalization the verbatim check allows."""
+    return " ".join(text.split())
+
+
+def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:
+    """True when `quote` is exactly the chunk text at [char_start, char_end) (whitespace normalized)."""
+    if not (0 <= char_start < char_end <= len(chunk_text)):
+        return False
+    return normalize_ws(chunk_text[char_start:char_end]) == normalize_ws(quote) != ""
+
+
+class Requirement(BaseModel):
+    """One extracted requirement: a verbatim quote and where it stands."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement_id: str = Field(description="REQ-S### (statute/regulation) or REQ-P### (policy/guidance/other)")
+    source_type: str
+    document_id: str
+    document_version: int
+    document_title: str
+    section_path: str
+    chunk_id: str
+    char_start: int = Field(description="Offset of the quote within the chunk text")
+    char_end: int
+    exact_quote: str = Field(description="Verbatim text of the chunk at [char_start, char_end)")
+    modality: Modality
+    extraction_confidence: str = Field(description="high | medium | low")
+    confidence_reason: str
+    refers_elsewhere: bool = Field(description="Points to other text ('as set out in section 4.2', 'such records')")
+
+
+def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
+
+
+def _excerpt(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A contiguous span of at most MAX_WORDS words around the sentence's modal verb."""
+    words = _word_spans(text, start, end)
+    if len(words) <= MAX_WORDS:
+        return (start, end) if len(words) >= MIN_WORDS else None
+    modal = re.search(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", text[start:end], re.I)
+    anchor = start + (modal.start() if modal else 0)
+    first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
+    first = min(first, len(words) - MAX_WORDS)
+    return words[first][0], words[first + MAX_WORDS - 1][1]
+
+
+def _confidence(modality: Modality, excerpted: bool, elsewhere: bool) -> tuple[str, str]:
+    if elsewhere:
+        return "low", "points to text elsewhere"
+    if excerpted:
+        return "medium", f"sentence longer than {MAX_WORDS} words: excerpted"
+    if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
+        return "high", f"whole sentence with an explicit {modality.value}"
+    return "medium", f"whole sentence; {modality.value} only"
+
+
+def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
+    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer."""
+    counters = {"S": 0, "P": 0}
+    seen: set[str] = set()
+    out: list[Requirement] = []
+    for chunk in chunks:
+        text = chunk["text"]
+        for span in split_sentences(text):
+            sentence = text[span.start:span.end]
+            modality = classify_modality(sentence)
+            if modality is Modality.NONE:
+                continue
+            cut = _excerpt(text, span.start, span.end)
+            if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
+                continue
+            quote = text[cut[0]:cut[1]]
+            seen.add(normalize_ws(quote))
+            kind = "S" if chunk["source_type"] in STATUTE_TYPES else "P"
+            counters[kind] += 1
+            elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
+            level, reason = _confidence(modality, cut != (span.start, span.end), elsewhere)
+            out.append(Requirement(
+                requirement_id=f"REQ-{kind}{counters[kind]:03d}", source_type=chunk["source_type"],
+                document_id=chunk["document_id"], document_version=chunk["document_version"],
+                document_title=chunk["document_title"], section_path=chunk["section_path"],
+                chunk_id=chunk["chunk_id"], char_start=cut[0], char_end=cut[1], exact_quote=quote,
+                modality=modality, extraction_confidence=level, confidence_reason=reason, refers_elsewhere=elsewhere))
+    return out

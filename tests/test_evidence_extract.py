@@ -1,0 +1,95 @@
+"""Extraction: modality (with the hard cases), verbatim quotes at their offsets, REQ-IDs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.extract import Modality, classify_modality, extract_from_chunks, is_verbatim
+
+CASES = {
+    "must": ("A firm must retain transaction records for at least six years.", Modality.OBLIGATION),
+    "shall": ("The controller shall notify the Commissioner without undue delay.", Modality.OBLIGATION),
+    "required-to": ("A firm is required to keep a complaints register.", Modality.OBLIGATION),
+    "duty-to": ("A Relevant Person has a duty to report suspicious transactions.", Modality.OBLIGATION),
+    "mandatory": ("It is mandatory for a controller to restrict access to personal data.", Modality.OBLIGATION),
+    "conditional-is-to": ("Where a breach occurs, the firm is to notify the Authority within three days.",
+                          Modality.OBLIGATION),
+    "conditional-shall": ("Where a breach is likely to result in a high risk, the controller shall inform the "
+                          "data subjects.", Modality.OBLIGATION),
+    "must-not": ("Employees must not delete any record subject to a legal hold.", Modality.PROHIBITION),
+    "shall-not": ("The firm shall not destroy any record under investigation.", Modality.PROHIBITION),
+    "may-not": ("A firm may not outsource its compliance function.", Modality.PROHIBITION),
+    "prohibited": ("Shared user accounts are prohibited except where approved.", Modality.PROHIBITION),
+    "prohibited-from": ("An employee is prohibited from dealing on inside information.", Modality.PROHIBITION),
+    "may": ("A firm may rely on information provided by its clients.", Modality.PERMISSION),
+    "permitted-to": ("A firm is permitted to keep records in electronic form.", Modality.PERMISSION),
+    "should": ("A firm should review its policy at least once every year.", Modality.RECOMMENDATION),
+    "expected-to": ("Firms are expected to document their risk assessment.", Modality.RECOMMENDATION),
+    "not-required": ("A firm is not required to retain drafts of documents.", Modality.NONE),
+    "nothing-requires": ("Nothing in this rule requires a firm to appoint a second officer.", Modality.NONE),
+    "need-not": ("A firm need not notify the Authority of minor changes.", Modality.NONE),
+    "definition-with-must": ('"Record" means any information that a firm must retain under this Regulation.',
+                             Modality.NONE),
+    "definition-unquoted": ("Client means any person to whom a firm must provide a service.", Modality.NONE),
+    "description": ("This section describes the background to the record keeping rules.", Modality.NONE),
+    "narrative": ("This Regulation comes into force on 1 March 2024.", Modality.NONE),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_classify_modality(case: str) -> None:
+    sentence, expected = CASES[case]
+    assert classify_modality(sentence) is expected
+
+
+CHUNK_TEXT = ("A firm must retain transaction records for at least six years from the date of the transaction.\n\n"
+              "A firm is not required to retain drafts or working copies of documents once final.\n\n"
+              "Such records must be kept in a durable medium as set out in section 4.1 of this Regulation.\n\n"
+              "The firm must act.")
+
+
+def _chunk(source_type: str = "regulation", text: str = CHUNK_TEXT, chunk_id: str = "chk_a") -> dict:
+    return {"chunk_id": chunk_id, "text": text, "source_type": source_type, "document_id": "doc_1",
+            "document_version": 1, "document_title": "Test Regulation", "section_path": "4 > 4.2"}
+
+
+def test_extract_verbatim_quotes_with_ids_and_flags() -> None:
+    reqs = extract_from_chunks([_chunk(), _chunk("policy", "Staff must report every incident to the security "
+                                                           "team within one hour of discovery.", "chk_b")])
+    assert [r.requirement_id for r in reqs] == ["REQ-S001", "REQ-S002", "REQ-P001"]
+    for req, text in zip(reqs, [CHUNK_TEXT, CHUNK_TEXT, None], strict=True):
+        source = text or "Staff must report every incident to the security team within one hour of discovery."
+        assert source[req.char_start:req.char_end] == req.exact_quote
+    assert reqs[0].modality is Modality.OBLIGATION and reqs[0].extraction_confidence == "high"
+    assert reqs[1].refers_elsewhere and reqs[1].extraction_confidence == "low"
+    assert all("not required" not in r.exact_quote for r in reqs)  # imposes nothing
+    assert all(r.exact_quote != "The firm must act." for r in reqs)  # under 10 words
+
+
+def test_long_sentence_is_excerpted_contiguously() -> None:
+    long = ("Before giving investment advice to any retail or professional client in any market, a firm must obtain "
+            "the necessary information regarding the client's investment objectives, financial situation, knowledge "
+            "and experience in the investment field, risk tolerance, capacity for loss and any sustainability "
+            "preferences that the client may have expressed in writing.")
+    req = extract_from_chunks([_chunk(text=long)])[0]
+    assert len(req.exact_quote.split()) == 40
+    assert long[req.char_start:req.char_end] == req.exact_quote and "must obtain" in req.exact_quote
+    assert req.extraction_confidence == "medium"
+
+
+@pytest.mark.parametrize(("quote", "start_shift", "ok"), [
+    ("A firm must retain transaction records for at least six years from the date of the transaction.", 0, True),
+    ("A firm must retain transaction records for at least six years from the date of the transaction!", 0, False),
+    ("A firm must retain transaction records for at least seven years from the date of the transaction.", 0, False),
+    ("A firm shall keep everything forever.", 0, False),
+    ("A firm must retain transaction records for at least six years from the date of the transaction.", 1, False),
+], ids=["exact", "one-character-changed", "one-word-changed", "invented", "wrong-offsets"])
+def test_verbatim_check(quote: str, start_shift: int, ok: bool) -> None:
+    end = CHUNK_TEXT.index("transaction.") + len("transaction.")
+    assert is_verbatim(CHUNK_TEXT, start_shift, end + start_shift, quote) is ok
+
+
+def test_verbatim_allows_only_whitespace_normalization() -> None:
+    text = "A firm must\nretain   records."
+    assert is_verbatim(text, 0, len(text), "A firm must retain records.")
+    assert not is_verbatim(text, 0, len(text), "a firm must retain records.")
