@@ -9,6 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from agents import routing
 from agents.classify import classify_node
 from agents.evaluate import evaluate_node
+from agents.evidence_node import evidence_node
 from agents.guard import guard_node
 from agents.plan import plan_node, prepare_node
 from agents.replan import replan_node
@@ -38,5 +39,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph.add_edge("retrieve", "crossref")
     graph.add_edge("crossref", "evaluate")
     graph.add_edge("evaluate", "replan")
-    graph.add_conditional_edges("replan", routing.after_replan, {"research": "rewrite", "done": END})
+    graph.add_node("evidence", node("evidence")(evidence_node))
+    graph.add_conditional_edges("replan", routing.after_replan, {"research": "rewrite", "done": "evidence"})
+    graph.add_edge("evidence", END)
     return graph.compile(checkpointer=checkpointer)

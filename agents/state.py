@@ -38,3 +38,4 @@ class ResearchState(TypedDict):
     iterations: int
     decision: str                 # last replan decision: next_step | retry | complete
     memory_hit: dict[str, Any] | None
+    evidence_result: dict[str, Any] | None  # extract -> verify -> compose -> review

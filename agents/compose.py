@@ -1,0 +1,105 @@
+"""Compose: an answer made only of verified requirements; every statement cites REQ-IDs.
+
+Rules backend: extractive. Each statement carries its quote in quotation marks and its ID,
+grouped by document and section; requirements that conflict (statute/regulation against
+policy, same subject, different figures or opposite force) are presented together.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import product
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.evaluate import key_terms
+from agents.extract import Modality, Requirement
+
+_FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
+                     r"(business\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+MAX_STATEMENTS = 8
+SAME_SUBJECT = 0.3  # share of key terms two quotes must share to be about the same subject
+
+
+class Statement(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    requirement_ids: list[str] = Field(description="REQ-IDs the statement rests on")
+
+
+class Conflict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement_ids: list[str]
+    reason: str
+
+
+class ComposedAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    statements: list[Statement]
+    conflicts: list[Conflict] = Field(default_factory=list)
+    unused_requirement_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(s.text for s in self.statements)
+
+
+def _figures(quote: str) -> set[str]:
+    return {" ".join(m.group(0).lower().split()) for m in _FIGURE.finditer(quote)}
+
+
+def find_conflicts(verified: list[Requirement]) -> list[Conflict]:
+    """Pairs of a statute/regulation and a policy on the same subject whose figures or force differ."""
+    statutes = [r for r in verified if r.requirement_id.startswith("REQ-S")]
+    policies = [r for r in verified if r.requirement_id.startswith("REQ-P")]
+    out = []
+    for s, p in product(statutes, policies):
+        ts, tp = set(key_terms(s.exact_quote)), set(key_terms(p.exact_quote))
+        if not ts or not tp or len(ts & tp) / min(len(ts), len(tp)) < SAME_SUBJECT:
+            continue
+        fs, fp = _figures(s.exact_quote), _figures(p.exact_quote)
+        opposite = {s.modality, p.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
+        if (fs and fp and fs != fp) or opposite:
+            why = f"{', '.join(sorted(fs))} vs {', '.join(sorted(fp))}" if fs and fp and fs != fp else "opposite force"
+            out.append(Conflict(requirement_ids=[s.requirement_id, p.requirement_id], reason=why))
+    return out
+
+
+def _where(req: Requirement) -> str:
+    section = req.section_path.split(" > ")[-1] if req.section_path else ""
+    return f"{req.document_title}" + (f" (section {section})" if section else "")
+
+
+def compose_rules(verified: list[Requirement]) -> ComposedAnswer:
+    """Deterministic extractive answer."""
+    if not verified:
+        return ComposedAnswer(statements=[])
+    conflicts = find_conflicts(verified)
+    in_conflict = {i for c in conflicts for i in c.requirement_ids}
+    statements = []
+    for conflict in conflicts:
+        a, b = (next(r for r in verified if r.requirement_id == i) for i in conflict.requirement_ids)
+        statements.append(Statement(
+            text=f'The sources differ ({conflict.reason}): {_where(a)} states "{" ".join(a.exact_quote.split())}" '
+                 f'[{a.requirement_id}], while {_where(b)} states "{" ".join(b.exact_quote.split())}" '
+                 f"[{b.requirement_id}].", requirement_ids=[a.requirement_id, b.requirement_id]))
+    ordered = sorted((r for r in verified if r.requirement_id not in in_conflict),
+                     key=lambda r: (r.requirement_id[4] != "S", r.document_title, r.section_path, r.requirement_id))
+    used = ordered[: max(0, MAX_STATEMENTS - len(statements))]
+    for req in used:
+        statements.append(Statement(text=f'{_where(req)} states: "{" ".join(req.exact_quote.split())}" '
+                                         f"[{req.requirement_id}]", requirement_ids=[req.requirement_id]))
+    unused = [r.requirement_id for r in ordered[len(used):]]
+    return ComposedAnswer(statements=statements, conflicts=conflicts, unused_requirement_ids=unused)
+
+
+def grounding_confidence(verified: list[Requirement]) -> str:
+    """high (>=5, all explicit), medium (2-4), low (1, or any leaning on other text), insufficient (0)."""
+    if not verified:
+        return "insufficient"
+    if len(verified) == 1 or any(r.refers_elsewhere for r in verified):
+        return "low"
+    return "high" if len(verified) >= 5 else "medium"

@@ -1,0 +1,125 @@
+"""Verify, compose, review and the whole evidence stage on the sample corpus (rules backend)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.compose import ComposedAnswer, Statement, compose_rules
+from agents.deps import Deps
+from agents.evidence import run_evidence
+from agents.extract import Modality, Requirement
+from agents.research import run_research
+from agents.review import review_answer
+from agents.verify import judge
+
+
+@pytest.fixture()
+def deps(corpus_conn, corpus_settings, embedder) -> Deps:
+    return Deps.build(corpus_conn, corpus_settings, embedder=embedder, backend="rules")
+
+
+def _answer(question: str, deps: Deps) -> dict:
+    return run_research(question, deps).evidence_result
+
+
+@pytest.mark.parametrize(("question", "quote", "verified", "reason"), [
+    ("How long must transaction records be kept?",
+     "A firm must retain transaction records for at least six years from the date of the transaction.", True, None),
+    ("How long must transaction records be kept?",
+     "Records must be kept in a durable medium that allows them to be retrieved and reproduced in their original "
+     "form.", False, "requires_inference"),
+    ("How long must transaction records be kept?",
+     "Passwords must be at least twelve characters long and must not be reused across systems.", False,
+     "does_not_address_question"),
+    ("What must the controller document about a breach?",
+     "Such records must be kept documenting the breach and the controller's response to it.", False,
+     "incomplete_quote"),
+    ("How long must transaction records be kept?",
+     '"Record" means any information, in any form, that a firm must retain under this Regulation.', False,
+     "does_not_address_question"),
+], ids=["answers", "on-topic-no-period", "off-topic", "leans-on-context", "definition"])
+def test_judge(question: str, quote: str, verified: bool, reason: str | None, embedder) -> None:
+    verdict = judge(question, quote, embedder=embedder)
+    assert (verdict.verified, verdict.rejection_reason) == (verified, reason), verdict
+
+
+def test_answer_cites_only_verified_requirements_and_quotes_are_verbatim(deps) -> None:
+    result = _answer("When must a personal data breach be notified to the Commissioner?", deps)
+    assert result["status"] == "ANSWERED" and result["review"]["passed"]
+    verified = {r["requirement_id"]: r for r in result["verified_requirements"]}
+    for statement in result["statements"]:
+        assert statement["requirement_ids"] and set(statement["requirement_ids"]) <= verified.keys()
+        assert set(re.findall(r"REQ-[SP]\d{3}", statement["text"])) <= verified.keys()
+    for req in result["extracted_requirements"]:
+        chunk = result["evidence_chunks"][req["chunk_id"]]["text"]
+        assert chunk[req["char_start"]:req["char_end"]] == req["exact_quote"]
+
+
+def test_conflicting_requirements_are_presented_together(deps) -> None:
+    result = _answer("How long must transaction records be kept?", deps)
+    conflict = next(c for c in result["conflicts"] if "six years" in c["reason"])
+    statement = next(s for s in result["statements"] if set(conflict["requirement_ids"]) <= set(s["requirement_ids"]))
+    assert "six years" in statement["text"] and "five years" in statement["text"]
+    assert conflict["requirement_ids"][0].startswith("REQ-S") and conflict["requirement_ids"][1].startswith("REQ-P")
+
+
+def test_unanswerable_question_fails_safe(deps) -> None:
+    result = _answer("What are the thresholds for gifts and hospitality?", deps)
+    assert result["status"] == "NO_AUTHORITATIVE_EVIDENCE"
+    assert result["grounding_confidence"] == "insufficient"
+    assert result["statements"] == [] and result["verified_requirements"] == []
+    assert result["final_answer"].startswith("No authoritative evidence") and result["missing_evidence"]
+
+
+def test_rules_evidence_stage_is_deterministic(deps) -> None:
+    question = "What must be documented for client assessments?"
+    assert _answer(question, deps) == _answer(question, deps)
+
+
+def test_tampered_quote_is_rejected_not_verbatim(deps) -> None:
+    evidence = [{"chunk_id": "chk_x", "text": "A firm must retain transaction records for at least six years from "
+                 "the date of the transaction.", "source_type": "regulation", "document_id": "doc_x",
+                 "document_version": 1, "document_title": "T", "section_path": "4.2"}]
+    good = run_evidence("How long must transaction records be kept?", evidence, deps)
+    assert good.status == "ANSWERED"
+    forged = [{**evidence[0], "text": evidence[0]["text"].replace("six", "two")}]
+    from agents import evidence as stage
+
+    original = stage.extract_from_chunks
+    stage.extract_from_chunks = lambda chunks: original(evidence)  # quotes from the original text
+    try:
+        result = run_evidence("How long must transaction records be kept?", forged, deps)
+    finally:
+        stage.extract_from_chunks = original
+    assert result.status == "NO_AUTHORITATIVE_EVIDENCE"
+    assert result.rejected_requirements[0]["rejection_reason"] == "not_verbatim"
+
+
+def _req(rid: str, quote: str) -> Requirement:
+    return Requirement(requirement_id=rid, source_type="regulation", document_id="doc", document_version=1,
+                       document_title="Reg", section_path="4.2", chunk_id="chk", char_start=0, char_end=len(quote),
+                       exact_quote=quote, modality=Modality.OBLIGATION, extraction_confidence="high",
+                       confidence_reason="", refers_elsewhere=False)
+
+
+VERIFIED = [_req("REQ-S001", "A firm must retain transaction records for at least six years.")]
+
+
+@pytest.mark.parametrize(("statement", "problem"), [
+    (Statement(text="Records are kept for six years.", requirement_ids=[]), "cites no REQ-ID"),
+    (Statement(text='The rule says "keep records" [REQ-S009]', requirement_ids=["REQ-S009"]), "unknown"),
+    (Statement(text='The rule says "a firm must retain records for ten years" [REQ-S001]',
+               requirement_ids=["REQ-S001"]), "do not contain"),
+    (Statement(text="Firms should also encrypt backups offsite nightly [REQ-S001]", requirement_ids=["REQ-S001"]),
+     "says more than its quotes"),
+], ids=["no-id", "unknown-id", "invented-quote", "unsupported-sentence"])
+def test_review_fails_ungrounded_statements(statement: Statement, problem: str) -> None:
+    review = review_answer(ComposedAnswer(statements=[statement]), VERIFIED)
+    assert not review.passed and problem in review.reasons[0]
+
+
+def test_rules_composition_passes_review() -> None:
+    answer = compose_rules(VERIFIED)
+    assert review_answer(answer, VERIFIED).passed
