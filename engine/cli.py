@@ -206,11 +206,14 @@ def _print_research(result: Any, verbose: bool) -> None:
         for query in step["queries"]:
             out.print(f"    query: {escape(query)}", highlight=False)
     out.print(f"[bold]{len(result.evidence)} evidence chunks[/] (in order found)")
-    for i, item in enumerate(result.evidence, 1):
-        via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
-        out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
-                  f"{escape(item['section_path'])}{via}", highlight=False)
-        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+    if verbose:
+        for i, item in enumerate(result.evidence, 1):
+            via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
+            out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
+                      f"{escape(item['section_path'])}{via}", highlight=False)
+            out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+    if result.evidence_result:
+        _print_answer(result.evidence_result)
     if result.fallbacks:
         out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(result.fallbacks)))
     if verbose:
@@ -221,6 +224,27 @@ def _print_research(result: Any, verbose: bool) -> None:
             table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
                           str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
         out.print(table)
+
+
+def _print_answer(answer: dict[str, Any]) -> None:
+    """The answer with its inline REQ-IDs, then every requirement with its verdict."""
+    colour = "green" if answer["status"] == "ANSWERED" else "red"
+    out.print(f"\n[bold {colour}]{answer['status']}[/]  grounding confidence: {answer['grounding_confidence']}  "
+              f"(review {'passed' if answer['review']['passed'] else 'FAILED'})")
+    for statement in answer["statements"] or [{"text": answer["final_answer"]}]:
+        out.print("- " + escape(statement["text"]), highlight=False)
+    table = Table(title="requirements", show_lines=True)
+    for col in ("REQ-ID", "modality", "verdict", "quote", "source"):
+        table.add_column(col)
+    for req in answer["extracted_requirements"]:
+        verdict = "[green]verified[/]" if req["verified"] else f"[yellow]{req['rejection_reason']}[/]"
+        table.add_row(req["requirement_id"], req["modality"], verdict, escape(req["exact_quote"]),
+                      escape(f"{req['document_title']} v{req['document_version']}, {req['section_path']}"))
+    out.print(table)
+    if answer["unused_requirements"]:
+        out.print("verified but unused: " + ", ".join(answer["unused_requirements"]))
+    for item in answer["missing_evidence"]:
+        out.print("[red]missing:[/] " + escape(item))
 
 
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
