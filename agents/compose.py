@@ -103,3 +103,41 @@ def grounding_confidence(verified: list[Requirement]) -> str:
     if len(verified) == 1 or any(r.refers_elsewhere for r in verified):
         return "low"
     return "high" if len(verified) >= 5 else "medium"
+
+
+class OptionChoice(BaseModel):
+    """Which multiple-choice option the verified evidence supports."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    option: str | None = Field(description="The letter chosen, or None when the evidence cannot decide")
+    supporting_requirement_ids: list[str] = Field(default_factory=list)
+    reason: str
+
+
+def _support(option: str, quote: str) -> float:
+    from engine.lexical import tokenize
+
+    terms = set(key_terms(option))
+    figures = _figures(option)
+    if figures:  # an option that states a figure is supported only by a quote with that figure
+        return 1.0 if figures <= _figures(quote) else 0.0
+    return len(terms & set(tokenize(quote))) / len(terms) if terms else 0.0
+
+
+def select_option(options: list[str], verified: list[Requirement], *, need: float = 0.6,
+                  margin: float = 0.15) -> OptionChoice:
+    """Pick the option the verified quotes support best, by a clear margin; otherwise say so."""
+    if not options or not verified:
+        return OptionChoice(option=None, reason="no verified requirement to decide with")
+    scored = []
+    for i, option in enumerate(options):
+        support = {r.requirement_id: _support(option, r.exact_quote) for r in verified}
+        scored.append((max(support.values()), chr(ord("A") + i), [k for k, v in support.items() if v >= need]))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    best, runner_up = scored[0], scored[1] if len(scored) > 1 else (0.0, "", [])
+    if best[0] < need or best[0] - runner_up[0] < margin:
+        return OptionChoice(option=None, reason=f"the evidence cannot decide (best support {best[0]:.2f}, "
+                                                f"next {runner_up[0]:.2f})")
+    return OptionChoice(option=best[1], supporting_requirement_ids=best[2],
+                        reason=f"supported by {', '.join(best[2])} (support {best[0]:.2f})")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.compose import ComposedAnswer, compose_rules, grounding_confidence
+from agents.compose import ComposedAnswer, compose_rules, grounding_confidence, select_option
 from agents.evaluate import uncovered_terms
 from agents.extract import Requirement, extract_from_chunks, is_verbatim
 from agents.review import Review, review_answer
@@ -47,6 +47,7 @@ class EvidenceResult(BaseModel):
     evidence_chunks: dict[str, dict[str, Any]]
     backend: str
     fallbacks: list[str] = Field(default_factory=list)
+    selected_option: dict[str, Any] | None = Field(default=None, description="Multiple-choice questions only")
 
 
 def verify_requirements(question: str, requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
@@ -86,7 +87,8 @@ def _reference(r: Requirement) -> dict[str, Any]:
             "section_path": r.section_path, "chunk_id": r.chunk_id, "quote": r.exact_quote}
 
 
-def run_evidence(question: str, evidence: list[dict[str, Any]], deps: Any) -> EvidenceResult:
+def run_evidence(question: str, evidence: list[dict[str, Any]], deps: Any,
+                 options: list[str] | None = None) -> EvidenceResult:
     """Answer `question` from research evidence (chunk dicts in order found). Deterministic (rules)."""
     chunks = {e["chunk_id"]: e for e in evidence}
     requirements = extract_from_chunks(evidence)
@@ -120,4 +122,5 @@ def run_evidence(question: str, evidence: list[dict[str, Any]], deps: Any) -> Ev
                               "by_reason": by_reason},
         evidence_chunks={cid: {"text": chunks[cid]["text"], "document_id": chunks[cid]["document_id"]}
                          for cid in dict.fromkeys(j.requirement.chunk_id for j in judged)},
-        backend="rules", fallbacks=fallbacks)
+        backend="rules", fallbacks=fallbacks,
+        selected_option=select_option(options, verified).model_dump() if options else None)

@@ -66,6 +66,16 @@ def test_multiple_choice_options_are_stripped_before_research(deps) -> None:
                           "(C) six years (D) ten years", deps)
     assert result.options == ["one year", "three years", "six years", "ten years"]
     assert not any("ten years" in q or "(A)" in q for s in result.steps for q in s["queries"])
+    choice = result.evidence_result["selected_option"]
+    assert choice["option"] == "C" and choice["supporting_requirement_ids"]
+    verified = {r["requirement_id"]: r for r in result.evidence_result["verified_requirements"]}
+    assert all("six years" in verified[i]["exact_quote"] for i in choice["supporting_requirement_ids"])
+
+
+def test_multiple_choice_evidence_cannot_decide(deps) -> None:
+    result = run_research("What are the thresholds for gifts? (A) 100 dollars (B) 200 dollars (C) none (D) 50 dollars",
+                          deps)
+    assert result.evidence_result["selected_option"]["option"] is None
 
 
 def test_cross_reference_to_named_document_resolved_and_stored(deps, corpus_conn) -> None:
