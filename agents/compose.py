@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from itertools import product
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +42,8 @@ class ComposedAnswer(BaseModel):
     statements: list[Statement]
     conflicts: list[Conflict] = Field(default_factory=list)
     unused_requirement_ids: list[str] = Field(default_factory=list)
+    composer: Literal["rules", "llm"] = "rules"
+    attempt: int = Field(default=1, description="2 for the revision after a failed review")
 
     @property
     def text(self) -> str:
@@ -141,3 +144,55 @@ def select_option(options: list[str], verified: list[Requirement], *, need: floa
                                                 f"next {runner_up[0]:.2f})")
     return OptionChoice(option=best[1], supporting_requirement_ids=best[2],
                         reason=f"supported by {', '.join(best[2])} (support {best[0]:.2f})")
+
+
+# --- llm backend: the model writes statements; code fixes conflicts and unused IDs, Review checks ----
+
+_CITED = re.compile(r"REQ-[SP]\d{3}")
+
+
+class ComposeReply(BaseModel):
+    """LLM reply schema for skills/compose.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    statements: list[Statement] = Field(min_length=1, max_length=MAX_STATEMENTS + 4)
+
+
+def answer_from_reply(reply: ComposeReply, verified: list[Requirement], attempt: int) -> ComposedAnswer:
+    """The model's statements as an answer; conflicts and unused IDs are computed by code, never taken."""
+    cited = {i for s in reply.statements for i in [*s.requirement_ids, *_CITED.findall(s.text)]}
+    return ComposedAnswer(statements=reply.statements, conflicts=find_conflicts(verified),
+                          unused_requirement_ids=[r.requirement_id for r in verified if r.requirement_id not in cited],
+                          composer="llm", attempt=attempt)
+
+
+def _prompt_requirement(r: Requirement) -> dict[str, Any]:
+    return {"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()), "where": _where(r),
+            "modality": r.modality.value}
+
+
+def verified_of(state: dict[str, Any]) -> list[Requirement]:
+    """The verified requirements in graph state, in extraction order."""
+    return [Requirement.model_validate(j["requirement"]) for j in state.get("judged") or [] if j["verified"]]
+
+
+def compose_node(state: dict, deps: Any) -> dict:
+    """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+
+    verified = verified_of(state)
+    review = state.get("review")
+    attempt = 2 if review and not review["passed"] else 1
+    if deps.llm is None or not verified:
+        answer = compose_rules(verified).model_copy(update={"attempt": attempt})
+        return evidence_update([], 0, composition=answer.model_dump(mode="json"))
+    previous = (state.get("composition") or {}).get("statements", []) if attempt == 2 else []
+    answer, fallbacks, calls = llm_or_rules_within(
+        deps, evidence_allowance(state, deps), "compose", "compose", ComposeReply,
+        rules=lambda: compose_rules(verified).model_copy(update={"attempt": attempt}),
+        accept=lambda reply: answer_from_reply(reply, verified, attempt), question=state["stem"],
+        requirements=[_prompt_requirement(r) for r in verified],
+        conflicts=[c.model_dump() for c in find_conflicts(verified)],
+        previous=[s["text"] for s in previous], reasons=review["reasons"] if attempt == 2 else [])
+    return evidence_update(fallbacks, calls, composition=answer.model_dump(mode="json"))

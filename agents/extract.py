@@ -135,34 +135,156 @@ def _confidence(modality: Modality, excerpted: bool, elsewhere: bool) -> tuple[s
         return "medium", f"sentence longer than {MAX_WORDS} words: excerpted"
     if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
         return "high", f"whole sentence with an explicit {modality.value}"
+    if modality is Modality.NONE:  # only an LLM proposal gets here; the rules skip such sentences
+        return "low", "no obligation, prohibition, permission or recommendation found by code"
     return "medium", f"whole sentence; {modality.value} only"
+
+
+class _Numbering:
+    """REQ-IDs per answer: REQ-S### for statute/regulation sources, REQ-P### for every other source."""
+
+    def __init__(self) -> None:
+        self.counters = {"S": 0, "P": 0}
+
+    def next(self, source_type: str) -> str:
+        kind = "S" if source_type in STATUTE_TYPES else "P"
+        self.counters[kind] += 1
+        return f"REQ-{kind}{self.counters[kind]:03d}"
+
+
+def _requirement(chunk: dict[str, Any], rid: str, start: int, end: int, excerpted: bool,
+                 origin: str = "") -> Requirement:
+    quote = chunk["text"][start:end]
+    modality = classify_modality(quote)
+    elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
+    level, reason = _confidence(modality, excerpted, elsewhere)
+    return Requirement(
+        requirement_id=rid, source_type=chunk["source_type"], document_id=chunk["document_id"],
+        document_version=chunk["document_version"], document_title=chunk["document_title"],
+        section_path=chunk["section_path"], chunk_id=chunk["chunk_id"], char_start=start, char_end=end,
+        exact_quote=quote, modality=modality, extraction_confidence=level, confidence_reason=origin + reason,
+        refers_elsewhere=elsewhere)
 
 
 def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
     """Requirement sentences of the evidence chunks, in evidence order, numbered per answer."""
-    counters = {"S": 0, "P": 0}
+    numbering = _Numbering()
     seen: set[str] = set()
     out: list[Requirement] = []
     for chunk in chunks:
         text = chunk["text"]
         for span in split_sentences(text):
-            sentence = text[span.start:span.end]
-            modality = classify_modality(sentence)
-            if modality is Modality.NONE:
+            if classify_modality(text[span.start:span.end]) is Modality.NONE:
                 continue
             cut = _excerpt(text, span.start, span.end)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
-            quote = text[cut[0]:cut[1]]
-            seen.add(normalize_ws(quote))
-            kind = "S" if chunk["source_type"] in STATUTE_TYPES else "P"
-            counters[kind] += 1
-            elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
-            level, reason = _confidence(modality, cut != (span.start, span.end), elsewhere)
-            out.append(Requirement(
-                requirement_id=f"REQ-{kind}{counters[kind]:03d}", source_type=chunk["source_type"],
-                document_id=chunk["document_id"], document_version=chunk["document_version"],
-                document_title=chunk["document_title"], section_path=chunk["section_path"],
-                chunk_id=chunk["chunk_id"], char_start=cut[0], char_end=cut[1], exact_quote=quote,
-                modality=modality, extraction_confidence=level, confidence_reason=reason, refers_elsewhere=elsewhere))
+            seen.add(normalize_ws(text[cut[0]:cut[1]]))
+            rid = numbering.next(chunk["source_type"])
+            out.append(_requirement(chunk, rid, cut[0], cut[1], cut != (span.start, span.end)))
     return out
+
+
+# --- llm backend: the model proposes (chunk id, quote); code locates, numbers and checks ---------------
+
+class ProposedQuote(BaseModel):
+    """One requirement the LLM proposes, copied from a chunk."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str = Field(description="Id of the evidence chunk the quote is copied from")
+    quote: str = Field(description="The requirement sentence, copied character for character from the chunk")
+
+
+class ExtractReply(BaseModel):
+    """LLM reply schema for skills/extract.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quotes: list[ProposedQuote] = Field(max_length=60, description="Requirement sentences, in chunk order")
+
+
+def _normalized_with_positions(text: str) -> tuple[str, list[int]]:
+    """The whitespace-normalized text and, for each of its characters, its offset in `text`."""
+    chars: list[str] = []
+    positions: list[int] = []
+    for word in re.finditer(r"\S+", text):
+        if chars:
+            chars.append(" ")
+            positions.append(word.start() - 1)
+        chars.extend(word.group(0))
+        positions.extend(range(word.start(), word.end()))
+    return "".join(chars), positions
+
+
+def locate(chunk_text: str, quote: str) -> tuple[int, int] | None:
+    """Offsets of `quote` in `chunk_text`, matched after whitespace normalization only; None if absent.
+
+    The match must start and end at word boundaries: a fragment of a word is not a quote.
+    """
+    target = normalize_ws(quote)
+    if not target:
+        return None
+    normalized, positions = _normalized_with_positions(chunk_text)
+    at = normalized.find(target)
+    while at >= 0:
+        start, end = positions[at], positions[at + len(target) - 1] + 1
+        if (start == 0 or not chunk_text[start - 1].isalnum()) and (
+                end == len(chunk_text) or not chunk_text[end].isalnum()):
+            return start, end
+        at = normalized.find(target, at + 1)
+    return None
+
+
+def _unlocated(proposal: ProposedQuote, chunk: dict[str, Any] | None, rid: str) -> Requirement:
+    """A proposal that is not verbatim text of a known chunk: kept on record, rejected as not_verbatim."""
+    chunk = chunk or {}
+    return Requirement(
+        requirement_id=rid, source_type=chunk.get("source_type", "unknown"), document_id=chunk.get("document_id", ""),
+        document_version=chunk.get("document_version", 0), document_title=chunk.get("document_title", ""),
+        section_path=chunk.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
+        exact_quote=proposal.quote, modality=classify_modality(proposal.quote), extraction_confidence="low",
+        confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
+
+
+def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dict[str, Any]]) -> list[Requirement]:
+    """Turn LLM proposals into requirements. Code finds each quote in its chunk and assigns offsets and IDs.
+
+    A quote longer than MAX_WORDS is cut around its modal verb like a rules quote; a quote that is
+    not in the named chunk (or names an unknown chunk) is kept with offsets 0-0, so Verify rejects it
+    as `not_verbatim` and it stays on record.
+    """
+    by_id = {c["chunk_id"]: c for c in chunks}
+    numbering, seen, out = _Numbering(), set(), []
+    for proposal in proposals:
+        chunk = by_id.get(proposal.chunk_id)
+        span = locate(chunk["text"], proposal.quote) if chunk else None
+        if span is None:
+            out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
+            continue
+        cut = _excerpt(chunk["text"], *span) or span  # a short quote stays whole; Verify judges its length
+        if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
+            continue
+        seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))
+        out.append(_requirement(chunk, numbering.next(chunk["source_type"]), cut[0], cut[1], cut != span,
+                                origin="llm proposal; "))
+    return out
+
+
+def _prompt_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
+
+
+def extract_node(state: dict, deps: Any) -> dict:
+    """Graph node. Rules: modal sentences of the evidence. LLM: proposed quotes, located and numbered by code."""
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+
+    evidence = state["evidence"]
+    if not evidence:
+        return evidence_update([], 0, requirements=[])
+    requirements, fallbacks, calls = llm_or_rules_within(
+        deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
+        rules=lambda: extract_from_chunks(evidence),
+        accept=lambda reply: requirements_from_proposals(reply.quotes, evidence),
+        question=state["stem"], chunks=[_prompt_chunk(c) for c in evidence])
+    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements])

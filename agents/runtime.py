@@ -70,3 +70,32 @@ def llm_or_rules(deps: Deps, step: str, skill: str, schema: type[T], rules: Call
     if result is None:
         return rules(), [f"{step}: reply rejected by code checks"]
     return result, []
+
+
+def llm_or_rules_within(deps: Deps, allowed: int, step: str, skill: str, schema: type[T], rules: Callable[[], R],
+                        accept: Callable[[T], R | None], **variables: Any) -> tuple[R, list[str], int]:
+    """`llm_or_rules` with at most `allowed` LLM calls: a stage's own budget, whatever earlier stages spent.
+
+    Returns the result, the recorded fallbacks and the calls spent (retries included), so the stage
+    can keep its running total in graph state (a resumed run then still honours the budget).
+    """
+    llm = deps.llm
+    if llm is None:
+        return rules(), [], 0
+    saved, before = llm.budget, llm.calls
+    llm.budget = before + max(0, allowed)
+    try:
+        result, fallbacks = llm_or_rules(deps, step, skill, schema, rules=rules, accept=accept, **variables)
+    finally:
+        llm.budget = saved
+    return result, fallbacks, llm.calls - before
+
+
+def evidence_allowance(state: dict[str, Any], deps: Deps) -> int:
+    """LLM calls the evidence stage may still make: `llm_budget_evidence` minus what it has spent."""
+    return deps.settings.llm_budget_evidence - int(state.get("evidence_llm_calls") or 0)
+
+
+def evidence_update(fallbacks: list[str], calls: int, **values: Any) -> dict[str, Any]:
+    """A partial state update from an evidence-stage node (its fallbacks also go to the run's list)."""
+    return {**values, "fallbacks": fallbacks, "evidence_fallbacks": fallbacks, "evidence_llm_calls": calls}

@@ -1,4 +1,4 @@
-"""Graph state: a TypedDict with explicit reducers. Everything in it is JSON-serializable so the
+"""Graph state: TypedDicts with explicit reducers. Everything in them is JSON-serializable so the
 Postgres checkpointer can store it; side effects (Deps) travel in the run config instead."""
 
 from __future__ import annotations
@@ -21,21 +21,32 @@ def merge_memory(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class ResearchState(TypedDict):
-    question: str                 # the question as asked
+class EvidenceState(TypedDict):
+    """Extract -> verify -> compose -> review. Also run on its own (`agents.evidence.run_evidence`)."""
+
     stem: str                     # the question without multiple-choice options
     options: list[str]            # multiple-choice options, stripped before research
+    evidence: Annotated[list[dict[str, Any]], merge_evidence]
+    metrics: Annotated[list[dict[str, Any]], operator.add]
+    fallbacks: Annotated[list[str], operator.add]
+    requirements: list[dict[str, Any]]       # extract: Requirement records, numbered per answer
+    judged: list[dict[str, Any]]             # verify: JudgedRequirement records (verdict per requirement)
+    composition: dict[str, Any] | None       # compose: the latest ComposedAnswer
+    review: dict[str, Any] | None            # review: the latest verdict (a failed first one sends back to compose)
+    evidence_fallbacks: Annotated[list[str], operator.add]  # the evidence stage's share of `fallbacks`
+    evidence_llm_calls: Annotated[int, operator.add]        # spent from settings.llm_budget_evidence
+    evidence_result: dict[str, Any] | None   # the final EvidenceResult
+
+
+class ResearchState(EvidenceState):
+    question: str                 # the question as asked
     rejected: bool
     rejection_reason: str | None
     question_type: str            # simple | multi_hop
     aspects: list[str]            # what the question asks about, in research order
     current: dict[str, Any] | None  # the step being researched: aspect, attempt, queries
     steps: Annotated[list[dict[str, Any]], operator.add]
-    evidence: Annotated[list[dict[str, Any]], merge_evidence]
     memory: Annotated[dict[str, Any], merge_memory]
-    metrics: Annotated[list[dict[str, Any]], operator.add]
-    fallbacks: Annotated[list[str], operator.add]
     iterations: int
     decision: str                 # last replan decision: next_step | retry | complete
     memory_hit: dict[str, Any] | None
-    evidence_result: dict[str, Any] | None  # extract -> verify -> compose -> review

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.evaluate import key_terms
-from agents.extract import Modality, classify_modality
+from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim
 from engine.lexical import tokenize
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
@@ -97,3 +97,114 @@ def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = 
     f = features(question, quote, embedder or _default_embedder())
     verified, reason, rationale = decide(f)
     return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=score_of(f), features=f)
+
+
+class JudgedRequirement(BaseModel):
+    """A requirement and the gate's verdict on it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement: Requirement
+    verified: bool
+    rejection_reason: str | None
+    rationale: str
+    score: float
+    decided_by: str = Field(default="rules", description="code (verbatim/length checks), rules (the gate) or llm")
+
+
+def _code_check(req: Requirement, chunks: dict[str, dict[str, Any]]) -> JudgedRequirement | None:
+    """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
+    chunk = chunks.get(req.chunk_id)
+    if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
+                                 rationale="the quote is not the chunk text at its offsets", score=0.0,
+                                 decided_by="code")
+    if len(req.exact_quote.split()) < MIN_WORDS:
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
+                                 rationale=f"a quote of fewer than {MIN_WORDS} words", score=0.0, decided_by="code")
+    return None
+
+
+def verify_requirements(question: str, requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
+                        embedder: Any) -> list[JudgedRequirement]:
+    """The rules gate; the verbatim check comes first and is decided by code alone."""
+    judged = []
+    for req in requirements:
+        failed = _code_check(req, chunks)
+        if failed is not None:
+            judged.append(failed)
+            continue
+        f = features(question, req.exact_quote, embedder)
+        verified, reason, rationale = decide(f)
+        judged.append(JudgedRequirement(requirement=req, verified=verified, rejection_reason=reason,
+                                        rationale=rationale, score=score_of(f)))
+    return judged
+
+
+# --- llm backend: verdicts are accepted only for requirements that passed the code checks -----------
+
+class LLMVerdict(BaseModel):
+    """The model's verdict on one requirement (reply item of skills/verify.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requirement_id: str = Field(description="A REQ-ID from the list given")
+    verified: bool = Field(description="True only if the quote alone explicitly answers the question")
+    rejection_reason: Literal["does_not_address_question", "requires_inference", "incomplete_quote"] | None = Field(
+        default=None, description="Required when verified is false; null when true")
+    rationale: str = Field(default="", max_length=400, description="One line: why")
+
+
+class VerifyReply(BaseModel):
+    """LLM reply schema for skills/verify.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[LLMVerdict] = Field(max_length=80)
+
+
+def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdict],
+                       notes: list[str]) -> list[JudgedRequirement] | None:
+    """Replace rules verdicts by the model's, for requirements that passed the code checks only.
+
+    Verdicts for unknown or code-rejected IDs, and self-contradicting ones (verified with a reason,
+    rejected without), are ignored and noted; requirements the model skipped keep the rules verdict.
+    Returns None when no verdict was usable (the caller then records a fallback).
+    """
+    eligible = {j.requirement.requirement_id for j in judged if j.decided_by != "code"}
+    usable: dict[str, LLMVerdict] = {}
+    ignored = []
+    for verdict in verdicts:
+        if verdict.requirement_id not in eligible or verdict.verified == (verdict.rejection_reason is not None):
+            ignored.append(verdict.requirement_id)
+        else:
+            usable.setdefault(verdict.requirement_id, verdict)
+    if ignored:
+        notes.append(f"verify: ignored llm verdicts on unknown, unverifiable or contradictory {', '.join(ignored)}")
+    skipped = sorted(eligible - usable.keys())
+    if skipped and usable:
+        notes.append(f"verify: no llm verdict for {', '.join(skipped)}; rules verdict kept")
+    if not usable:
+        return None
+    return [j.model_copy(update={"verified": usable[rid].verified, "rejection_reason": usable[rid].rejection_reason,
+                                 "rationale": usable[rid].rationale or "llm verdict", "decided_by": "llm"})
+            if (rid := j.requirement.requirement_id) in usable else j for j in judged]
+
+
+def verify_node(state: dict, deps: Any) -> dict:
+    """Graph node: code checks, then the rules gate, or the model's verdicts where code allows them."""
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+
+    question = state["stem"]
+    requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]
+    chunks = {e["chunk_id"]: e for e in state["evidence"]}
+    by_rules = verify_requirements(question, requirements, chunks, deps.embedder)
+    eligible = [j.requirement for j in by_rules if j.decided_by != "code"]
+    judged, fallbacks, notes, calls = by_rules, [], [], 0
+    if deps.llm is not None and eligible:
+        judged, fallbacks, calls = llm_or_rules_within(
+            deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,
+            accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
+            requirements=[{"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()),
+                           "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
+    return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])

@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=2, description="Re-asks after an unusable reply, per call.")
     llm_budget_simple: int = Field(default=4, description="LLM calls allowed for a simple question.")
     llm_budget_multi_hop: int = Field(default=11, description="LLM calls allowed for a multi-hop question.")
+    llm_budget_evidence: int = Field(
+        default=8, ge=0,
+        description="LLM calls allowed for the evidence stage, on top of the research budget: extract, verify, "
+                    "compose, review and one revision take 6 when every reply is usable; retries count.")
     guard_enabled: bool = True
     # Research loop.
     research_k: int = Field(default=10, description="Chunks retrieved per research step.")

@@ -78,21 +78,18 @@ def test_rules_evidence_stage_is_deterministic(deps) -> None:
     assert _answer(question, deps) == _answer(question, deps)
 
 
-def test_tampered_quote_is_rejected_not_verbatim(deps) -> None:
+def test_tampered_quote_is_rejected_not_verbatim(deps, monkeypatch) -> None:
     evidence = [{"chunk_id": "chk_x", "text": "A firm must retain transaction records for at least six years from "
                  "the date of the transaction.", "source_type": "regulation", "document_id": "doc_x",
                  "document_version": 1, "document_title": "T", "section_path": "4.2"}]
     good = run_evidence("How long must transaction records be kept?", evidence, deps)
     assert good.status == "ANSWERED"
     forged = [{**evidence[0], "text": evidence[0]["text"].replace("six", "two")}]
-    from agents import evidence as stage
+    from agents import extract
 
-    original = stage.extract_from_chunks
-    stage.extract_from_chunks = lambda chunks: original(evidence)  # quotes from the original text
-    try:
-        result = run_evidence("How long must transaction records be kept?", forged, deps)
-    finally:
-        stage.extract_from_chunks = original
+    original = extract.extract_from_chunks
+    monkeypatch.setattr(extract, "extract_from_chunks", lambda chunks: original(evidence))  # quotes of the original
+    result = run_evidence("How long must transaction records be kept?", forged, deps)
     assert result.status == "NO_AUTHORITATIVE_EVIDENCE"
     assert result.rejected_requirements[0]["rejection_reason"] == "not_verbatim"
 

@@ -25,11 +25,13 @@ def test_sound_replies_are_used(corpus_conn, corpus_settings, embedder) -> None:
     )
     deps = _deps(corpus_conn, corpus_settings, embedder, model)
     result = run_research(SIMPLE, deps)
-    assert result.fallbacks == ["evidence stage: the llm backend is not built yet; rules used"]
+    evidence_steps = ("extract", "verify", "compose", "review")  # the script ends: they fall back, recorded
+    assert [f for f in result.fallbacks if not f.startswith(evidence_steps)] == []
+    assert result.evidence_result["fallbacks"] and result.evidence_result["status"] == "ANSWERED"
     assert result.steps[0]["queries"] == ["transaction record retention period", "how many years keep trade records",
                                           "retain records of transactions"]
-    assert sum(m["llm_calls"] for m in result.metrics) == 3
-    assert deps.llm.skill_hashes.keys() == {"guard", "classify", "rewrite"}
+    assert sum(m["llm_calls"] for m in result.metrics if m["node"] not in evidence_steps) == 3
+    assert deps.llm.skill_hashes.keys() >= {"guard", "classify", "rewrite"}
     assert deps.llm.budget == corpus_settings.llm_budget_simple
 
 
