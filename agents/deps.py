@@ -46,4 +46,15 @@ class Deps:
             llm = LLMClient(chat_model or make_chat_model(settings),
                             budget=budget or settings.llm_budget_multi_hop, max_retries=settings.llm_max_retries)
         return cls(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings),
-                   llm=llm)
+                   llm=llm, qa_memory=trail_memory(conn, embedder, settings) if settings.memory_enabled else None)
+
+
+def trail_memory(conn: psycopg.Connection, embedder: Embedder, settings: Settings
+                 ) -> Callable[[str], dict[str, Any] | None]:
+    """QA memory backed by the audit trail: the nearest earlier answered question above the threshold."""
+    from engine import audit_trail
+
+    def lookup(stem: str) -> dict[str, Any] | None:
+        return audit_trail.similar_question(conn, embedder.encode_query(stem), settings.memory_threshold)
+
+    return lookup

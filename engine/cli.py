@@ -2,49 +2,34 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import uuid
-from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from engine import db as dbmod
 from engine import embedded_db
+from engine.cli_common import emit_json, err, out, run
+from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
-from engine.errors import EngineError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.")
 db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
+app.add_typer(trail_app, name="trail")
 
-out = Console()
-err = Console(stderr=True)
 
 
 def _settings() -> Settings:
     return load_settings()
 
 
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
-
-
-def run(fn: Callable[[], int | None]) -> None:
-    """Run a command body, turning engine errors into a message and an exit code."""
-    try:
-        code = fn() or 0
-    except EngineError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
-        raise typer.Exit(exc.exit_code) from exc
-    raise typer.Exit(code)
-
+_emit_json = emit_json
 
 @db_app.command("status")
 def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -248,11 +233,14 @@ def _print_answer(answer: dict[str, Any]) -> None:
 
 
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
-                      verbose: bool) -> int:
+                      verbose: bool, actor: str | None = None) -> int:
     from agents.deps import Deps
     from agents.research import postgres_checkpointer, resume_research, run_research
+    from engine.audit_trail import crash_point
+    from engine.trail_record import record_research
 
     settings = _settings()
+    asked_at = datetime.now(UTC)
     with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver, \
             err.status("starting", spinner="dots") as status:
         deps = Deps.build(conn, settings, backend=backend)
@@ -266,10 +254,17 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress)
         else:
             result = resume_research(run_id or "", deps, saver, progress=progress)
+        crash_point(settings.fault_injection, "audit:before")
+        status.update("recording the audit")
+        audit = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
+                                actor=actor, asked_at=asked_at)
+        crash_point(settings.fault_injection, "audit:after")
     if as_json:
-        _emit_json(result.model_dump(mode="json"))
+        _emit_json({**result.model_dump(mode="json"), "audit": audit.model_dump()})
     else:
         _print_research(result, verbose)
+        out.print(f"audit [bold]{audit.audit_id}[/] (seq {audit.seq}, hash {audit.hash[:16]}…)"
+                  + ("" if audit.created else " (recorded earlier)"), highlight=False)
     return 0
 
 
@@ -279,11 +274,12 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     backend: Annotated[str | None, typer.Option("--backend", help="rules (default) or llm")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-node metrics.")] = False,
+    actor: Annotated[str | None, typer.Option("--actor", help="Who asks (default: the OS user).")] = None,
 ) -> None:
-    """Research a question: guard, classify, plan, rewrite, retrieve, cross-references, evaluate, replan."""
+    """Answer a question from the corpus and record the audit (research, extract, verify, compose, review)."""
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")
-    run(lambda: _research_command(question, None, as_json, backend, verbose))
+    run(lambda: _research_command(question, None, as_json, backend, verbose, actor))
 
 
 @app.command()
@@ -291,9 +287,10 @@ def resume(
     run_id: Annotated[str, typer.Argument(help="The run id printed by 'evidence ask'.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    actor: Annotated[str | None, typer.Option("--actor")] = None,
 ) -> None:
-    """Continue a research run that was interrupted (or show a finished one)."""
-    run(lambda: _research_command(None, run_id, as_json, None, verbose))
+    """Continue a run that was interrupted (or show a finished one); its audit is recorded once."""
+    run(lambda: _research_command(None, run_id, as_json, None, verbose, actor))
 
 
 def main() -> None:

@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     crossref_depth: int = 2
     crossref_char_budget: int = 4000
     memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
+    memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
+    # Audit trail.
+    trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
+    actor: str | None = Field(default=None, description="Who asks (default: the OS user).")
+    fault_injection: str | None = Field(
+        default=None, description="Tests only: kill the process at a named point (e.g. 'audit:during').")
 
     @cached_property
     def model_dir(self) -> Path:
@@ -98,6 +104,10 @@ class Settings(BaseSettings):
         return path
 
     @property
+    def signing_key_file(self) -> Path:
+        return self.trail_key_file or self.home / "keys" / "trail-checkpoint.ed25519.pem"
+
+    @property
     def pgdata(self) -> Path:
         return self.home / "pgdata"
 
@@ -107,7 +117,8 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key"})
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key",
+                                                          "trail_key_file", "actor", "fault_injection"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

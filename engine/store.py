@@ -266,3 +266,14 @@ def count_rows(conn: psycopg.Connection) -> dict[str, int]:
     for table in ("documents", "chunks", "postings", "lexical_terms"):
         out[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     return out
+
+
+def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
+    """Every version of the documents `name` identifies: a document id, a source key, a title or a file name."""
+    sql = (f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key FROM documents "
+           "WHERE id = %(n)s OR source_key = %(n)s OR lower(title) = lower(%(n)s) OR source_uri = %(n)s "
+           "OR source_uri LIKE %(tail)s) ORDER BY source_key, version")
+    tail = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, {"n": name, "tail": tail}).fetchall()
+    return [Document(**row) for row in rows]

@@ -86,3 +86,37 @@ def corpus_settings(server_settings: Settings, embedder: Embedder) -> Settings:
 def corpus_conn(corpus_settings: Settings) -> Iterator[psycopg.Connection]:
     with dbmod.connection(corpus_settings) as connection:
         yield connection
+
+
+@pytest.fixture(scope="session")
+def trail_template(server_settings: Settings, corpus_settings: Settings, embedder: Embedder) -> str:
+    """A database holding the sample corpus (no audits) that trail tests clone: its name."""
+    from engine.ingest import ingest_paths
+
+    base = server_settings.database_url or embedded_db.start(server_settings)
+    url = _database(base, "trail_template")
+    with dbmod.connection(server_settings.model_copy(update={"database_url": url})) as connection:
+        if not connection.execute("SELECT count(*) FROM documents").fetchone()[0]:
+            ingest_paths(connection, embedder, server_settings, [CORPUS])
+    return "trail_template"
+
+
+@pytest.fixture()
+def trail_settings(server_settings: Settings, trail_template: str, tmp_path: Path) -> Settings:
+    """A fresh database cloned from the template, and a home of its own (signing key, checkpoint log)."""
+    import uuid
+
+    base = server_settings.database_url or embedded_db.start(server_settings)
+    name = f"trail_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{trail_template}"')
+    home = tmp_path / "home"
+    home.mkdir()
+    return server_settings.model_copy(update={"database_url": base.replace("/postgres?", f"/{name}?", 1),
+                                              "home": home, "trail_key_file": None})
+
+
+@pytest.fixture()
+def trail_conn(trail_settings: Settings) -> Iterator[psycopg.Connection]:
+    with dbmod.connection(trail_settings) as connection:
+        yield connection

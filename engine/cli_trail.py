@@ -1,0 +1,272 @@
+"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, and amend stored audits."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from engine import audit_trail
+from engine import db as dbmod
+from engine.cli_common import emit_json, err, out, run, settings
+from engine.errors import EngineError
+
+trail_app = typer.Typer(no_args_is_help=True, help="The audit trail: append-only, hash-chained, verifiable.")
+
+
+def _when(value: str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{name} wants an ISO date or time such as 2026-01-31 or 2026-01-31T12:00Z") from exc
+    return parsed if parsed.tzinfo else parsed.astimezone()
+
+
+def _headers_table(rows: list[dict[str, Any]], *, similarity: bool = False) -> Table:
+    table = Table()
+    for col in ("seq", "audit", "recorded (UTC)", "actor", "status", "confidence", "question") + (
+            ("similarity",) if similarity else ()):
+        table.add_column(col)
+    for r in rows:
+        kind = "" if r["kind"] == "answer" else f" [dim]({r['kind']} of {r['amends']})[/]"
+        cells = [str(r["seq"]), r["audit_id"] + kind, f"{r['created_at']:%Y-%m-%d %H:%M}", escape(r["actor"]),
+                 r["status"], r["grounding_confidence"] or "", escape(r["question"][:90])]
+        table.add_row(*cells, *([f"{r['similarity']:.3f}"] if similarity else []))
+    return table
+
+
+@trail_app.command("list")
+def list_cmd(
+    since: Annotated[str | None, typer.Option("--since", help="ISO date/time (inclusive)")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO date/time (exclusive)")] = None,
+    actor: Annotated[str | None, typer.Option("--actor")] = None,
+    document: Annotated[str | None, typer.Option("--document", help="Document id or source key cited")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="ANSWERED | NO_AUTHORITATIVE_EVIDENCE | ...")] = None,
+    confidence: Annotated[str | None, typer.Option("--confidence", help="high | medium | low | insufficient")] = None,
+    batch: Annotated[str | None, typer.Option("--batch", help="Audits of one batch run")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """List stored audits, oldest first."""
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            rows = audit_trail.list_audits(conn, since=_when(since, "--since"), until=_when(until, "--until"),
+                                           actor=actor, document=document, status=status, confidence=confidence,
+                                           batch=batch)
+        if as_json:
+            emit_json(rows)
+        else:
+            out.print(_headers_table(rows))
+            out.print(f"{len(rows)} audit(s)")
+        return 0
+
+    run(body)
+
+
+@trail_app.command("show")
+def show_cmd(audit_id: str, as_json: Annotated[bool, typer.Option("--json", help="Exactly what was stored")] = False
+             ) -> None:
+    """Show one audit: the whole record (`--json` prints the stored canonical text as is)."""
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            row = audit_trail.get(conn, audit_id)
+            notes = audit_trail.amendments(conn, audit_id)
+        if as_json:
+            sys.stdout.write(row["canonical"] + "\n")
+            return 0
+        _print_record(row, notes)
+        return 0
+
+    run(body)
+
+
+def _print_record(row: dict[str, Any], notes: list[dict[str, Any]]) -> None:
+    rec = row["record"]
+    out.print(f"[bold]{row['audit_id']}[/]  seq {row['seq']}  {rec['kind']}  recorded {rec['recorded_at']}  "
+              f"by {escape(rec['actor'])}", highlight=False)
+    out.print(f"hash {row['hash']}\nprev {row['prev_hash']}", highlight=False)
+    out.print(f"question: {escape(rec['question'])}", highlight=False)
+    if rec["kind"] != "answer":
+        out.print(f"{rec['kind']} of {rec['amends']}: {escape(rec['reason'])}\n{escape(rec['text'])}")
+        return
+    ans = rec["answer"]
+    out.print(f"{ans['status']}  grounding confidence {ans['grounding_confidence']}  backend {rec['backend']}  "
+              f"engine {rec['engine']['version']}  settings {rec['settings_hash'][:12]}", highlight=False)
+    for statement in ans["statements"] or [{"text": ans["final_answer"]}]:
+        out.print("- " + escape(statement["text"]), highlight=False)
+    table = Table(title="requirements")
+    for col in ("REQ-ID", "verdict", "modality", "document", "section", "quote"):
+        table.add_column(col)
+    for r in rec["requirements"]:
+        verdict = "verified" if r["verified"] else r["rejection_reason"]
+        source = escape(f"{r['document_title']} v{r['document_version']}")
+        table.add_row(r["requirement_id"], verdict, r["modality"], source,
+                      escape(r["section_path"]), escape(r["exact_quote"]))
+    out.print(table)
+    out.print(f"{len(rec['research']['steps'])} research step(s); corpus of {len(rec['corpus'])} document(s)")
+    for note in notes:
+        out.print(f"[yellow]{note['kind']}[/] {note['audit_id']} by {escape(note['actor'])}: "
+                  f"{escape(note['record']['reason'])}", highlight=False)
+
+
+@trail_app.command("search")
+def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Semantic search over stored questions and answers."""
+    from engine.embeddings import Embedder
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            rows = audit_trail.search(conn, Embedder.from_settings(cfg).encode_query(text), k)
+        if as_json:
+            emit_json(rows)
+        else:
+            out.print(_headers_table(rows, similarity=True))
+        return 0
+
+    run(body)
+
+
+@trail_app.command("verify")
+def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this audit's quotes (chain: always all)")
+                                   ] = None,
+               all_: Annotated[bool, typer.Option("--all", help="Every audit (the default)")] = False,
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Recompute hashes and links, check checkpoints and quotes. Exit 6 on any failure."""
+    from engine.errors import IntegrityError
+    from engine.trail_verify import verify_trail
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            report = verify_trail(conn, settings(), audit_id=None if all_ else audit_id)
+        if as_json:
+            emit_json(report.model_dump())
+        else:
+            out.print(f"{report.audits_checked} audit(s), head seq {report.head_seq}, "
+                      f"{report.checkpoints_checked} checkpoint(s)"
+                      f"{'' if report.signatures_checked else ' (signatures not checked)'}, "
+                      f"{report.quotes_checked} quote(s) checked", highlight=False)
+            for p in report.problems:
+                where = f"seq {p.seq}" if p.seq is not None else "trail"
+                err.print(f"[red]FAIL[/] {where} {p.audit_id or ''} [{p.check}] {escape(p.message)}", highlight=False)
+            out.print("[green]OK: the trail verifies[/]" if report.ok
+                      else f"[red]FAILED[/]: first bad seq {report.first_bad_seq}")
+        return 0 if report.ok else IntegrityError.exit_code
+
+    run(body)
+
+
+@trail_app.command("checkpoint")
+def checkpoint_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Sign {seq, head hash, time} with the Ed25519 key kept outside the database (created on first use)."""
+    from engine.checkpoints import create_checkpoint
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            cp = create_checkpoint(conn, cfg)
+        if as_json:
+            emit_json(cp.model_dump())
+            return 0
+        if cp.key_created:
+            out.print(f"created signing key {cp.key_file} — back it up; verification needs its public half")
+        out.print(f"checkpoint seq {cp.seq} head {cp.head_hash} signed {cp.signed_at}\n"
+                  f"key fingerprint (SHA-256) {cp.key_fingerprint}", highlight=False)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("diff")
+def diff_cmd(audit_a: str, audit_b: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """What changed from AUD-A to AUD-B: requirements, verdicts, answer, corpus versions."""
+    from engine.trail_queries import diff
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            d = diff(conn, audit_a, audit_b)
+        if as_json:
+            emit_json(d)
+            return 0
+        if not d["same_question"]:
+            out.print("[yellow]note: the two audits answer different questions[/]")
+        out.print(f"status {d['status'][0]} -> {d['status'][1]}; confidence {d['grounding_confidence'][0]} -> "
+                  f"{d['grounding_confidence'][1]}")
+        for c in d["corpus_changes"]:
+            out.print(f"corpus: {escape(c['title'])} v{c['before']} -> v{c['after']}")
+        for label, items in (("+", d["requirements_added"]), ("-", d["requirements_removed"])):
+            for r in items:
+                verdict = "verified" if r["verified"] else r["rejection_reason"]
+                out.print(f"{label} {r['requirement_id']} ({verdict}) {escape(r['exact_quote'])}", highlight=False)
+        for c in d["verdicts_changed"]:
+            out.print(f"~ {escape(c['after']['exact_quote'][:80])}: {c['before']['rejection_reason'] or 'verified'}"
+                      f" -> {c['after']['rejection_reason'] or 'verified'}", highlight=False)
+        out.print("answer changed:" if d["answer_changed"] else "answer unchanged")
+        for line in d["answer_diff"][2:]:
+            out.print("  " + escape(line), highlight=False)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("impact")
+def impact_cmd(target: Annotated[str, typer.Argument(help="DOCUMENT or DOCUMENT#section (id, path, file or title)")],
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Which audits cite a document or section, and which rest on superseded text (stale evidence)."""
+    from engine.trail_queries import impact
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            result = impact(conn, target)
+        if as_json:
+            emit_json(result)
+            return 0
+        out.print(f"{len(result['audits'])} audit(s) cite {escape(target)}; {len(result['stale_audits'])} rest on "
+                  "superseded text")
+        for a in result["audits"]:
+            flag = "[red]STALE[/]" if a["stale"] else "[green]current[/]"
+            out.print(f"{flag} {a['audit_id']} (seq {a['seq']}) {escape(a['question'][:90])}", highlight=False)
+            for q in a["requirements"]:
+                if q["superseded"]:
+                    state = "still in" if q["quote_in_current_version"] else "[red]no longer in[/]"
+                    out.print(f"    {q['requirement_id']} v{q['document_version']} {state} v{q['current_version']}: "
+                              f"{escape(q['exact_quote'])}", highlight=False)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("amend")
+def amend_cmd(audit_id: str,
+              reason: Annotated[str, typer.Option("--reason", help="Why (required)")],
+              text: Annotated[str, typer.Option("--text", help="The note or the corrected statement")] = "",
+              correction: Annotated[bool, typer.Option("--correction", help="A correction, not a note")] = False,
+              actor: Annotated[str | None, typer.Option("--actor")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Add a reviewer note or a correction: a new record pointing to AUD (the original is never changed)."""
+    from engine.trail_record import build_amendment
+
+    def body() -> int:
+        if not reason.strip():
+            raise EngineError("--reason must say why the record is amended")
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            target = audit_trail.get(conn, audit_id)["record"]
+            record = build_amendment(target, kind="correction" if correction else "note", reason=reason, text=text,
+                                     actor=actor or cfg.actor)
+            appended = audit_trail.append(conn, record)
+        if as_json:
+            emit_json(appended.model_dump())
+        else:
+            out.print(f"{record['kind']} {appended.audit_id} (seq {appended.seq}) amends {audit_id}")
+        return 0
+
+    run(body)
