@@ -11,7 +11,7 @@ import psycopg
 from engine.config import Settings
 from engine.embeddings import Embedder
 from engine.llm import LLMClient
-from engine.retrieval import Retriever
+from engine.retrieval import Filters, Retriever
 
 
 @dataclass
@@ -36,7 +36,8 @@ class Deps:
 
     @classmethod
     def build(cls, conn: psycopg.Connection, settings: Settings, *, embedder: Embedder | None = None,
-              backend: str | None = None, chat_model: Any = None, budget: int | None = None) -> Deps:
+              backend: str | None = None, chat_model: Any = None, budget: int | None = None,
+              scope: Filters | None = None) -> Deps:
         """Assemble dependencies; `chat_model` overrides the configured endpoint (tests inject fakes)."""
         from engine.llm import make_chat_model
 
@@ -45,8 +46,9 @@ class Deps:
         if (backend or settings.backend) == "llm":
             llm = LLMClient(chat_model or make_chat_model(settings),
                             budget=budget or settings.llm_budget_multi_hop, max_retries=settings.llm_max_retries)
-        return cls(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings),
-                   llm=llm, qa_memory=trail_memory(conn, embedder, settings) if settings.memory_enabled else None)
+        retriever = Retriever(conn, embedder, settings, scope=scope)
+        memory = trail_memory(conn, embedder, settings) if settings.memory_enabled else None
+        return cls(conn=conn, embedder=embedder, settings=settings, retriever=retriever, llm=llm, qa_memory=memory)
 
 
 def trail_memory(conn: psycopg.Connection, embedder: Embedder, settings: Settings

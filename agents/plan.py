@@ -68,7 +68,8 @@ def lend_memory(deps: Any, hit: dict[str, Any]) -> dict[str, Any]:
     from engine import store
 
     chunks = store.get_chunks(deps.conn, list(hit.get("chunk_ids", [])))
-    current = [c for c in chunks.values() if c.is_current]
+    in_scope = deps.retriever.in_scope
+    current = [c for c in chunks.values() if c.is_current and in_scope(c.source_type, c.document_id)]
     stale = [cid for cid in hit.get("chunk_ids", []) if cid not in {c.id for c in current}]
     lead = f"memory: {hit['audit_id']} (similarity {hit['similarity']:.2f}) asked '{hit['question']}'"
     return {"evidence": [evidence_entry(c, score=0.0, query=f"memory:{hit['audit_id']}") for c in current],

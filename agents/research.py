@@ -94,3 +94,11 @@ def resume_research(run_id: str, deps: Deps, checkpointer: Any, *,
         raise NotFoundError(f"no research run '{run_id}' in the checkpoint store; start it with 'evidence ask'")
     state = graph.invoke(None, config) if snapshot.next else snapshot.values
     return _result(run_id, state, deps)
+
+
+def run_or_resume(question: str, deps: Deps, run_id: str, checkpointer: Any, *,
+                  progress: Callable[[str], None] | None = None) -> ResearchResult:
+    """Run `run_id` from scratch, or continue it when a checkpoint exists (batch items have fixed run ids)."""
+    if build_graph(checkpointer).get_state(_config(run_id, deps, None)).values:
+        return resume_research(run_id, deps, checkpointer, progress=progress)
+    return run_research(question, deps, run_id=run_id, checkpointer=checkpointer, progress=progress)

@@ -24,8 +24,9 @@ def crossref_node(state: dict, deps: Any) -> dict:
     current = state["current"]
     mine = [e for e in state["evidence"] if e["chunk_id"] in set(current.get("found", []))]
     visited = {e["chunk_id"] for e in state["evidence"]}
-    added = expand(deps.conn, mine, visited=visited, depth=deps.settings.crossref_depth,
-                   char_budget=deps.settings.crossref_char_budget)
+    added = [e for e in expand(deps.conn, mine, visited=visited, depth=deps.settings.crossref_depth,
+                               char_budget=deps.settings.crossref_char_budget)
+             if deps.retriever.in_scope(e["source_type"], e["document_id"])]
     leads = [f"{e['cross_reference']} -> {e['document_title']} {e['section_path']}" for e in added]
     return {"evidence": added, "current": {**current, "cross_references": [e["chunk_id"] for e in added]},
             "memory": {"leads": leads}}

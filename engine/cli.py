@@ -14,6 +14,7 @@ from rich.table import Table
 
 from engine import db as dbmod
 from engine import embedded_db
+from engine.cli_audit import audit_app
 from engine.cli_common import emit_json, err, out, run
 from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
@@ -22,6 +23,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Eng
 db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
+app.add_typer(audit_app, name="audit")
 
 
 

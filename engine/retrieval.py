@@ -68,6 +68,7 @@ class Retriever:
     embedder: Embedder
     settings: Settings
     lexical_conn: psycopg.Connection | None = None
+    scope: Filters | None = None  # applied to every search that names no filters (an audit's scope)
     _reranker: Any = field(default=None, repr=False)
     _pool: ThreadPoolExecutor | None = field(default=None, repr=False)
 
@@ -91,6 +92,13 @@ class Retriever:
         vector = self.embedder.encode_query(query)
         dense = store.dense_search(self.conn, vector, n, filters, self.settings.hnsw_ef_search)
         return dense, pending.result()
+
+    def in_scope(self, source_type: str, document_id: str) -> bool:
+        """Whether a chunk of this document may be evidence under the retriever's scope."""
+        if self.scope is None:
+            return True
+        return ((not self.scope.source_types or source_type in self.scope.source_types)
+                and (not self.scope.document_ids or document_id in self.scope.document_ids))
 
     def close(self) -> None:
         """Stop the worker thread (connections belong to the caller)."""
@@ -122,7 +130,7 @@ class Retriever:
         `pool_alt_weight`): found by several queries ranks higher, and an alternative's own best
         hit cannot outrank the primary query's. Each chunk keeps the scores of its best query.
         """
-        flt = (filters or Filters()).as_dict(exclude_ids)
+        flt = (filters or self.scope or Filters()).as_dict(exclude_ids)
         best: dict[str, dict[str, Any]] = {}
         pooled: dict[str, float] = {}
         for i, query in enumerate(dict.fromkeys(q.strip() for q in queries if q.strip())):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import hashlib
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import metadata
@@ -111,15 +112,19 @@ def _answer(evidence: dict[str, Any] | None, research: dict[str, Any]) -> dict[s
 
 def build_record(conn: psycopg.Connection, settings: Settings, research: dict[str, Any], *, actor: str | None,
                  asked_at: datetime, models: dict[str, Any], skills: dict[str, str],
-                 batch_id: str | None = None, audit_id: str | None = None) -> dict[str, Any]:
-    """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`)."""
+                 batch: dict[str, Any] | None = None, audit_id: str | None = None) -> dict[str, Any]:
+    """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`).
+
+    `batch` (batch runs only) carries the batch id, checklist name and hash, question id, control
+    id, the auditor's expectations and whether each was met; it is hashed with the rest.
+    """
     evidence = research.get("evidence_result")
     answer = _answer(evidence, research)
     return {
         "schema": RECORD_SCHEMA, "kind": "answer", "audit_id": audit_id or new_audit_id(),
         "question": research["question"], "actor": actor or default_actor(),
         "asked_at": utc_timestamp(asked_at), "recorded_at": utc_timestamp(datetime.now(UTC)),
-        "run_id": research["run_id"], "batch_id": batch_id,
+        "run_id": research["run_id"], "batch_id": (batch or {}).get("batch_id"), "batch": batch,
         "engine": {"name": "evidence-engine", "version": engine_version()},
         "settings_hash": settings.fingerprint(), "settings": public_settings(settings),
         "backend": research.get("backend"), "models": models, "skills": dict(sorted(skills.items())),
@@ -145,9 +150,13 @@ def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str
 
 
 def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any, research: dict[str, Any], *,
-                    llm: Any = None, actor: str | None = None, batch_id: str | None = None,
-                    asked_at: datetime | None = None) -> Any:
-    """Write the audit of a finished run, once: a run that already has its audit returns that one."""
+                    llm: Any = None, actor: str | None = None, batch: dict[str, Any] | None = None,
+                    asked_at: datetime | None = None,
+                    finish: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    """Write the audit of a finished run, once: a run that already has its audit returns that one.
+
+    `finish(record)` may add to the record before it is hashed (batch runs add expectation outcomes).
+    """
     from engine import audit_trail
 
     existing = audit_trail.by_run(conn, research["run_id"])
@@ -159,7 +168,9 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
                                                 "temperature": settings.llm_temperature}}
     skills = dict(getattr(llm, "skill_hashes", {}) or {})
     record = build_record(conn, settings, research, actor=actor or settings.actor,
-                          asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch_id=batch_id)
+                          asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch)
+    if finish is not None:
+        finish(record)
     answer = record["answer"]["final_answer"] or ""
     vectors = (embedder.encode_query(record["question"]), embedder.encode([answer])[0])
     return audit_trail.append(conn, record, vectors=vectors, fault=settings.fault_injection)

@@ -1,0 +1,276 @@
+"""Batch runs of audit definitions: every question a full audit, resumable, in parallel workers.
+
+A batch stores its definition (with the scope resolved to exact document ids, so a resumed or
+re-read batch means the same corpus) and one item per question with a fixed research run id.
+Workers claim items with FOR UPDATE SKIP LOCKED and keep the row lock while they answer, so no
+question is answered twice; the audit (one per run id) is the proof that a question is done. A
+batch killed mid-way continues with `resume_batch`: finished questions are skipped and the
+interrupted one resumes from its research checkpoint. Workers are separate processes sharing
+the one PostgreSQL (the same design works across machines); the trail stays one chain because
+every append is serialized in the database.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import signal
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine import audit_trail, batch_store, store
+from engine import db as dbmod
+from engine.audit_def import AuditDefinition, Expectation, Question, Scope
+from engine.config import Settings
+from engine.errors import ConfigError, EngineError
+from engine.retrieval import Filters
+from engine.trail_record import default_actor
+
+GATE_EXIT = 10  # `audit run` exit status when the checklist's gate fails (fail_on)
+Event = Callable[[tuple[Any, ...]], None]
+
+
+class QuestionOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    question: str
+    control_id: str | None
+    audit_id: str | None
+    status: str | None = Field(description="ANSWERED | NO_AUTHORITATIVE_EVIDENCE | REJECTED; None: not run yet")
+    grounding_confidence: str | None
+    verified_requirements: int
+    expectations: list[dict[str, Any]]
+
+
+class BatchOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch_id: str
+    name: str
+    all_ran: bool
+    questions: list[QuestionOutcome]
+    no_evidence: list[str]
+    expectations_missed: list[str]
+    fail_on: str
+    exit_code: int
+
+
+def effective_settings(base: Settings, definition: AuditDefinition) -> Settings:
+    """The base settings with the definition's backend and (validated) overrides."""
+    return base.model_copy(update={**definition.parameters, "backend": definition.backend})
+
+
+def resolve_scope(conn: psycopg.Connection, scope: Scope) -> dict[str, Any] | None:
+    """The scope as exact filters: named documents become the ids of their current versions."""
+    if not scope.restricted:
+        return None
+    ids: list[str] = list(scope.versions)
+    for name in scope.documents:
+        current = [d.id for d in store.find_documents(conn, name) if d.is_current]
+        if not current:
+            raise ConfigError(f"scope names document '{name}', which is not in the corpus; "
+                              "'evidence documents' lists what is there")
+        ids.extend(current)
+    known = {d for d in ids if store.get_document(conn, d) is not None}
+    if missing := sorted(set(ids) - known):
+        raise ConfigError(f"scope pins document version(s) {missing}, which are not in the corpus")
+    return {"source_types": sorted(scope.source_types), "document_ids": sorted(set(ids)),
+            "current_only": not scope.versions}
+
+
+def start_batch(conn: psycopg.Connection, settings: Settings, definition: AuditDefinition, *, path: Path,
+                sha256: str, actor: str | None) -> str:
+    """Create the batch and its items; returns the batch id."""
+    batch_id = f"B-{datetime.now(UTC):%Y%m%d}-{uuid.uuid4().hex[:8]}"
+    stored = {"checklist": definition.model_dump(mode="json"), "resolved_scope": resolve_scope(conn, definition.scope),
+              "description": definition.description}
+    batch_store.create(conn, batch_id=batch_id, name=definition.name, path=str(path), sha256=sha256,
+                       definition=stored, actor=actor or settings.actor or default_actor(),
+                       settings_hash=effective_settings(settings, definition).fingerprint(),
+                       items=[(q.id, f"run-{uuid.uuid4().hex[:12]}") for q in definition.questions])
+    return batch_id
+
+
+def _matches_document(name: str, req: dict[str, Any]) -> bool:
+    low = name.strip().lower()
+    key = (req.get("source_key") or "").lower()
+    return low in ((req.get("document_title") or "").lower(), req["document_id"].lower(), key) or \
+        key.endswith("/" + low)
+
+
+def _matches_section(section: str | None, number: str) -> bool:
+    if not section:
+        return True
+    want, have = section.strip().rstrip("."), (number or "").rstrip(".")
+    return have == want or have.startswith(want + ".") or have.startswith(want + "(")
+
+
+def check_expectations(record: dict[str, Any], expect: list[Expectation]) -> list[dict[str, Any]]:
+    """Met when a requirement the answer cites comes from the expected document (and section)."""
+    cited = [r for r in record.get("requirements", []) if r.get("cited")]
+    out = []
+    for e in expect:
+        hits = [r["requirement_id"] for r in cited
+                if _matches_document(e.document, r) and _matches_section(e.section, r.get("section_number", ""))]
+        out.append({"document": e.document, "section": e.section, "met": bool(hits), "requirement_ids": hits})
+    return out
+
+
+def _batch_context(batch: dict[str, Any], question: Question) -> dict[str, Any]:
+    return {"batch_id": batch["batch_id"], "name": batch["name"], "definition_sha256": batch["definition_sha256"],
+            "question_id": question.id, "control_id": question.control_id,
+            "scope": batch["definition"].get("resolved_scope"),
+            "expect": [e.model_dump() for e in question.expect], "expectations": []}
+
+
+def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, saver: Any, batch: dict[str, Any],
+                 question: Question, run_id: str, emit: Event) -> audit_trail.Appended:
+    from agents.deps import Deps
+    from agents.research import run_or_resume
+    from engine.trail_record import record_research
+
+    scope = batch["definition"].get("resolved_scope")
+    deps = Deps.build(conn, settings, embedder=embedder, scope=Filters(
+        source_types=tuple(scope["source_types"]), document_ids=tuple(scope["document_ids"]),
+        current_only=scope["current_only"]) if scope else None)
+    result = run_or_resume(question.text, deps, run_id, saver, progress=lambda node: emit(("node", question.id, node)))
+    context = _batch_context(batch, question)
+
+    def finish(record: dict[str, Any]) -> None:
+        record["batch"]["expectations"] = check_expectations(record, question.expect)
+
+    return record_research(conn, settings, embedder, result.model_dump(mode="json"), llm=deps.llm,
+                           actor=batch["actor"], batch=context, finish=finish)
+
+
+def work(batch_id: str, settings: Settings, embedder: Any, emit: Event) -> int:
+    """Answer unclaimed questions of the batch until none is left. Returns how many this worker answered."""
+    from agents.research import postgres_checkpointer
+
+    done = 0
+    with dbmod.connection(settings) as conn, dbmod.connection(settings) as claim, \
+            postgres_checkpointer(settings) as saver:
+        batch = batch_store.get(conn, batch_id)
+        definition = AuditDefinition.model_validate(batch["definition"]["checklist"])
+        questions = {q.id: q for q in definition.questions}
+        run_settings = effective_settings(settings, definition)
+        while True:
+            with claim.transaction():
+                item = batch_store.claim_next(claim, batch_id)
+                if item is None:
+                    return done
+                emit(("start", item["question_id"], item["position"]))
+                appended = _answer_item(conn, run_settings, embedder, saver, batch, questions[item["question_id"]],
+                                        item["run_id"], emit)
+                batch_store.mark_done(claim, batch_id, item["question_id"], appended.audit_id)
+            done += 1
+            emit(("done", item["question_id"], appended.audit_id))
+
+
+def _die_with_parent() -> None:
+    """Linux: a worker gets SIGKILL when its coordinator dies, so no orphan keeps answering."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def _worker_main(batch_id: str, settings: Settings, queue: Any) -> None:
+    _die_with_parent()
+    from engine.embeddings import Embedder
+
+    try:
+        work(batch_id, settings, Embedder.from_settings(settings), queue.put)
+    except EngineError as exc:
+        queue.put(("error", None, str(exc)))
+        raise SystemExit(exc.exit_code) from exc
+
+
+def _run_workers(batch_id: str, settings: Settings, workers: int, emit: Event) -> list[str]:
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker_main, args=(batch_id, settings, queue), name=f"worker-{i}")
+             for i in range(workers)]
+    for p in procs:
+        p.start()
+    errors: list[str] = []
+    while any(p.is_alive() for p in procs) or not queue.empty():
+        try:
+            event = queue.get(timeout=0.2)
+        except Exception:  # noqa: BLE001 - queue.Empty, or a worker died while writing
+            continue
+        if event[0] == "error":
+            errors.append(event[2])
+        emit(event)
+    for p in procs:
+        p.join()
+        if p.exitcode not in (0, None) and not errors:
+            errors.append(f"{p.name} exited with status {p.exitcode}")
+    return errors
+
+
+def run_batch(settings: Settings, batch_id: str, *, workers: int = 1, embedder: Any = None,
+              emit: Event | None = None) -> None:
+    """Answer every open question of the batch (one coordinator per batch at a time)."""
+    emit = emit or (lambda event: None)
+    with dbmod.connection(settings) as lock_conn:
+        if not batch_store.try_lock(lock_conn, batch_id):
+            raise EngineError(f"batch {batch_id} is being run by another process; wait for it or stop it first")
+        if workers <= 1:
+            from engine.embeddings import Embedder
+
+            work(batch_id, settings, embedder or Embedder.from_settings(settings), emit)
+            return
+        errors = _run_workers(batch_id, settings, workers, emit)
+    if errors:
+        raise EngineError(f"{len(errors)} worker(s) failed: {'; '.join(errors)}\n"
+                          f"finished questions are kept; continue with 'evidence audit resume {batch_id}'")
+
+
+def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = None) -> BatchOutcome:
+    """Per-question results and the exit status the checklist's gate gives."""
+    batch = batch_store.get(conn, batch_id)
+    definition = AuditDefinition.model_validate(batch["definition"]["checklist"])
+    texts = {q.id: q for q in definition.questions}
+    rows = []
+    for item in batch_store.items(conn, batch_id):
+        q = texts[item["question_id"]]
+        rec = audit_trail.get(conn, item["audit_id"])["record"] if item["audit_id"] else None
+        answer = (rec or {}).get("answer") or {}
+        rows.append(QuestionOutcome(
+            question_id=q.id, question=q.text, control_id=q.control_id, audit_id=item["audit_id"],
+            status=answer.get("status"), grounding_confidence=answer.get("grounding_confidence"),
+            verified_requirements=sum(1 for r in (rec or {}).get("requirements", []) if r["verified"]),
+            expectations=((rec or {}).get("batch") or {}).get("expectations", [])))
+    no_evidence = [r.question_id for r in rows if r.status not in (None, "ANSWERED")]
+    missed = [r.question_id for r in rows if any(not e["met"] for e in r.expectations)]
+    gate = fail_on or definition.fail_on
+    failed = {"any": bool(no_evidence or missed), "no-evidence": bool(no_evidence), "expect": bool(missed),
+              "never": False}[gate]
+    return BatchOutcome(batch_id=batch_id, name=batch["name"], all_ran=all(r.audit_id for r in rows), questions=rows,
+                        no_evidence=no_evidence, expectations_missed=missed, fail_on=gate,
+                        exit_code=GATE_EXIT if failed else 0)
+
+
+def compare(conn: psycopg.Connection, batch_a: str, batch_b: str) -> dict[str, Any]:
+    """Per question id: what changed between two runs of the same checklist (like `trail diff`)."""
+    from engine.trail_queries import diff_records
+
+    a = {i["question_id"]: i for i in batch_store.items(conn, batch_a)}
+    b = {i["question_id"]: i for i in batch_store.items(conn, batch_b)}
+    out: dict[str, Any] = {"a": batch_a, "b": batch_b, "only_in_a": sorted(a.keys() - b.keys()),
+                           "only_in_b": sorted(b.keys() - a.keys()), "questions": {}}
+    for qid in [q for q in a if q in b]:
+        if not (a[qid]["audit_id"] and b[qid]["audit_id"]):
+            out["questions"][qid] = {"note": "not answered in both batches"}
+            continue
+        out["questions"][qid] = diff_records(audit_trail.get(conn, a[qid]["audit_id"])["record"],
+                                             audit_trail.get(conn, b[qid]["audit_id"])["record"])
+    return out
