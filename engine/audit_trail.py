@@ -153,7 +153,7 @@ def amendments(conn: psycopg.Connection, audit_id: str) -> list[dict[str, Any]]:
 
 
 def list_audits(conn: psycopg.Connection, *, since: datetime | None = None, until: datetime | None = None,
-                actor: str | None = None, document: str | None = None, status: str | None = None,
+                actor: str | None = None, documents: Sequence[str] | None = None, status: str | None = None,
                 confidence: str | None = None, batch: str | None = None, kind: str | None = None,
                 limit: int = 1000) -> list[dict[str, Any]]:
     """Audit headers matching every given filter, oldest first."""
@@ -165,10 +165,10 @@ def list_audits(conn: psycopg.Connection, *, since: datetime | None = None, unti
             key = f"p{len(params)}"
             where.append(f"a.{column} {op} %({key})s")
             params[key] = value
-    if document:
+    if documents:
         where.append("EXISTS (SELECT 1 FROM audit_requirements r WHERE r.audit_id = a.audit_id AND r.cited "
-                     "AND (r.document_id = %(doc)s OR r.source_key = %(doc)s))")
-        params["doc"] = document
+                     "AND (r.document_id = ANY(%(docs)s) OR r.source_key = ANY(%(docs)s)))")
+        params["docs"] = list(documents)
     sql = (f"SELECT {', '.join('a.' + c.strip() for c in _HEADER.split(','))} FROM audits a "
            f"WHERE {' AND '.join(where)} ORDER BY a.seq LIMIT %(limit)s")
     with conn.cursor(row_factory=dict_row) as cur:

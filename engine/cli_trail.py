@@ -28,6 +28,14 @@ def _when(value: str | None, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.astimezone()
 
 
+def _document_keys(conn: Any, name: str) -> list[str]:
+    """Ids and source keys of every version of the document `name` identifies (as `trail impact` does)."""
+    from engine import store
+
+    versions = store.find_documents(conn, name)
+    return sorted({d.id for d in versions} | {d.source_key for d in versions}) or [name]
+
+
 def _headers_table(rows: list[dict[str, Any]], *, similarity: bool = False) -> Table:
     table = Table()
     for col in ("seq", "audit", "recorded (UTC)", "actor", "status", "confidence", "question") + (
@@ -46,7 +54,7 @@ def list_cmd(
     since: Annotated[str | None, typer.Option("--since", help="ISO date/time (inclusive)")] = None,
     until: Annotated[str | None, typer.Option("--until", help="ISO date/time (exclusive)")] = None,
     actor: Annotated[str | None, typer.Option("--actor")] = None,
-    document: Annotated[str | None, typer.Option("--document", help="Document id or source key cited")] = None,
+    document: Annotated[str | None, typer.Option("--document", help="Cited document (id, path, file, title)")] = None,
     status: Annotated[str | None, typer.Option("--status", help="ANSWERED | NO_AUTHORITATIVE_EVIDENCE | ...")] = None,
     confidence: Annotated[str | None, typer.Option("--confidence", help="high | medium | low | insufficient")] = None,
     batch: Annotated[str | None, typer.Option("--batch", help="Audits of one batch run")] = None,
@@ -56,8 +64,9 @@ def list_cmd(
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:
+            documents = _document_keys(conn, document) if document else None
             rows = audit_trail.list_audits(conn, since=_when(since, "--since"), until=_when(until, "--until"),
-                                           actor=actor, document=document, status=status, confidence=confidence,
+                                           actor=actor, documents=documents, status=status, confidence=confidence,
                                            batch=batch)
         if as_json:
             emit_json(rows)

@@ -254,6 +254,10 @@ def test_cli_list_show_search_verify(trail) -> None:
     listed = json.loads(_cli(trail.settings, "trail", "list", "--json", "--actor", "auditor").stdout)
     assert [r["audit_id"] for r in listed] == [a.audit_id for a in trail.audits]
     assert json.loads(_cli(trail.settings, "trail", "list", "--json", "--actor", "nobody").stdout) == []
+    by_doc = json.loads(_cli(trail.settings, "trail", "list", "--json", "--document",
+                             "Northbridge Data Protection Act 2023").stdout)
+    assert trail.audits[1].audit_id in [r["audit_id"] for r in by_doc]
+    assert trail.audits[0].audit_id not in [r["audit_id"] for r in by_doc]
     shown = _cli(trail.settings, "trail", "show", trail.audits[1].audit_id, "--json")
     stored = audit_trail.get(trail.conn, trail.audits[1].audit_id)["canonical"]
     assert shown.exit_code == 0 and shown.stdout.rstrip("\n") == stored
