@@ -16,6 +16,7 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.cli_audit import audit_app
 from engine.cli_common import emit_json, err, out, run
+from engine.cli_report import report_app
 from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
 
@@ -24,6 +25,7 @@ db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreS
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
+app.add_typer(report_app, name="report")
 
 
 
@@ -235,7 +237,7 @@ def _print_answer(answer: dict[str, Any]) -> None:
 
 
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
-                      verbose: bool, actor: str | None = None) -> int:
+                      verbose: bool, actor: str | None = None, pdf: Path | None = None) -> int:
     from agents.deps import Deps
     from agents.research import postgres_checkpointer, resume_research, run_research
     from engine.audit_trail import crash_point
@@ -261,12 +263,19 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
         audit = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
                                 actor=actor, asked_at=asked_at)
         crash_point(settings.fault_injection, "audit:after")
+        if pdf is not None:
+            from engine.report import write_pdf
+
+            status.update("writing the report")
+            write_pdf(conn, audit.audit_id, pdf)
     if as_json:
         _emit_json({**result.model_dump(mode="json"), "audit": audit.model_dump()})
     else:
         _print_research(result, verbose)
         out.print(f"audit [bold]{audit.audit_id}[/] (seq {audit.seq}, hash {audit.hash[:16]}…)"
                   + ("" if audit.created else " (recorded earlier)"), highlight=False)
+    if pdf is not None:
+        err.print(f"report written to {pdf}", highlight=False)
     return 0
 
 
@@ -277,11 +286,12 @@ def ask(
     backend: Annotated[str | None, typer.Option("--backend", help="rules (default) or llm")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-node metrics.")] = False,
     actor: Annotated[str | None, typer.Option("--actor", help="Who asks (default: the OS user).")] = None,
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="Write the PDF report of the recorded audit here.")] = None,
 ) -> None:
     """Answer a question from the corpus and record the audit (research, extract, verify, compose, review)."""
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")
-    run(lambda: _research_command(question, None, as_json, backend, verbose, actor))
+    run(lambda: _research_command(question, None, as_json, backend, verbose, actor, pdf))
 
 
 @app.command()
