@@ -98,7 +98,7 @@ def _print_verify(result: Any, why_offline: str) -> None:
     for r in result.records:
         flag = "[green]MATCH[/]" if r.ok else "[red]MISMATCH[/]"
         out.print(f"{flag} {r.audit_id} ({escape(r.attachment)}) sha256 {r.sha256}", highlight=False)
-        out.print(f"    trail {r.trail} · printed hash {r.printed} · PDF metadata {r.metadata} · "
+        out.print(f"    trail {r.trail} · printed hash {r.printed} · attachment description {r.described} · "
                   f"canonical form {'yes' if r.canonical else 'no'}", highlight=False)
         for p in r.problems:
             err.print(f"    [red]{escape(p)}[/]", highlight=False)

@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from engine import audit_trail, checkpoints
 from engine.errors import EngineError
-from engine.report_pdf import Embedded, hashes_meta, html_to_pdf
+from engine.report_pdf import Embedded, html_to_pdf
 from engine.report_view import audit_view, batch_item_view
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -88,9 +88,10 @@ def load_view(conn: psycopg.Connection, audit_id: str, *, prefix: str | None = N
     return row, view
 
 
-def _meta(title: str, subject: str, keywords: list[str], author: str, records: list[Embedded]) -> dict[str, Any]:
+def _meta(title: str, subject: str, keywords: list[str], author: str) -> dict[str, Any]:
+    """PDF document information: title, author = engine, subject = question, keywords = audit id(s)."""
     return {"title": title, "subject": subject, "keywords": ", ".join(keywords), "author": author,
-            "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "hashes": hashes_meta(records)}
+            "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 def _embedded(row: dict[str, Any]) -> Embedded:
@@ -107,8 +108,7 @@ def _author(record: dict[str, Any]) -> str:
 def _single(conn: psycopg.Connection, audit_id: str) -> tuple[str, list[Embedded]]:
     row, view = load_view(conn, audit_id)
     records = [_embedded(row)]
-    meta = _meta(f"{REPORT_TITLE} {audit_id}", row["record"]["question"], [audit_id],
-                 _author(row["record"]), records)
+    meta = _meta(f"{REPORT_TITLE} {audit_id}", row["record"]["question"], [audit_id], _author(row["record"]))
     html = environment().get_template("audit_report.html.j2").render(
         v=view, meta=meta, css=stylesheet(), title=REPORT_TITLE, rendered_at=_now())
     return html, records
@@ -184,7 +184,7 @@ def _batch(conn: psycopg.Connection, audit_ids: list[str], title: str, batch: di
     items, records = _batch_items(conn, audit_ids, batch)
     subject = batch.get("description") or batch.get("name") or title
     author = _author(items[0]["v"]["record"]) if items else "evidence-engine"
-    meta = _meta(title, str(subject), [str(batch.get("batch_id") or ""), *dict.fromkeys(audit_ids)], author, records)
+    meta = _meta(title, str(subject), [str(batch.get("batch_id") or ""), *dict.fromkeys(audit_ids)], author)
     html = environment().get_template("batch_report.html.j2").render(
         items=items, batch=batch, meta=meta, css=stylesheet(), title=title, rendered_at=_now(),
         **_batch_context(items, batch))

@@ -1,10 +1,11 @@
 """Report PDFs: write them (WeasyPrint, PDF/A-3b, canonical records attached) and read them back (pypdf).
 
 A report PDF carries, for each audit it shows, the audit's canonical JSON (exactly the text the trail
-hashes) as an embedded file `AUD-….json`, and the record hashes twice more: in the document
-information dictionary (`/evidencerecordhashes`) and printed on the page ("Record hash of AUD-…: …").
-The renderer fetches nothing: every URL is refused, so no text in a document can make it load a
-resource.
+hashes) as an embedded file `AUD-….json`, and states the record hash twice more: in the embedded
+file's description ("… (SHA-256 …)") and printed on the page ("Record hash of AUD-…: …"). The hash
+is not put in the document information dictionary: PDF/A-2/3 allow there only entries that have an
+XMP equivalent. The renderer fetches nothing: every URL is refused, so no text in a document can
+make it load a resource.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Any, NamedTuple
 
 from engine.errors import IntegrityError
 
-INFO_KEY = "/evidencerecordhashes"  # WeasyPrint lowercases custom <meta> names
 PDF_VARIANT = "pdf/a-3b"
 PRINTED_HASH = re.compile(r"Record hash of (AUD-[A-Za-z0-9-]+):\s*([0-9a-f]{64})")
+DESCRIBED_HASH = re.compile(r"record (AUD-[A-Za-z0-9-]+) \(SHA-256 ([0-9a-f]{64})\)")
 
 
 class Embedded(NamedTuple):
@@ -52,36 +53,23 @@ def _attachments(records: list[Embedded]) -> list[Any]:
 
 
 def html_to_pdf(html: str, target: Path | io.BytesIO, records: list[Embedded]) -> None:
-    """Render `html` to a PDF/A-3b file with every record attached.
-
-    Custom `<meta>` tags of `html` (the record hashes, see `hashes_meta`) go into the info dictionary.
-    """
+    """Render `html` to a PDF/A-3b file with every record attached."""
     from weasyprint import HTML
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     HTML(string=html, url_fetcher=_no_fetch()).write_pdf(
-        target, pdf_variant=PDF_VARIANT, attachments=_attachments(records), custom_metadata=True)
-
-
-def hashes_meta(records: list[Embedded]) -> str:
-    """Content of the `<meta name="evidence-record-hashes">` tag (copied into the PDF info dictionary)."""
-    return " ".join(f"{r.audit_id}={r.hash}" for r in records)
+        target, pdf_variant=PDF_VARIANT, attachments=_attachments(records))
 
 
 class PdfFacts(NamedTuple):
     """What a report PDF holds: attached records, the hashes it states, its text and metadata."""
 
     attachments: dict[str, bytes]
-    info_hashes: dict[str, str]
+    described_hashes: dict[str, str]
     printed_hashes: dict[str, str]
     text: str
     metadata: dict[str, str]
     xmp: str
-
-
-def _info_hashes(value: str) -> dict[str, str]:
-    pairs = (item.split("=", 1) for item in value.split() if "=" in item)
-    return {k: v for k, v in pairs}
 
 
 def _xmp(reader: Any) -> str:
@@ -97,6 +85,7 @@ def read_pdf(path: Path) -> PdfFacts:
     try:
         reader = PdfReader(str(path))
         attachments = {name: blobs[0] for name, blobs in reader.attachments.items() if blobs}
+        described = dict(DESCRIBED_HASH.findall(" ".join(f.description or "" for f in reader.attachment_list)))
         text = "\n".join(page.extract_text() or "" for page in reader.pages)
         info = {k: str(v) for k, v in (reader.metadata or {}).items()}
         xmp = _xmp(reader)
@@ -104,7 +93,7 @@ def read_pdf(path: Path) -> PdfFacts:
         raise IntegrityError(f"{path} is not a readable report PDF ({exc}); expected a PDF written by "
                              "'evidence report --pdf'") from exc
     flat = " ".join(text.split())
-    return PdfFacts(attachments=attachments, info_hashes=_info_hashes(info.get(INFO_KEY, "")),
+    return PdfFacts(attachments=attachments, described_hashes=described,
                     printed_hashes=dict(PRINTED_HASH.findall(flat)), text=text, metadata=info, xmp=xmp)
 
 

@@ -3,7 +3,7 @@
 For every embedded `AUD-….json` the SHA-256 of its bytes is recomputed and compared with:
 * the trail (when a database is at hand): the stored hash and canonical text of that audit;
 * the hashes the PDF states itself (offline): the one printed on the page and the one in the
-  document information dictionary.
+  embedded file's description.
 
 The offline comparison only shows that the attachment is the record the report was laid out from:
 whoever can rewrite the whole PDF can make all three agree. Only the trail, or a signed checkpoint
@@ -39,7 +39,7 @@ class RecordCheck(BaseModel):
     canonical: bool = Field(description="The attachment is in the trail's canonical form")
     trail: Outcome = Field(description="Against the stored hash and text (not_checked when offline)")
     printed: Outcome = Field(description="Against the hash printed on the report's pages")
-    metadata: Outcome = Field(description="Against the hash in the PDF's document information")
+    described: Outcome = Field(description="Against the hash in the embedded file's description")
     ok: bool
     problems: list[str]
 
@@ -76,13 +76,14 @@ def _problems(check: dict[str, object], name: str) -> list[str]:
     problems = []
     if not check["canonical"]:
         problems.append(f"{name} is not in the trail's canonical form (it was re-serialized or edited)")
-    labels = {"trail": "the trail", "printed": "the hash printed in the report", "metadata": "the PDF metadata"}
+    labels = {"trail": "the trail", "printed": "the hash printed in the report",
+              "described": "the hash in the attachment's description"}
     for key, label in labels.items():
         if check[key] == "mismatch":
             problems.append(f"{name}: SHA-256 {check['sha256']} does not match {label}")
     if check["trail"] == "not_found":
         problems.append(f"{check['audit_id']} is not in this trail (another database, or deleted)")
-    if check["trail"] == "not_checked" and "match" not in (check["printed"], check["metadata"]):
+    if check["trail"] == "not_checked" and "match" not in (check["printed"], check["described"]):
         problems.append(f"{name}: no trail at hand and no hash stated in the PDF to compare with")
     return problems
 
@@ -98,7 +99,7 @@ def check_record(name: str, data: bytes, facts: PdfFacts, conn: psycopg.Connecti
         "canonical": canonical_json(json.loads(text)) == text,
         "trail": _trail(conn, audit_id, text, digest),
         "printed": _compare(digest, facts.printed_hashes.get(audit_id)),
-        "metadata": _compare(digest, facts.info_hashes.get(audit_id)),
+        "described": _compare(digest, facts.described_hashes.get(audit_id)),
     }
     problems = _problems(check, name)
     if name != attachment_name(audit_id):
@@ -120,7 +121,7 @@ def verify_pdf(path: Path, conn: psycopg.Connection | None = None) -> PdfVerifyR
     if not records and not problems:
         problems.append("the PDF holds no embedded audit record (AUD-….json); was it written by 'evidence report'?")
     embedded = {r.audit_id for r in records}
-    for audit_id in sorted((set(facts.printed_hashes) | set(facts.info_hashes)) - embedded):
+    for audit_id in sorted((set(facts.printed_hashes) | set(facts.described_hashes)) - embedded):
         problems.append(f"the report shows {audit_id} but holds no record of it (attachment removed?)")
     ok = not problems and all(r.ok for r in records)
     return PdfVerifyReport(file=str(path), ok=ok, trail_checked=conn is not None, records=records, problems=problems)

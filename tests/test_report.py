@@ -231,7 +231,7 @@ def test_report_verify(reports, tmp_path, offline, altered, code, word) -> None:
     outcome = json.loads(result.stdout)
     check = outcome["records"][0]
     assert outcome["trail_checked"] is not offline and check["audit_id"] == reports.audits["answered"]
-    assert check["printed"] == ("mismatch" if altered else "match") == check["metadata"]
+    assert check["printed"] == ("mismatch" if altered else "match") == check["described"]
     assert check["trail"] == ("not_checked" if offline else "mismatch" if altered else "match")
     human = cli(reports.settings, "report", "verify", str(path), *(["--offline"] if offline else []))
     assert human.exit_code == code and f"{word} {reports.audits['answered']}" in human.stdout
