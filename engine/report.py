@@ -14,6 +14,7 @@ older engine version must still render.
 from __future__ import annotations
 
 import io
+import json
 import re
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -173,9 +174,12 @@ def _batch_context(items: list[dict[str, Any]], batch: dict[str, Any]) -> dict[s
     statuses = [i["v"]["answer"].get("status") for i in items]
     met = [i["x"]["expectation_met"] for i in items if i["x"]["expectation_met"] is not None]
     same = len({i["v"]["record"].get("settings_hash") for i in items}) == 1
+    snapshots = {json.dumps(i["v"]["record"].get("corpus"), sort_keys=True) for i in items}
     return {"counts": {s: statuses.count(s) for s in ("ANSWERED", "NO_AUTHORITATIVE_EVIDENCE", "REJECTED")},
             "expect_counts": {"total": len(met), "met": sum(met), "missed": len(met) - sum(met)},
             "common": items[0]["v"] if items and same else None,
+            "common_corpus": [{**d, "cited": False} for d in items[0]["v"]["record"].get("corpus", [])]
+            if items and same and len(snapshots) == 1 else None,
             "batch_facts": [(label, batch[k]) for k, label in _BATCH_FACTS if batch.get(k) not in (None, "")]}
 
 

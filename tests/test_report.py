@@ -353,3 +353,14 @@ def test_quote_context(text, start, end, quote, matches, before, after) -> None:
 ], ids=["known-id-linked", "unknown-id-not-linked"])
 def test_statement_parts(links, expected) -> None:
     assert statement_parts("Keep it [REQ-S001].", links) == expected
+
+
+@pytest.mark.parametrize(("kind", "says"), [("answered", "**Answered**"), ("none", "**No authoritative evidence.**"),
+                                            ("refused", "**Question refused**")],
+                         ids=["answered", "no-evidence", "refused"])
+def test_markdown_report_states_the_result(reports, conn, kind, says) -> None:
+    md = report.render_markdown(conn, reports.audits[kind])
+    row = audit_trail.get(conn, reports.audits[kind])
+    assert says in md and f"`{row['hash']}`" in md and md.startswith("# Compliance evidence report")
+    for req in row["record"]["requirements"]:
+        assert f'<a id="{reports.audits[kind].lower()}-{req["requirement_id"].lower()}"></a>' in md
