@@ -96,9 +96,9 @@ def _meta(title: str, subject: str, keywords: list[str], author: str) -> dict[st
 
 
 def _embedded(row: dict[str, Any]) -> Embedded:
-    recorded = row.get("created_at")
-    return Embedded(row["audit_id"], row["canonical"], row["hash"], recorded if isinstance(recorded, datetime)
-                    else None)
+    recorded = row.get("created_at")  # WeasyPrint writes attachment dates with a literal "Z": give it UTC
+    return Embedded(row["audit_id"], row["canonical"], row["hash"],
+                    recorded.astimezone(UTC) if isinstance(recorded, datetime) else None)
 
 
 def _author(record: dict[str, Any]) -> str:
