@@ -87,17 +87,23 @@ def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[
 
 
 class EvidenceStats:
-    """Grounding figures over questions: citation share, verbatim share, obligation coverage."""
+    """Grounding figures over questions: citation share, verbatim share, obligation coverage.
+
+    Obligation coverage: of the gold passages' sentences that carry an obligation or prohibition
+    (`classify_modality`, on the passage text normalized as ingest normalizes it), the share that a
+    verified quote covers (the quote is in the sentence, or the sentence in the quote). Each gold
+    sentence not covered is counted where it was lost: not in the research evidence, in it but not
+    extracted, or extracted and rejected (by reason).
+    """
 
     def __init__(self) -> None:
         self.statements = self.cited = self.quotes = self.verbatim = 0
+        self.verified_quotes = self.verified_verbatim = 0
         self.gold_obligations = self.covered = 0
+        self.reviews = self.reviews_passed = 0
+        self.lost: dict[str, int] = {}
 
-    def add(self, question: dict, result: dict | None, conn: object) -> None:
-        from agents.extract import classify_modality
-
-        from engine.sentences import split_sentences
-
+    def add(self, question: dict, result: dict | None, conn: object, evidence_texts: list[str]) -> None:
         if not result:
             return
         verified = {r["requirement_id"]: r for r in result.get("verified_requirements", [])}
@@ -105,31 +111,59 @@ class EvidenceStats:
             self.statements += 1
             self.cited += bool(statement.get("requirement_ids")) and all(
                 i in verified for i in statement["requirement_ids"])
+        self.reviews += 1
+        self.reviews_passed += bool(result["review"]["passed"])
         chunks = result.get("evidence_chunks", {})
         for req in result.get("extracted_requirements", []):
+            ok = self._chunk_text(chunks, req, conn)[req["char_start"]:req["char_end"]] == req["exact_quote"]
             self.quotes += 1
-            text = chunks.get(req["chunk_id"], {}).get("text")
-            if text is None:
-                from engine import store
+            self.verbatim += ok
+            self.verified_quotes += req["verified"]
+            self.verified_verbatim += req["verified"] and ok
+        self._coverage(question, result, evidence_texts)
 
-                found = store.get_chunks(conn, [req["chunk_id"]])  # type: ignore[arg-type]
-                text = found[req["chunk_id"]].text if found else ""
-            self.verbatim += text[req["char_start"]:req["char_end"]] == req["exact_quote"]
-        quotes = [" ".join(r["exact_quote"].split()) for r in verified.values()]
+    @staticmethod
+    def _chunk_text(chunks: dict, req: dict, conn: object) -> str:
+        text = chunks.get(req["chunk_id"], {}).get("text")
+        if text is None:
+            from engine import store
+
+            found = store.get_chunks(conn, [req["chunk_id"]])  # type: ignore[arg-type]
+            text = found[req["chunk_id"]].text if found else ""
+        return text
+
+    def _coverage(self, question: dict, result: dict, evidence_texts: list[str]) -> None:
+        from agents.extract import Modality, classify_modality
+        from engine.formats import normalize
+        from engine.sentences import split_sentences
+
+        extracted = [(" ".join(r["exact_quote"].split()), r) for r in result.get("extracted_requirements", [])]
+        evidence = [" ".join(t.split()) for t in evidence_texts]
         for passage in question["Passages"]:
-            body = passage["Passage"]
+            body = normalize(passage["Passage"])
             for span in split_sentences(body):
                 sentence = " ".join(body[span.start:span.end].split())
-                if str(classify_modality(sentence)).split(".")[-1].lower() in ("obligation", "prohibition"):
-                    self.gold_obligations += 1
-                    self.covered += any(q in sentence or sentence in q for q in quotes)
+                if classify_modality(sentence) not in (Modality.OBLIGATION, Modality.PROHIBITION):
+                    continue
+                self.gold_obligations += 1
+                matches = [r for q, r in extracted if q in sentence or sentence in q]
+                if any(r["verified"] for r in matches):
+                    self.covered += 1
+                    continue
+                where = (f"rejected_{matches[0]['rejection_reason']}" if matches else
+                         "not_extracted" if any(sentence in t for t in evidence) else "not_in_evidence")
+                self.lost[where] = self.lost.get(where, 0) + 1
 
     def figures(self) -> dict:
         share = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
         return {"statements_citing_verified": share(self.cited, self.statements),
                 "quotes_verbatim": share(self.verbatim, self.quotes),
+                "verified_quotes_verbatim": share(self.verified_verbatim, self.verified_quotes),
                 "obligation_coverage": share(self.covered, self.gold_obligations),
-                "gold_obligation_sentences": self.gold_obligations}
+                "gold_obligation_sentences": self.gold_obligations,
+                "gold_obligations_lost": dict(sorted(self.lost.items())),
+                "review_passed": share(self.reviews_passed, self.reviews),
+                "statements": self.statements, "verified_requirements": self.verified_quotes}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -180,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 hits, result = research(q["Question"], deps, with_evidence=args.evidence)
                 if args.evidence:
-                    evidence_stats.add(q, result, conn)
+                    evidence_stats.add(q, result, conn, [h.chunk.text for h in hits])
             times.append((time.perf_counter() - started) * 1000)
             ranked = passages(hits)
             for rank, (doc, score) in enumerate(ranked, start=1):
