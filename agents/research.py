@@ -54,7 +54,13 @@ def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     with psycopg.connect(database_url(settings), autocommit=True, prepare_threshold=0,
                          row_factory=dict_row) as conn:  # type: ignore[arg-type]
         saver = PostgresSaver(conn)  # type: ignore[arg-type]
-        saver.setup()
+        # setup() creates and migrates LangGraph's tables; concurrent first runs (batch workers,
+        # parallel asks) would race on its bookkeeping rows, so it runs under an advisory lock.
+        conn.execute("SELECT pg_advisory_lock(7702002)")
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(7702002)")
         yield saver
 
 
