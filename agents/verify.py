@@ -144,12 +144,27 @@ def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = 
     return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=score_of(f), features=f)
 
 
+class _Prefetched:
+    """An embedder view holding the candidates' vectors, encoded in one batch."""
+
+    def __init__(self, embedder: Any, texts: list[str]) -> None:
+        self.embedder = embedder
+        unique = list(dict.fromkeys(texts))
+        self.vectors = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.vectors[t] if t in self.vectors else self.embedder.encode([t])[0] for t in texts])
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.embedder.encode_query(text)
+
+
 def judge_candidates(question: str, quotes: list[str], *, groups: list[str] | None = None,
                      embedder: Any = None) -> list[Verdict]:
     """`judge` for every candidate quote of one question, then the relative check within each group
     (`groups[i]`: the document quote i comes from; one group when None)."""
-    embedder = embedder or _default_embedder()
-    return relative_check([judge(question, q, embedder=embedder) for q in quotes], groups)
+    batched = _Prefetched(embedder or _default_embedder(), quotes)
+    return relative_check([judge(question, q, embedder=batched) for q in quotes], groups)
 
 
 class JudgedRequirement(BaseModel):
