@@ -117,18 +117,14 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _excerpt(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """A contiguous span of at most MAX_WORDS words holding the sentence's modal verb.
-
-    The span starts at the sentence's opening (its actor or condition) when the modal verb and ten
-    words after it still fit; otherwise a few words before the modal verb.
-    """
+    """A contiguous span of at most MAX_WORDS words around the sentence's modal verb."""
     words = _word_spans(text, start, end)
     if len(words) <= MAX_WORDS:
         return (start, end) if len(words) >= MIN_WORDS else None
     modal = re.search(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", text[start:end], re.I)
     anchor = start + (modal.start() if modal else 0)
-    at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
-    first = 0 if at <= MAX_WORDS - 11 else min(at - 8, len(words) - MAX_WORDS)
+    first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
+    first = min(first, len(words) - MAX_WORDS)
     return words[first][0], words[first + MAX_WORDS - 1][1]
 
 

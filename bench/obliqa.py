@@ -74,8 +74,12 @@ def ingest(settings: Settings, embedder: Embedder, documents: Path) -> dict[str,
     return stats
 
 
+EVIDENCE_NODES = ("extract", "verify", "compose", "review")
+
+
 def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[Hit], dict | None]:
-    """The research loop's evidence in order of first appearance (and the evidence result)."""
+    """The research loop's evidence in order of first appearance (and the evidence result, with the
+    evidence stage's own seconds under `stage_seconds`)."""
     from agents.research import run_research
     from engine import store
 
@@ -83,7 +87,10 @@ def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[
     chunks = store.get_chunks(deps.conn, [e["chunk_id"] for e in result.evidence])  # type: ignore[attr-defined]
     n = len(result.evidence)
     hits = [Hit(chunk=chunks[e["chunk_id"]], score=float(n - i)) for i, e in enumerate(result.evidence)]
-    return hits, result.evidence_result if with_evidence else None
+    if not with_evidence or result.evidence_result is None:
+        return hits, None
+    seconds = sum(m["seconds"] for m in result.metrics if m["node"] in EVIDENCE_NODES)
+    return hits, {**result.evidence_result, "stage_seconds": seconds}
 
 
 class EvidenceStats:
@@ -102,6 +109,7 @@ class EvidenceStats:
         self.gold_obligations = self.covered = 0
         self.reviews = self.reviews_passed = 0
         self.lost: dict[str, int] = {}
+        self.stage_seconds: list[float] = []
 
     def add(self, question: dict, result: dict | None, conn: object, evidence_texts: list[str]) -> None:
         if not result:
@@ -113,6 +121,7 @@ class EvidenceStats:
                 i in verified for i in statement["requirement_ids"])
         self.reviews += 1
         self.reviews_passed += bool(result["review"]["passed"])
+        self.stage_seconds.append(result.get("stage_seconds", 0.0))
         chunks = result.get("evidence_chunks", {})
         for req in result.get("extracted_requirements", []):
             ok = self._chunk_text(chunks, req, conn)[req["char_start"]:req["char_end"]] == req["exact_quote"]
@@ -163,7 +172,9 @@ class EvidenceStats:
                 "gold_obligation_sentences": self.gold_obligations,
                 "gold_obligations_lost": dict(sorted(self.lost.items())),
                 "review_passed": share(self.reviews_passed, self.reviews),
-                "statements": self.statements, "verified_requirements": self.verified_quotes}
+                "statements": self.statements, "verified_requirements": self.verified_quotes,
+                "evidence_stage_seconds_per_question": round(statistics.mean(self.stage_seconds), 3)
+                if self.stage_seconds else None}
 
 
 def main(argv: list[str] | None = None) -> None:
