@@ -37,7 +37,8 @@ _TIME = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twe
                    r"immediately|without\s+undue\s+delay|promptly|before|after|within|at\s+least|no\s+later\s+than)\b",
                    re.IGNORECASE)
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
-# and places ("when assessing ..., what must ...", "within the ADGM"; 80% of ObliQA dev matches).
+# and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
+# questions that a bare when/within/period rule took as asking a time ask none).
 _ASKS_TIME = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
                         r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
                         r"^\W*when\s+(?:must|should|shall|is|are|does|do|will|can|may|would|has|have)\b|"
