@@ -20,6 +20,7 @@ _FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|t
                      r"(business\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
 MAX_STATEMENTS = 8
 SAME_SUBJECT = 0.3  # share of key terms two quotes must share to be about the same subject
+SAME_ACTION = 0.6  # ... and to be about the same action, for an obligation/prohibition pair to conflict
 
 
 class Statement(BaseModel):
@@ -61,10 +62,12 @@ def find_conflicts(verified: list[Requirement]) -> list[Conflict]:
     out = []
     for s, p in product(statutes, policies):
         ts, tp = set(key_terms(s.exact_quote)), set(key_terms(p.exact_quote))
-        if not ts or not tp or len(ts & tp) / min(len(ts), len(tp)) < SAME_SUBJECT:
+        shared = len(ts & tp) / min(len(ts), len(tp)) if ts and tp else 0.0
+        if shared < SAME_SUBJECT:
             continue
         fs, fp = _figures(s.exact_quote), _figures(p.exact_quote)
-        opposite = {s.modality, p.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
+        # "must keep X" beside "must not destroy X" agree; opposite force needs the same action and object.
+        opposite = {s.modality, p.modality} == {Modality.OBLIGATION, Modality.PROHIBITION} and shared >= SAME_ACTION
         if (fs and fp and fs != fp) or opposite:
             why = f"{', '.join(sorted(fs))} vs {', '.join(sorted(fp))}" if fs and fp and fs != fp else "opposite force"
             out.append(Conflict(requirement_ids=[s.requirement_id, p.requirement_id], reason=why))

@@ -120,3 +120,21 @@ def test_review_fails_ungrounded_statements(statement: Statement, problem: str) 
 def test_rules_composition_passes_review() -> None:
     answer = compose_rules(VERIFIED)
     assert review_answer(answer, VERIFIED).passed
+
+
+@pytest.mark.parametrize(("statute", "policy", "conflict"), [
+    ("Employees must use shared accounts for the trading system.",
+     "Employees must not use shared accounts for the trading system.", "opposite force"),
+    ("A firm must retain client records for at least six years.",
+     "Staff must not destroy client records while an investigation into them is pending.", None),
+    ("A firm must retain transaction records for at least six years.",
+     "Transaction records must be kept for five years.", "six years vs five years"),
+], ids=["same-action-opposite-force", "keep-vs-not-destroy-agree", "different-periods"])
+def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, conflict: str | None) -> None:
+    from agents.compose import find_conflicts
+    from agents.extract import classify_modality
+
+    reqs = [_req("REQ-S001", statute).model_copy(update={"modality": classify_modality(statute)}),
+            _req("REQ-P001", policy).model_copy(update={"modality": classify_modality(policy)})]
+    found = find_conflicts(reqs)
+    assert [c.reason for c in found] == ([conflict] if conflict else [])
