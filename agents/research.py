@@ -7,6 +7,7 @@ ends as it would have.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,14 +55,37 @@ def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     with psycopg.connect(database_url(settings), autocommit=True, prepare_threshold=0,
                          row_factory=dict_row) as conn:  # type: ignore[arg-type]
         saver = PostgresSaver(conn)  # type: ignore[arg-type]
-        # setup() creates and migrates LangGraph's tables; concurrent first runs (batch workers,
-        # parallel asks) would race on its bookkeeping rows, so it runs under an advisory lock.
-        conn.execute("SELECT pg_advisory_lock(7702002)")
-        try:
-            saver.setup()
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(7702002)")
+        if not _checkpointer_ready(conn, len(saver.MIGRATIONS)):
+            _setup_serialized(conn, saver)
         yield saver
+
+
+def _checkpointer_ready(conn: Any, migrations: int) -> bool:
+    """True when LangGraph's tables already carry every migration this version knows."""
+    if conn.execute("SELECT to_regclass('checkpoint_migrations') AS t").fetchone()["t"] is None:
+        return False
+    row = conn.execute("SELECT max(v) AS v FROM checkpoint_migrations").fetchone()
+    return row["v"] is not None and row["v"] >= migrations - 1
+
+
+def _setup_serialized(conn: Any, saver: Any) -> None:
+    """Run setup() in one process at a time.
+
+    Concurrent first runs (batch workers, parallel asks) would race on LangGraph's bookkeeping
+    rows. Waiting with a blocking pg_advisory_lock deadlocks instead: setup() builds indexes
+    CONCURRENTLY, which waits for every open transaction, including a waiter's blocked lock call.
+    So waiters poll with short pg_try_advisory_lock transactions.
+    """
+    deadline = time.monotonic() + 120
+    while not conn.execute("SELECT pg_try_advisory_lock(7702002) AS ok").fetchone()["ok"]:
+        if time.monotonic() > deadline:
+            raise EngineError("another process has been setting up the checkpoint tables for 2 minutes; "
+                              "check 'evidence db status' and run the command again")
+        time.sleep(0.05)
+    try:
+        saver.setup()
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(7702002)")
 
 
 def _config(run_id: str, deps: Deps, progress: Callable[[str], None] | None) -> dict[str, Any]:
