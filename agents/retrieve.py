@@ -10,7 +10,8 @@ from agents.crossref import evidence_entry, expand
 def retrieve_node(state: dict, deps: Any) -> dict:
     current = state["current"]
     used = [e["chunk_id"] for e in state["evidence"]]
-    hits = deps.retriever.search_many(current["queries"], deps.settings.research_k, exclude_ids=used)
+    k = deps.settings.research_k if state["steps"] else deps.settings.research_k_first
+    hits = deps.retriever.search_many(current["queries"], k, exclude_ids=used)
     found = [evidence_entry(h.chunk, score=h.score, query=h.query, dense=h.dense_score, lexical=h.lexical_score)
              for h in hits]
     best = f"; best: {found[0]['document_title']} {found[0]['section_path']}" if found else ""

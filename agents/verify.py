@@ -31,6 +31,7 @@ SCORE_WEIGHTS = (0.25, 0.5, 0.25)
 PASS_SCORE = 0.3
 MIN_COVERAGE = 0.3
 RELATIVE_MARGIN = 0.2  # a verified quote scores at least its document's best verified score minus this
+QUESTION_MARGIN = 0.4  # ... and at least the best verified score over all documents minus this
 
 _TIME = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
                    r"(business\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|every\s+\w+|"
@@ -118,7 +119,9 @@ def decide(f: dict[str, Any]) -> tuple[bool, str | None, str]:
 def relative_check(verdicts: list[Verdict], groups: list[str] | None = None,
                    margin: float | None = None) -> list[Verdict]:
     """Within each group (the document a quote comes from), reject verified quotes scoring more than
-    `margin` below the group's best verified one. Pure.
+    `margin` below the group's best verified one; over all groups, those more than QUESTION_MARGIN
+    below the best verified quote of any document (a document that only shares words with the
+    question, while another one answers it). Pure.
 
     Per document, because the quotes that are "on topic but not the answer" are mostly neighbouring
     rules of the same document, while another source may state the same duty in other words (a
@@ -130,10 +133,22 @@ def relative_check(verdicts: list[Verdict], groups: list[str] | None = None,
     for v, g in zip(verdicts, groups, strict=True):
         if v.verified:
             best[g] = max(best.get(g, 0.0), v.score)
-    return [v.model_copy(update={"verified": False, "rejection_reason": "does_not_address_question",
-                                 "rationale": f"another requirement of the same document addresses the question "
-                                              f"more directly (score {v.score} vs best {best[g]})"})
-            if v.verified and v.score < best[g] - margin else v for v, g in zip(verdicts, groups, strict=True)]
+    top = max(best.values(), default=0.0)
+
+    def check(v: Verdict, g: str) -> Verdict:
+        if not v.verified:
+            return v
+        if v.score < best[g] - margin:
+            why = f"another requirement of the same document addresses the question more directly " \
+                  f"(score {v.score} vs best {best[g]})"
+        elif v.score < top - QUESTION_MARGIN:
+            why = f"shares only words with the question; another source answers it (score {v.score} vs best {top})"
+        else:
+            return v
+        return v.model_copy(update={"verified": False, "rejection_reason": "does_not_address_question",
+                                    "rationale": why})
+
+    return [check(v, g) for v, g in zip(verdicts, groups, strict=True)]
 
 
 def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = None) -> Verdict:

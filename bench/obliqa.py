@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
     found_all: list[float] = []  # recall over every passage returned (30 chunks, or all loop evidence)
+    found_30: list[float] = []  # recall over the first 30 passages returned (equal budget for loop and search)
     pool_sizes: list[int] = []
     args.run.parent.mkdir(parents=True, exist_ok=True)
     evidence_stats = EvidenceStats()
@@ -236,6 +237,7 @@ def main(argv: list[str] | None = None) -> None:
             maps.append(m)
             everything = [d for d, _ in passages(hits, n=10_000)]
             found_all.append(len(relevant & set(everything)) / len(relevant))
+            found_30.append(len(relevant & set(everything[:30])) / len(relevant))
             pool_sizes.append(len(everything))
     times.sort()
     extra = evidence_stats.figures() if args.evidence else {}
@@ -246,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         "questions": len(questions),
         "recall@10": round(statistics.mean(recalls), 4),
         "map@10": round(statistics.mean(maps), 4),
+        "recall@30": round(statistics.mean(found_30), 4),
         "recall@all_returned": round(statistics.mean(found_all), 4),
         "passages_returned_mean": round(statistics.mean(pool_sizes), 1),
         "search_ms_p50": round(times[len(times) // 2], 1),

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     dense_weight: float = Field(default=0.4, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
     fusion: str = Field(default="weighted", pattern="^(weighted|rrf)$")
     rrf_k: int = 60
-    pool_alt_weight: float = Field(default=0.5, description="Weight of alternative queries when pooling.")
+    pool_alt_weight: float = Field(default=0.25, description="Weight of alternative queries when pooling.")
     # k1/b measured on ObliQA dev (bench/obliqa.py): short regulatory passages want milder length
     # normalization than the textbook 1.5/0.75 (k1 1.0-1.2 and b 0.5-0.6 all gave +0.005 recall, +0.02 MAP).
     bm25_k1: float = 1.0
@@ -82,7 +82,11 @@ class Settings(BaseSettings):
                     "compose, review and one revision take 6 when every reply is usable; retries count.")
     guard_enabled: bool = True
     # Research loop.
-    research_k: int = Field(default=10, description="Chunks retrieved per research step.")
+    research_k: int = Field(default=10, description="Chunks retrieved per research step after the first.")
+    research_k_first: int = Field(
+        default=30, ge=1,
+        description="Chunks retrieved by the first research step: as deep as one search, so that later steps "
+                    "only add to what a single search finds.")
     research_threshold: float = Field(default=0.55, description="Step confidence needed to count as completed.")
     research_max_completed: int = 3
     research_max_iterations: int = 6

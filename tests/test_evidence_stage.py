@@ -12,7 +12,7 @@ from agents.evidence import run_evidence
 from agents.extract import Modality, Requirement
 from agents.research import run_research
 from agents.review import review_answer
-from agents.verify import judge
+from agents.verify import Verdict, judge, relative_check
 
 
 @pytest.fixture()
@@ -63,6 +63,28 @@ def test_conflicting_requirements_are_presented_together(deps) -> None:
     statement = next(s for s in result["statements"] if set(conflict["requirement_ids"]) <= set(s["requirement_ids"]))
     assert "six years" in statement["text"] and "five years" in statement["text"]
     assert conflict["requirement_ids"][0].startswith("REQ-S") and conflict["requirement_ids"][1].startswith("REQ-P")
+
+
+def test_a_document_sharing_only_words_with_the_question_is_not_cited(deps) -> None:
+    # The Data Protection Act's breach rules share "personal data" (and "contain") with the question;
+    # only the retention policy's disposal rule answers it.
+    result = _answer("How must paper records containing personal data be disposed of?", deps)
+    quotes = [r["exact_quote"] for r in result["verified_requirements"]]
+    assert quotes == ["Paper records containing personal data must be shredded before disposal."], quotes
+    breach = [r for r in result["extracted_requirements"] if "breach" in r["exact_quote"]]
+    assert breach and all(r["rejection_reason"] == "does_not_address_question" for r in breach)
+
+
+def test_relative_check_question_wide_margin_is_looser_than_per_document() -> None:
+    def verdict(score: float) -> Verdict:
+        return Verdict(verified=True, rationale="", score=score)
+
+    # act's best 0.6 is within 0.4 of the policy's 0.95; 0.35 is over 0.2 below the act's best;
+    # 0.5 is within 0.2 of the act's best but over 0.4 below the policy's.
+    scores, groups = [0.95, 0.6, 0.35, 0.5], ["policy", "act", "act", "act"]
+    checked = relative_check([verdict(s) for s in scores], groups)
+    assert [v.verified for v in checked] == [True, True, False, False]
+    assert "same document" in checked[2].rationale and "another source" in checked[3].rationale
 
 
 def test_unanswerable_question_fails_safe(deps) -> None:
