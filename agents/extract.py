@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.sentences import split_sentences
+from engine.sentences import normalize_ws, split_sentences
 
 
 class Modality(StrEnum):
@@ -77,11 +77,6 @@ _REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\
                         r"\b(?:in\s+accordance\s+with|under|pursuant\s+to)\s+(?:section|rule|article|paragraph)\b")
 STATUTE_TYPES = frozenset({"statute", "regulation"})
 MIN_WORDS, MAX_WORDS = 10, 40
-
-
-def normalize_ws(text: str) -> str:
-    """The only normalization the verbatim check allows."""
-    return " ".join(text.split())
 
 
 def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:

@@ -13,7 +13,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from engine.sentences import split_sentences
+from engine.sentences import normalize_ws, split_sentences
 
 REQ_ID = re.compile(r"\[(REQ-[A-Z]\d{3,})\]")
 CONTEXT_CHARS = 280
@@ -23,11 +23,6 @@ RETRIEVAL_KEYS = ("fusion", "dense_weight", "rrf_k", "candidates", "bm25_k1", "b
                   "memory_threshold", "reranker_model", "chunk_max_words")
 STATUS_LABELS = {"ANSWERED": "Answered", "NO_AUTHORITATIVE_EVIDENCE": "No authoritative evidence",
                  "REJECTED": "Question refused"}
-
-
-def normalize_ws(text: str) -> str:
-    """Whitespace runs read as one space (the only normalization the verbatim check allows)."""
-    return " ".join(text.split())
 
 
 def anchor(prefix: str, requirement_id: str) -> str:

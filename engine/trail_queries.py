@@ -14,14 +14,11 @@ import psycopg
 
 from engine import audit_trail, store
 from engine.errors import NotFoundError
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
+from engine.sentences import normalize_ws
 
 
 def _key(req: dict[str, Any]) -> tuple[str, str]:
-    return req.get("source_key") or req["document_id"], _norm(req["exact_quote"])
+    return req.get("source_key") or req["document_id"], normalize_ws(req["exact_quote"])
 
 
 def _brief(req: dict[str, Any]) -> dict[str, Any]:
@@ -51,13 +48,13 @@ def diff_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {
         "a": {"audit_id": a["audit_id"], "question": a["question"], "recorded_at": a.get("recorded_at")},
         "b": {"audit_id": b["audit_id"], "question": b["question"], "recorded_at": b.get("recorded_at")},
-        "same_question": _norm(a["question"]).lower() == _norm(b["question"]).lower(),
+        "same_question": normalize_ws(a["question"]).lower() == normalize_ws(b["question"]).lower(),
         "requirements_added": [_brief(rb[k]) for k in rb.keys() - ra.keys()],
         "requirements_removed": [_brief(ra[k]) for k in ra.keys() - rb.keys()],
         "verdicts_changed": changed,
         "status": [ans_a.get("status"), ans_b.get("status")],
         "grounding_confidence": [ans_a.get("grounding_confidence"), ans_b.get("grounding_confidence")],
-        "answer_changed": _norm(text_a) != _norm(text_b),
+        "answer_changed": normalize_ws(text_a) != normalize_ws(text_b),
         "answer_diff": list(difflib.unified_diff(text_a.splitlines(), text_b.splitlines(), a["audit_id"],
                                                  b["audit_id"], lineterm="", n=0)),
         "corpus_changes": corpus,
@@ -92,7 +89,7 @@ def impact(conn: psycopg.Connection, target: str) -> dict[str, Any]:
             "status": r["status"], "requirements": [], "stale": False})
         now = current.get(r["source_key"])
         superseded = now is None or now.id != r["document_id"]
-        still_there = now is not None and _norm(r["exact_quote"]) in _norm(texts.get(now.id, ""))
+        still_there = now is not None and normalize_ws(r["exact_quote"]) in normalize_ws(texts.get(now.id, ""))
         entry["requirements"].append({
             "requirement_id": r["requirement_id"], "document_id": r["document_id"],
             "document_version": r["document_version"], "section_path": r["section_path"],

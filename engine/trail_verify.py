@@ -27,6 +27,7 @@ from engine import audit_trail, signing
 from engine.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_timestamp
 from engine.checkpoints import file_checkpoints
 from engine.config import Settings
+from engine.sentences import normalize_ws
 
 
 class Problem(BaseModel):
@@ -192,7 +193,7 @@ def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) 
                 problems.append(Problem(seq=rec["_seq"], audit_id=rec["audit_id"], check="document",
                                         message=f"document {doc_id} no longer hashes to its recorded SHA-256"))
         span = None if text is None else text[r["doc_char_start"]:r["doc_char_end"]]
-        if span is None or " ".join(span.split()) != " ".join(r["exact_quote"].split()):
+        if span is None or normalize_ws(span) != normalize_ws(r["exact_quote"]):
             where = "document missing" if text is None else f"chars {r['doc_char_start']}-{r['doc_char_end']}"
             problems.append(Problem(seq=rec["_seq"], audit_id=rec["audit_id"], check="quote", message=(
                 f"{r['requirement_id']}: quote is not the text of {doc_id} at {where}")))
