@@ -31,9 +31,9 @@ def _when(value: str | None, name: str) -> datetime | None:
 def _document_keys(conn: Any, name: str) -> list[str]:
     """Ids and source keys of every version of the document `name` identifies (as `trail impact` does)."""
     from engine import store
+    from engine.trail_queries import version_keys
 
-    versions = store.find_documents(conn, name)
-    return sorted({d.id for d in versions} | {d.source_key for d in versions}) or [name]
+    return version_keys(store.find_documents(conn, name)) or [name]
 
 
 def _headers_table(rows: list[dict[str, Any]], *, similarity: bool = False) -> Table:

@@ -71,6 +71,11 @@ def parse_target(target: str) -> tuple[str, str | None]:
     return name, (section.strip() or None)
 
 
+def version_keys(versions: list[Any]) -> list[str]:
+    """How audit requirements name these document versions: their ids and their source keys."""
+    return sorted({d.id for d in versions} | {d.source_key for d in versions})
+
+
 def impact(conn: psycopg.Connection, target: str) -> dict[str, Any]:
     """Audits citing a document (or section), and which of them rest on superseded text."""
     name, section = parse_target(target)
@@ -79,8 +84,7 @@ def impact(conn: psycopg.Connection, target: str) -> dict[str, Any]:
         raise NotFoundError(f"no document '{name}': give a document id, source path, file name or exact title "
                             "('evidence documents --all-versions' lists them)")
     current = {d.source_key: d for d in versions if d.is_current}
-    keys = sorted({d.id for d in versions} | {d.source_key for d in versions})
-    rows = audit_trail.citing(conn, keys, section)
+    rows = audit_trail.citing(conn, version_keys(versions), section)
     texts = audit_trail.document_texts(conn, [d.id for d in current.values()])
     audits: dict[str, dict[str, Any]] = {}
     for r in rows:
