@@ -43,6 +43,9 @@ class ResearchResult(BaseModel):
     evidence_result: dict[str, Any] | None = None
 
 
+CHECKPOINT_SETUP_LOCK = 7702002  # advisory lock: one process runs LangGraph's checkpointer set-up at a time
+
+
 @contextmanager
 def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     """LangGraph's PostgresSaver on its own connection to the engine's database."""
@@ -77,7 +80,7 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
     So waiters poll with short pg_try_advisory_lock transactions.
     """
     deadline = time.monotonic() + 120
-    while not conn.execute("SELECT pg_try_advisory_lock(7702002) AS ok").fetchone()["ok"]:
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (CHECKPOINT_SETUP_LOCK,)).fetchone()["ok"]:
         if time.monotonic() > deadline:
             raise EngineError("another process has been setting up the checkpoint tables for 2 minutes; "
                               "check 'evidence db status' and run the command again")
@@ -85,7 +88,7 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
     try:
         saver.setup()
     finally:
-        conn.execute("SELECT pg_advisory_unlock(7702002)")
+        conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
 
 
 def _config(run_id: str, deps: Deps, progress: Callable[[str], None] | None) -> dict[str, Any]:
