@@ -86,10 +86,12 @@ def expand(conn: psycopg.Connection, evidence: list[dict[str, Any]], *, visited:
 
 
 def evidence_entry(chunk: Any, *, score: float, query: str, via: str | None = None, depth: int = 0,
-                   dense: float | None = None, lexical: float | None = None) -> dict[str, Any]:
-    """The serializable evidence record kept in graph state."""
+                   dense: float | None = None, lexical: float | None = None, hit: Any = None) -> dict[str, Any]:
+    """The serializable evidence record kept in graph state (`hit`: the retrieval hit, for its ranks)."""
     return {"chunk_id": chunk.id, "document_id": chunk.document_id, "document_title": chunk.document_title,
             "document_version": chunk.document_version, "source_type": chunk.source_type,
-            "section_path": chunk.section_path, "section_number": chunk.section_number, "text": chunk.text,
+            "section_path": chunk.section_path, "section_number": chunk.section_number,
+            "section_heading": chunk.section_heading, "text": chunk.text,
             "score": round(score, 6), "dense_score": dense, "lexical_score": lexical, "query": query,
-            "cross_reference": via, "depth": depth}
+            "dense_rank": getattr(hit, "dense_rank", None), "lexical_rank": getattr(hit, "lexical_rank", None),
+            "relevance": getattr(hit, "relevance", None), "cross_reference": via, "depth": depth}

@@ -1,6 +1,7 @@
 """Evaluate: how well a research step's evidence covers its aspect.
 
-The fused score is min-max normalized per query (the best hit is always near 1), so it says
+With reranking (the default) a step's confidence is the learned relevance model's probability that
+the step's own best chunk answers the step's query. Without it, the fused score is min-max normalized per query (the best hit is always near 1), so it says
 nothing absolute. Confidence instead mixes the best dense cosine, rescaled from the range the
 shipped MiniLM gives (unrelated text about 0.1-0.3, on-topic requirement text 0.5-0.8; see
 tests/test_research_calibration.py), with the share of the aspect's key terms that the best hits contain.
@@ -10,23 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.lexical import tokenize
+from engine.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
+
+__all__ = ["INTERROGATIVES", "MODALS", "coverage", "evaluate_node", "key_terms", "step_confidence",
+           "uncovered_terms"]
 
 COSINE_FLOOR = 0.25
 COSINE_CEILING = 0.65
 ANSWERED_BY_EARLIER = 0.8  # share of an aspect's key terms that earlier evidence must already contain
-
-
-MODALS = frozenset({"must", "shall", "may", "not", "should", "can"})
-# Stems of question adverbs ("how often", "how quickly", "how long"): evidence answers them with
-# "every quarter", "within 72 hours", "six years", never with the word itself.
-INTERROGATIVES = frozenset({"often", "quick", "long", "soon", "much", "mani", "frequent", "late", "earli"})
-
-
-def key_terms(text: str) -> list[str]:
-    """Content terms of a question or aspect: no modal verbs, no phrase pairs."""
-    return list(dict.fromkeys(t for t in tokenize(text, query=True)
-                              if t not in MODALS and t not in INTERROGATIVES and "_" not in t))
 
 
 def coverage(aspect: str, texts: list[str]) -> float:
@@ -44,6 +36,9 @@ def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5) -> fl
     """Confidence in [0, 1] for one step's new evidence."""
     if not hits:
         return 0.0
+    learned = [h["relevance"] for h in hits[:top] if h.get("relevance") is not None]
+    if learned:  # the reranker's probability that this step's best chunk answers its query
+        return round(max(learned), 4)
     best = max((h.get("dense_score") or 0.0) for h in hits[:top])
     dense_part = min(1.0, max(0.0, (best - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
     return round(0.5 * dense_part + 0.5 * coverage(aspect, [h["text"] for h in hits[:top]]), 4)

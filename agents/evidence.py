@@ -48,12 +48,34 @@ class EvidenceResult(BaseModel):
     backend: str
     fallbacks: list[str] = Field(default_factory=list, description="The evidence stage's fallbacks to rules")
     selected_option: dict[str, Any] | None = Field(default=None, description="Multiple-choice questions only")
+    direct_answer: str = Field(default="", description="The one-sentence answer(s), before the supporting requirements")
+    parts: list[dict[str, Any]] = Field(default_factory=list, description="Per part of the question: its question, "
+                                        "direct answer, cited REQ-IDs, conflicts and missing evidence")
     llm_calls: int = Field(default=0, description="LLM calls the evidence stage spent (llm_budget_evidence)")
 
 
 def _row(j: JudgedRequirement) -> dict[str, Any]:
     return {**j.requirement.model_dump(mode="json"), "verified": j.verified, "rejection_reason": j.rejection_reason,
-            "rationale": j.rationale, "score": j.score, "decided_by": j.decided_by}
+            "rationale": j.rationale, "score": j.score, "decided_by": j.decided_by, "part": j.part,
+            "relevance": j.relevance}
+
+
+def _parts(state: dict[str, Any], answer: ComposedAnswer) -> list[dict[str, Any]]:
+    """One entry per part of the question (a one-part question has one)."""
+    questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
+    by_index = {p.index: p for p in answer.parts}
+    out = []
+    for index, question in enumerate(questions):
+        mine = [s for s in answer.statements if s.part == index]
+        part = by_index.get(index)
+        cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
+        out.append({"index": index, "question": question,
+                    "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
+                    "requirement_ids": cited,
+                    "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
+                    "missing_evidence": part.missing_evidence if part else (
+                        [] if mine else ["a requirement that explicitly addresses: " + question])})
+    return out
 
 
 def _reference(r: Requirement) -> dict[str, Any]:
@@ -89,6 +111,9 @@ def assemble_result(state: dict[str, Any], deps: Any, answer: ComposedAnswer, re
     cited = {i for s in answer.statements for i in s.requirement_ids}
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     final, missing = _final_answer(question, answer, verified, judged)
+    parts = _parts(state, answer)
+    if verified:
+        missing = [f"part {p['index'] + 1}: {m}" if len(parts) > 1 else m for p in parts for m in p["missing_evidence"]]
     options = state.get("options") or []
     return EvidenceResult(
         question=question, status="ANSWERED" if verified else NO_EVIDENCE,
@@ -104,7 +129,8 @@ def assemble_result(state: dict[str, Any], deps: Any, answer: ComposedAnswer, re
                          for cid in dict.fromkeys(j.requirement.chunk_id for j in judged) if cid in chunks},
         backend=deps.backend, fallbacks=[*(state.get("evidence_fallbacks") or []), *extra_fallbacks],
         selected_option=select_option(options, verified).model_dump() if options else None,
-        llm_calls=int(state.get("evidence_llm_calls") or 0) + extra_calls)
+        llm_calls=int(state.get("evidence_llm_calls") or 0) + extra_calls,
+        direct_answer="\n".join(p["direct_answer"] for p in parts if p["direct_answer"]), parts=parts)
 
 
 @lru_cache(maxsize=1)

@@ -46,8 +46,15 @@ _OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|ob
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
                   r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
                   r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
-                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b")
-_RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:expected|encouraged|advised)\s+to\b",
+                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
+                  # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
+                  r"\bexpects?\s+(?:\w+\s+){0,8}?to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+expected\s+to\b",
+                  r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
+                  r"(?:that|to)\b",
+                  r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
+                  r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
+_RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
 _PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b")
 
@@ -76,6 +83,31 @@ _REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\
                         r"\bthe\s+foregoing\b", r"\bsuch\s+(?:records?|information|persons?|measures?|data)\b",
                         r"\b(?:in\s+accordance\s+with|under|pursuant\s+to)\s+(?:section|rule|article|paragraph)\b")
 STATUTE_TYPES = frozenset({"statute", "regulation"})
+# Text that explains or illustrates rather than binds, recognised from the document's structure
+# (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
+_NON_BINDING_SECTION = _rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
+                           r"illustrations?|background)\b")
+_NON_BINDING_TEXT = _rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas)\b",
+                        r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
+
+
+def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
+    """What kind of non-binding text this is (guidance, note, example, recital...), or None when it binds. Pure."""
+    for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
+        found = _NON_BINDING_SECTION.search(where or "")
+        if found:
+            return _KIND.get(found.group(0).lower().rstrip("s"), found.group(0).lower().rstrip("s"))
+    found = _NON_BINDING_TEXT.search(sentence)
+    if found is None:
+        return None
+    opening = " ".join(found.group(0).lower().split())
+    return "recital" if opening.startswith("(") else next(
+        (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
+
+
+_KIND = {"whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
+         "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
+         "note": "note", "guidance": "guidance"}
 MIN_WORDS, MAX_WORDS = 10, 40
 
 
@@ -105,6 +137,8 @@ class Requirement(BaseModel):
     extraction_confidence: str = Field(description="high | medium | low")
     confidence_reason: str
     refers_elsewhere: bool = Field(description="Points to other text ('as set out in section 4.2', 'such records')")
+    binding: bool = Field(default=True, description="False for recitals, guidance, notes and examples: shown as "
+                                                    "context, numbered REQ-P, never presented as a REQ-S requirement")
 
 
 def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -141,24 +175,28 @@ class _Numbering:
     def __init__(self) -> None:
         self.counters = {"S": 0, "P": 0}
 
-    def next(self, source_type: str) -> str:
-        kind = "S" if source_type in STATUTE_TYPES else "P"
+    def next(self, source_type: str, binding: bool = True) -> str:
+        kind = "S" if source_type in STATUTE_TYPES and binding else "P"
         self.counters[kind] += 1
         return f"REQ-{kind}{self.counters[kind]:03d}"
 
 
-def _requirement(chunk: dict[str, Any], rid: str, start: int, end: int, excerpted: bool,
+def _requirement(chunk: dict[str, Any], numbering: _Numbering, start: int, end: int, excerpted: bool,
                  origin: str = "") -> Requirement:
     quote = chunk["text"][start:end]
     modality = classify_modality(quote)
     elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
     level, reason = _confidence(modality, excerpted, elsewhere)
+    kind = non_binding(chunk, quote)
+    if kind:
+        reason = f"non-binding ({kind}): context, not a requirement; {reason}"
+    rid = numbering.next(chunk["source_type"], binding=kind is None)
     return Requirement(
         requirement_id=rid, source_type=chunk["source_type"], document_id=chunk["document_id"],
         document_version=chunk["document_version"], document_title=chunk["document_title"],
         section_path=chunk["section_path"], chunk_id=chunk["chunk_id"], char_start=start, char_end=end,
         exact_quote=quote, modality=modality, extraction_confidence=level, confidence_reason=origin + reason,
-        refers_elsewhere=elsewhere)
+        refers_elsewhere=elsewhere, binding=kind is None)
 
 
 def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
@@ -175,8 +213,7 @@ def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
-            rid = numbering.next(chunk["source_type"])
-            out.append(_requirement(chunk, rid, cut[0], cut[1], cut != (span.start, span.end)))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end)))
     return out
 
 
@@ -261,8 +298,7 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dic
         if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
             continue
         seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))
-        out.append(_requirement(chunk, numbering.next(chunk["source_type"]), cut[0], cut[1], cut != span,
-                                origin="llm proposal; "))
+        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, origin="llm proposal; "))
     return out
 
 
@@ -270,16 +306,31 @@ def _prompt_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
     return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
 
 
+def candidate_chunks(evidence: list[dict[str, Any]], parts: list[Any]) -> list[dict[str, Any]]:
+    """The chunks to extract from: each part's ranked candidates, part by part, best first."""
+    by_id = {e["chunk_id"]: e for e in evidence}
+    order = list(dict.fromkeys(r.chunk_id for part in parts for r in part.ranked))
+    return [by_id[cid] for cid in order if cid in by_id]
+
+
 def extract_node(state: dict, deps: Any) -> dict:
-    """Graph node. Rules: modal sentences of the evidence. LLM: proposed quotes, located and numbered by code."""
+    """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
+    candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code."""
+    from agents.parts import question_parts
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from agents.select import rank_part, relevance_model
 
     evidence = state["evidence"]
-    if not evidence:
-        return evidence_update([], 0, requirements=[])
+    model = relevance_model(deps)
+    parts = [rank_part(i, q, evidence, model, deps.conn) for i, q in enumerate(question_parts(state["stem"]))]
+    dumped = [p.model_dump(mode="json") for p in parts]
+    chunks = candidate_chunks(evidence, parts)
+    if not chunks:
+        return evidence_update([], 0, requirements=[], parts=dumped)
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(evidence),
-        accept=lambda reply: requirements_from_proposals(reply.quotes, evidence),
-        question=state["stem"], chunks=[_prompt_chunk(c) for c in evidence])
-    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements])
+        rules=lambda: extract_from_chunks(chunks),
+        accept=lambda reply: requirements_from_proposals(reply.quotes, chunks),
+        question=state["stem"], chunks=[_prompt_chunk(c) for c in chunks])
+    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements],
+                           parts=dumped)

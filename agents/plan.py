@@ -43,10 +43,12 @@ def split_aspects(stem: str, question_type: str) -> list[str]:
 
 
 def find_memory(lookup: MemoryLookup | None, stem: str) -> dict[str, Any] | None:
-    """A previous answered audit with a near-identical question lends its evidence (re-checked later).
+    """A previous answered audit with a near-identical question, noted in working memory.
 
     `lookup` returns {'audit_id', 'question', 'similarity', 'chunk_ids'} or None; it is supplied by the
-    audit trail when one exists (the threshold, 0.92 by default, is applied there).
+    audit trail when one exists (the threshold, 0.92 by default, is applied there). The hit is a lead
+    for the reader only: it lends no evidence, so asking again on an unchanged corpus with unchanged
+    settings gives the same evidence and the same answer (an earlier answer never steers a later one).
     """
     return lookup(stem) if lookup else None
 
@@ -58,22 +60,9 @@ def plan_node(state: dict, deps: Any) -> dict:
     update: dict[str, Any] = {"aspects": aspects, "memory_hit": hit,
                               "current": {"aspect": aspects[0], "attempt": 1}, "decision": "next_step"}
     if hit:
-        update.update(lend_memory(deps, hit))
+        update["memory"] = {"leads": [f"memory: {hit['audit_id']} (similarity {hit['similarity']:.2f}) asked "
+                                      f"'{hit['question']}'; researched afresh, not reused"]}
     return update
-
-
-def lend_memory(deps: Any, hit: dict[str, Any]) -> dict[str, Any]:
-    """Evidence of an earlier answer, re-fetched: only chunks still current are lent (and verified later)."""
-    from agents.crossref import evidence_entry
-    from engine import store
-
-    chunks = store.get_chunks(deps.conn, list(hit.get("chunk_ids", [])))
-    in_scope = deps.retriever.in_scope
-    current = [c for c in chunks.values() if c.is_current and in_scope(c.source_type, c.document_id)]
-    stale = [cid for cid in hit.get("chunk_ids", []) if cid not in {c.id for c in current}]
-    lead = f"memory: {hit['audit_id']} (similarity {hit['similarity']:.2f}) asked '{hit['question']}'"
-    return {"evidence": [evidence_entry(c, score=0.0, query=f"memory:{hit['audit_id']}") for c in current],
-            "memory": {"leads": [lead], "dead_ends": [f"memory chunk {cid} is no longer current" for cid in stale]}}
 
 
 def prepare_node(state: dict, deps: Any) -> dict:

@@ -12,8 +12,8 @@ def retrieve_node(state: dict, deps: Any) -> dict:
     used = [e["chunk_id"] for e in state["evidence"]]
     k = deps.settings.research_k if state["steps"] else deps.settings.research_k_first
     hits = deps.retriever.search_many(current["queries"], k, exclude_ids=used)
-    found = [evidence_entry(h.chunk, score=h.score, query=h.query, dense=h.dense_score, lexical=h.lexical_score)
-             for h in hits]
+    found = [evidence_entry(h.chunk, score=h.score, query=h.query, dense=h.dense_score, lexical=h.lexical_score,
+                            hit=h) for h in hits]
     best = f"; best: {found[0]['document_title']} {found[0]['section_path']}" if found else ""
     return {"evidence": found, "current": {**current, "found": [e["chunk_id"] for e in found]},
             "memory": {"queries_tried": current["queries"],

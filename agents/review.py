@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.compose import ComposedAnswer, compose_rules, verified_of
+from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
 from engine.lexical import tokenize
@@ -23,7 +23,7 @@ _BRACKETED_IDS = re.compile(r"\[\s*REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*\s*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 # Words that frame quotes ("X states: ...", "the sources differ ...") and so need no support in them.
 FRAMING = frozenset(tokenize("states says provides requires sources differ while whereas opposite force section "
-                             "rule document according vs"))
+                             "rule document according vs non binding context"))
 # Words that set the force of a statement: an unquoted sentence may use only those its quotes use.
 _FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|required|prohibited|optional|"
                     r"permitted|mandatory|unless|except)\b", re.IGNORECASE)
@@ -157,7 +157,7 @@ def review_node(state: dict, deps: Any) -> dict:
         return evidence_update(fallbacks, calls, review=review.model_dump())
     if not review.passed and answer.composer == "llm":
         fallbacks = [*fallbacks, "compose: the revised llm answer failed review; rules composition used"]
-        answer = compose_rules(verified)
+        answer = rules_composition(state)
         rules_review = review_answer(answer, verified)
         review = Review(passed=rules_review.passed, reasons=review.reasons + rules_review.reasons, revised=True)
     result = assemble_result(state, deps, answer, review, extra_fallbacks=fallbacks, extra_calls=calls)

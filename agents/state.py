@@ -29,6 +29,7 @@ class EvidenceState(TypedDict):
     evidence: Annotated[list[dict[str, Any]], merge_evidence]
     metrics: Annotated[list[dict[str, Any]], operator.add]
     fallbacks: Annotated[list[str], operator.add]
+    parts: list[dict[str, Any]]              # extract: the question's parts with their ranked chunks (agents.select)
     requirements: list[dict[str, Any]]       # extract: Requirement records, numbered per answer
     judged: list[dict[str, Any]]             # verify: JudgedRequirement records (verdict per requirement)
     composition: dict[str, Any] | None       # compose: the latest ComposedAnswer

@@ -1,13 +1,19 @@
-"""Verify: the grounding gate. A requirement passes only if its quote alone answers the question.
+"""Verify: the grounding gate. A requirement is verified only if it answers the question.
 
-Embedding cosine alone separates "answers the question" from "on topic" poorly, so the rules
-judge combines: cosine (rescaled), coverage of the question's key terms and of its adjacent
-key-term pairs (phrases such as "exit facility", "client money"), whether the quote states what
-the question asks for (a time or period when the question asks one), modality, and completeness
-(a quote that leans on other text is incomplete). Over several candidates for one question
-(`judge_candidates`, used by the evidence stage) a verified quote must also score close to the best
-verified quote of its own document: "on topic but not the answer" is better told apart relative to
-the neighbouring rules than by any absolute threshold. Calibrated on ObliQA dev: bench/calibrate_verify.py, README.
+Relevance is decided by the learned relevance model (engine/relevance: a MiniLM fine-tuned on
+regulatory question/passage pairs, served by ONNX Runtime, and logistic heads calibrated on
+held-out ObliQA questions), in two steps:
+
+* the passage: each part of the question cites only the chunks that `agents.select` put within the
+  selection cut (close to the best-scoring chunk, above a floor); quotes of other chunks are
+  rejected as `does_not_address_question`, with both scores in the rationale;
+* the quote: the pair head scores the sentence against the part; within a passage, sentences far
+  below its best one are set aside, and code rules still apply: a question that asks for a time
+  needs a quote that states one (`requires_inference`), a quote that leans on preceding text
+  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is not a requirement.
+
+`judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
+or a passage): the pair head against its calibrated threshold, then the time and context rules.
 """
 
 from __future__ import annotations
@@ -16,31 +22,26 @@ import re
 from functools import lru_cache
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.evaluate import INTERROGATIVES, MODALS, key_terms
+from agents.duties import conflicting_figures
 from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim
-from engine.lexical import tokenize
+from agents.select import Part
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
-# Score = weights . (rescaled cosine, key-term coverage, phrase coverage). Thresholds read on the
-# calibration half of ObliQA dev (bench/calibrate_verify.py), rounded; see README "Evidence stage".
-COSINE_FLOOR, COSINE_CEILING = 0.2, 0.7
-SCORE_WEIGHTS = (0.25, 0.5, 0.25)
-PASS_SCORE = 0.3
-MIN_COVERAGE = 0.3
-RELATIVE_MARGIN = 0.2  # a verified quote scores at least its document's best verified score minus this
-QUESTION_MARGIN = 0.4  # ... and at least the best verified score over all documents minus this
+_BELOW_CUT = "its passage is ranked below the selection cut"
+QUOTE_GAP = 0.3  # a sentence scoring this far below the best sentence of its passage is set aside
+MAX_QUOTES_PER_CHUNK = 3
 
-_TIME = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                   r"(business\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|every\s+\w+|"
-                   r"immediately|without\s+undue\s+delay|promptly|before|after|within|at\s+least|no\s+later\s+than)\b",
+TIME_PHRASE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
+                   r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|"
+                   r"monthly|weekly|daily|every\s+\w+|immediately|without\s+undue\s+delay|promptly|before|after|within|"
+                   r"at\s+least|no\s+later\s+than|not\s+later\s+than)\b",
                    re.IGNORECASE)
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
 # and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
-_ASKS_TIME = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
+_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
                         r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
                         r"^\W*when\s+(?:must|should|shall|is|are|does|do|will|can|may|would|has|have)\b|"
                         r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
@@ -48,6 +49,14 @@ _ASKS_TIME = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently
                         r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
                         re.IGNORECASE)
 _LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+
+
+def asks_time(question: str) -> bool:
+    return bool(_ASKSTIME_PHRASE.search(question))
+
+
+def states_time(text: str) -> bool:
+    return bool(TIME_PHRASE.search(text))
 
 
 class Verdict(BaseModel):
@@ -58,129 +67,56 @@ class Verdict(BaseModel):
     verified: bool
     rejection_reason: str | None = Field(default=None, description="One of REJECTION_REASONS when not verified")
     rationale: str
-    score: float
+    score: float = Field(description="Relevance: probability that the text answers the question (pair head)")
     features: dict[str, Any] = Field(default_factory=dict)
 
 
 @lru_cache(maxsize=1)
-def _default_embedder() -> Any:
+def _default_model() -> Any:
     from engine.config import load_settings
     from engine.embeddings import Embedder
+    from engine.relevance.model import RelevanceModel
 
-    return Embedder.from_settings(load_settings())
-
-
-def _term_sequence(text: str) -> list[str]:
-    return [t for t in tokenize(text, query=True) if t not in MODALS and t not in INTERROGATIVES and "_" not in t]
+    settings = load_settings()
+    return RelevanceModel.for_embedder(settings.relevance_dir, Embedder.from_settings(settings))
 
 
-def _pairs(terms: list[str]) -> set[tuple[str, str]]:
-    return set(zip(terms, terms[1:], strict=False))
+def _model_for(embedder: Any) -> Any:
+    if embedder is None:
+        return _default_model()
+    from engine.config import load_settings
+    from engine.relevance.model import RelevanceModel
+
+    return RelevanceModel.for_embedder(load_settings().relevance_dir, embedder)
 
 
-def features(question: str, quote: str, embedder: Any) -> dict[str, Any]:
-    """Everything the rules judge looks at (pure given the embedder)."""
-    q_vec, t_vec = embedder.encode_query(question), embedder.encode([quote])[0]
-    terms = key_terms(question)
-    tokens = set(tokenize(quote))
-    phrases = _pairs(_term_sequence(question))
-    return {
-        "cosine": round(float(np.dot(q_vec, t_vec)), 4),
-        "coverage": round(sum(t in tokens for t in terms) / len(terms), 4) if terms else 0.0,
-        "phrase_coverage": round(len(phrases & _pairs(_term_sequence(quote))) / len(phrases), 4) if phrases else 0.0,
-        "asks_time": bool(_ASKS_TIME.search(question)),
-        "states_time": bool(_TIME.search(quote)),
-        "modality": classify_modality(quote).value,
-        "leans_on_context": bool(_LEANS_ON_CONTEXT.search(quote)),
-    }
-
-
-def score_of(f: dict[str, Any]) -> float:
-    """The relevance score in [0, 1]: rescaled cosine, key-term coverage and phrase coverage, weighted."""
-    scaled = min(1.0, max(0.0, (f["cosine"] - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
-    w_cos, w_cov, w_phrase = SCORE_WEIGHTS
-    return round(w_cos * scaled + w_cov * f["coverage"] + w_phrase * f.get("phrase_coverage", 0.0), 4)
-
-
-def decide(f: dict[str, Any]) -> tuple[bool, str | None, str]:
-    """(verified, rejection reason, rationale) from the features of one quote. Pure."""
-    score = score_of(f)
-    if f["modality"] == Modality.NONE.value:
-        return False, "does_not_address_question", "the text imposes, permits or recommends nothing"
-    if score < PASS_SCORE or f["coverage"] < MIN_COVERAGE:
-        return False, "does_not_address_question", f"score {score} / coverage {f['coverage']} below the gate"
-    if f["asks_time"] and not f["states_time"]:
+def decide(question: str, quote: str, score: float, threshold: float) -> tuple[bool, str | None, str]:
+    """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
+    if score < threshold:
+        return False, "does_not_address_question", f"relevance {score:.3f} is below the gate ({threshold:.3f})"
+    if asks_time(question) and not states_time(quote):
         return False, "requires_inference", "the question asks for a time or period; the quote states none"
-    if f["leans_on_context"]:
+    if _LEANS_ON_CONTEXT.search(quote):
         return False, "incomplete_quote", "the quote depends on preceding text"
-    return True, None, f"addresses the question (score {score}, key terms {f['coverage']:.0%})"
-
-
-def relative_check(verdicts: list[Verdict], groups: list[str] | None = None,
-                   margin: float | None = None) -> list[Verdict]:
-    """Within each group (the document a quote comes from), reject verified quotes scoring more than
-    `margin` below the group's best verified one; over all groups, those more than QUESTION_MARGIN
-    below the best verified quote of any document (a document that only shares words with the
-    question, while another one answers it). Pure.
-
-    Per document, because the quotes that are "on topic but not the answer" are mostly neighbouring
-    rules of the same document, while another source may state the same duty in other words (a
-    policy's "kept" against a regulation's "retain") and must still be heard, conflicts included.
-    """
-    margin = RELATIVE_MARGIN if margin is None else margin
-    groups = groups or [""] * len(verdicts)
-    best: dict[str, float] = {}
-    for v, g in zip(verdicts, groups, strict=True):
-        if v.verified:
-            best[g] = max(best.get(g, 0.0), v.score)
-    top = max(best.values(), default=0.0)
-
-    def check(v: Verdict, g: str) -> Verdict:
-        if not v.verified:
-            return v
-        if v.score < best[g] - margin:
-            why = f"another requirement of the same document addresses the question more directly " \
-                  f"(score {v.score} vs best {best[g]})"
-        elif v.score < top - QUESTION_MARGIN:
-            why = f"shares only words with the question; another source answers it (score {v.score} vs best {top})"
-        else:
-            return v
-        return v.model_copy(update={"verified": False, "rejection_reason": "does_not_address_question",
-                                    "rationale": why})
-
-    return [check(v, g) for v, g in zip(verdicts, groups, strict=True)]
+    return True, None, f"answers the question (relevance {score:.3f}, gate {threshold:.3f})"
 
 
 def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = None) -> Verdict:
-    """Public, stable API: does `quote` (a sentence or a passage) answer `question`? (absolute gate only)"""
+    """Public, stable API: does `quote` (a sentence or a passage) answer `question`?
+
+    `backend` names the reasoning backend; outside a run only the deterministic one exists (the
+    learned relevance model plus code rules, no LLM). `embedder` may be any engine Embedder; the
+    relevance model's own encoder scores the pair when it is not that encoder.
+    """
     if backend != "rules":
         raise ValueError("judge() outside a run supports the rules backend")
-    f = features(question, quote, embedder or _default_embedder())
-    verified, reason, rationale = decide(f)
-    return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=score_of(f), features=f)
-
-
-class _Prefetched:
-    """An embedder view holding the candidates' vectors, encoded in one batch."""
-
-    def __init__(self, embedder: Any, texts: list[str]) -> None:
-        self.embedder = embedder
-        unique = list(dict.fromkeys(texts))
-        self.vectors = dict(zip(unique, embedder.encode(unique), strict=True)) if unique else {}
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        return np.stack([self.vectors[t] if t in self.vectors else self.embedder.encode([t])[0] for t in texts])
-
-    def encode_query(self, text: str) -> np.ndarray:
-        return self.embedder.encode_query(text)
-
-
-def judge_candidates(question: str, quotes: list[str], *, groups: list[str] | None = None,
-                     embedder: Any = None) -> list[Verdict]:
-    """`judge` for every candidate quote of one question, then the relative check within each group
-    (`groups[i]`: the document quote i comes from; one group when None)."""
-    batched = _Prefetched(embedder or _default_embedder(), quotes)
-    return relative_check([judge(question, q, embedder=batched) for q in quotes], groups)
+    model = _model_for(embedder)
+    score = model.pair_probabilities(question, [quote])[0]
+    threshold = float(model.thresholds["gate"])
+    verified, reason, rationale = decide(question, quote, score, threshold)
+    return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=round(score, 4),
+                   features={"asks_time": asks_time(question), "states_time": states_time(quote),
+                             "modality": classify_modality(quote).value, "gate": threshold})
 
 
 class JudgedRequirement(BaseModel):
@@ -194,6 +130,8 @@ class JudgedRequirement(BaseModel):
     rationale: str
     score: float
     decided_by: str = Field(default="rules", description="code (verbatim/length checks), rules (the gate) or llm")
+    part: int = Field(default=0, description="The part of the question the requirement was judged against")
+    relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
 
 
 def _code_check(req: Requirement, chunks: dict[str, dict[str, Any]]) -> JudgedRequirement | None:
@@ -209,17 +147,99 @@ def _code_check(req: Requirement, chunks: dict[str, dict[str, Any]]) -> JudgedRe
     return None
 
 
-def verify_requirements(question: str, requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
-                        embedder: Any) -> list[JudgedRequirement]:
-    """The rules gate; the verbatim check comes first and is decided by code alone."""
-    checked = {r.requirement_id: _code_check(r, chunks) for r in requirements}
-    eligible = [r for r in requirements if checked[r.requirement_id] is None]
-    verdicts = dict(zip((r.requirement_id for r in eligible),
-                        judge_candidates(question, [r.exact_quote for r in eligible],
-                                         groups=[r.document_id for r in eligible], embedder=embedder), strict=True))
-    return [checked[r.requirement_id] or JudgedRequirement(
-        requirement=r, verified=(v := verdicts[r.requirement_id]).verified, rejection_reason=v.rejection_reason,
-        rationale=v.rationale, score=v.score) for r in requirements]
+def _reject(req: Requirement, reason: str, why: str, score: float, part: int, relevance: float | None,
+            by: str = "rules") -> JudgedRequirement:
+    return JudgedRequirement(requirement=req, verified=False, rejection_reason=reason, rationale=why, score=score,
+                             decided_by=by, part=part, relevance=relevance)
+
+
+def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, Any]:
+    for part in parts:
+        ranked = part.relevance_of(req.chunk_id)
+        if ranked is not None:
+            return part, ranked
+    return parts[0], None
+
+
+def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
+                        model: Any) -> list[JudgedRequirement]:
+    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring)."""
+    judged: dict[str, JudgedRequirement] = {}
+    eligible: list[tuple[Requirement, Part, Any]] = []
+    for req in requirements:
+        checked = _code_check(req, chunks)
+        part, ranked = _part_of(req, parts)
+        relevance = ranked.relevance if ranked else None
+        if checked is not None:
+            judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
+        elif req.modality is Modality.NONE:
+            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+                                                 "the text imposes, permits or recommends nothing", 0.0, part.index,
+                                                 relevance)
+        elif ranked is None or not ranked.selected:
+            why = (f"{_BELOW_CUT} for this part (relevance {relevance:.3f}; "
+                   f"best passage {part.best:.3f})" if ranked else "its passage was not among this part's candidates")
+            judged[req.requirement_id] = _reject(req, "does_not_address_question", why, 0.0, part.index, relevance)
+        else:
+            eligible.append((req, part, ranked))
+    judged.update(_judge_quotes(eligible, model))
+    judged.update(_conflicting_sources(judged))
+    return [judged[r.requirement_id] for r in requirements]
+
+
+def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, JudgedRequirement]:
+    """A requirement set aside by the selection cut is cited after all when it imposes the same duty
+    as a verified one of another document with different figures: a conflict is shown, never hidden."""
+    verified = [j for j in judged.values() if j.verified]
+    out = {}
+    for j in judged.values():
+        if j.verified or j.decided_by == "code" or not j.rationale.startswith(_BELOW_CUT):
+            continue
+        rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
+                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote)), None)
+        if rival is not None and j.requirement.modality is not Modality.NONE:
+            out[j.requirement.requirement_id] = j.model_copy(update={
+                "verified": True, "rejection_reason": None,
+                "rationale": f"imposes the same duty as {rival.requirement.requirement_id} with different figures: "
+                             f"cited so that the conflict is shown (relevance {j.relevance or 0.0:.3f})"})
+    return out
+
+
+def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> dict[str, JudgedRequirement]:
+    """Quote-level decisions for requirements whose passage is selected."""
+    scores: dict[str, float] = {}
+    for part in {p.index: p for _, p, _ in eligible}.values():
+        mine = [r for r, p, _ in eligible if p.index == part.index]
+        for req, score in zip(mine, model.pair_probabilities(part.question, [r.exact_quote for r in mine]),
+                              strict=True):
+            scores[req.requirement_id] = round(score, 4)
+    out: dict[str, JudgedRequirement] = {}
+    kept: dict[tuple[int, str], list[str]] = {}
+    best: dict[tuple[int, str], float] = {}
+    for req, part, _ in eligible:
+        key = (part.index, req.chunk_id)
+        best[key] = max(best.get(key, 0.0), scores[req.requirement_id])
+    for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
+        score, key = scores[req.requirement_id], (part.index, req.chunk_id)
+        if asks_time(part.question) and not states_time(req.exact_quote):
+            out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
+                                              "the quote states none", score, part.index, ranked.relevance)
+        elif _LEANS_ON_CONTEXT.search(req.exact_quote):
+            out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
+                                              part.index, ranked.relevance)
+        elif score < best[key] - QUOTE_GAP or len(kept.get(key, [])) >= MAX_QUOTES_PER_CHUNK:
+            out[req.requirement_id] = _reject(req, "does_not_address_question",
+                                              f"another sentence of the same passage answers more directly "
+                                              f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
+                                              ranked.relevance)
+        else:
+            kept.setdefault(key, []).append(req.requirement_id)
+            out[req.requirement_id] = JudgedRequirement(
+                requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
+                relevance=ranked.relevance,
+                rationale=f"answers the question: its passage is selected (relevance {ranked.relevance:.3f}, best "
+                          f"{part.best:.3f}); the sentence scores {score:.3f}")
+    return out
 
 
 # --- llm backend: verdicts are accepted only for requirements that passed the code checks -----------
@@ -273,13 +293,15 @@ def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdic
 
 
 def verify_node(state: dict, deps: Any) -> dict:
-    """Graph node: code checks, then the rules gate, or the model's verdicts where code allows them."""
+    """Graph node: code checks, then the gate, or the model's verdicts where code allows them."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from agents.select import relevance_model
 
     question = state["stem"]
     requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]
+    parts = [Part.model_validate(p) for p in state.get("parts") or []] or [Part(index=0, question=question, ranked=[])]
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
-    by_rules = verify_requirements(question, requirements, chunks, deps.embedder)
+    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps))
     eligible = [j.requirement for j in by_rules if j.decided_by != "code"]
     judged, fallbacks, notes, calls = by_rules, [], [], 0
     if deps.llm is not None and eligible:

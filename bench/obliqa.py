@@ -183,8 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--questions", type=Path, required=True)
     parser.add_argument("--run", type=Path, required=True, help="TREC run file to write")
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
-    parser.add_argument("--home", type=Path, default=ROOT / "bench" / ".cache" / "obliqa",
-                        help="benchmark data directory (its own embedded database)")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="benchmark data directory (its own embedded database; default one per embedder)")
+    parser.add_argument("--no-rerank", action="store_true", help="fused ranking without the learned reranker")
     parser.add_argument("--dense-weight", type=float, default=None, help="1.0 = dense only, 0.0 = lexical only")
     parser.add_argument("--fusion", choices=("weighted", "rrf"), default=None)
     parser.add_argument("--tag", default="evidence-hybrid")
@@ -194,14 +195,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="also run extract/verify/compose/review and report grounding figures")
     args = parser.parse_args(argv)
 
-    args.home.mkdir(parents=True, exist_ok=True)
-    overrides: dict[str, object] = {"home": args.home}
+    overrides: dict[str, object] = {"rerank": not args.no_rerank}
     if args.dense_weight is not None:
         overrides["dense_weight"] = args.dense_weight
     if args.fusion:
         overrides["fusion"] = args.fusion
     settings = Settings(**overrides)  # type: ignore[arg-type]
     embedder = Embedder.from_settings(settings)
+    home = args.home or ROOT / "bench" / ".cache" / f"obliqa-{embedder.sha256[:12]}"
+    home.mkdir(parents=True, exist_ok=True)
+    settings = settings.model_copy(update={"home": home})
     ingest_stats = ingest(settings, embedder, args.documents)
 
     questions = json.loads(args.questions.read_text())[: args.limit]
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
         "ingest_passages_per_s": ingest_stats.get("passages_per_s"),
         "dense_weight": settings.dense_weight,
         "fusion": settings.fusion,
+        "rerank": settings.rerank,
+        "embedder": embedder.identity,
     }))
 
 

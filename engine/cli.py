@@ -16,6 +16,7 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.cli_audit import audit_app
 from engine.cli_common import emit_json, err, out, run
+from engine.cli_relevance import relevance_app
 from engine.cli_report import report_app
 from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
@@ -26,6 +27,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
 app.add_typer(report_app, name="report")
+app.add_typer(relevance_app, name="relevance")
 
 
 
@@ -79,6 +81,23 @@ def db_migrate() -> None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             applied = dbmod.migrate(conn)
         out.print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+        return 0
+
+    run(body)
+
+
+@db_app.command("reembed")
+def db_reembed() -> None:
+    """Re-embed every stored chunk with the configured embedder (after changing models)."""
+    from engine.embeddings import Embedder
+    from engine.ingest import reembed
+
+    def body() -> int:
+        settings = _settings()
+        embedder = Embedder.from_settings(settings)
+        with dbmod.connection(settings) as conn:
+            done = reembed(conn, embedder)
+        out.print(f"re-embedded {done} chunk(s) with {embedder.name} ({embedder.backend})")
         return 0
 
     run(body)
@@ -220,8 +239,21 @@ def _print_answer(answer: dict[str, Any]) -> None:
     colour = "green" if answer["status"] == "ANSWERED" else "red"
     out.print(f"\n[bold {colour}]{answer['status']}[/]  grounding confidence: {answer['grounding_confidence']}  "
               f"(review {'passed' if answer['review']['passed'] else 'FAILED'})")
-    for statement in answer["statements"] or [{"text": answer["final_answer"]}]:
-        out.print("- " + escape(statement["text"]), highlight=False)
+    parts = answer.get("parts") or []
+    if len(parts) > 1:  # one short section per part, each with its own direct answer
+        for part in parts:
+            out.print(f"[bold]({part['index'] + 1}) {escape(part['question'])}[/]", highlight=False)
+            mine = [st for st in answer["statements"] if st.get("part", 0) == part["index"]]
+            for statement in mine:
+                out.print("- " + escape(statement["text"]), highlight=False)
+            for item in [] if mine else part["missing_evidence"]:
+                out.print("[red]- no authoritative evidence for this part:[/] " + escape(item), highlight=False)
+    else:
+        if answer.get("direct_answer"):
+            out.print("[bold]Answer:[/] " + escape(answer["direct_answer"]), highlight=False)
+        for statement in [st for st in answer["statements"] if st.get("kind") != "direct"] or (
+                [] if answer.get("direct_answer") else [{"text": answer["final_answer"]}]):
+            out.print("- " + escape(statement["text"]), highlight=False)
     table = Table(title="requirements", show_lines=True)
     for col in ("REQ-ID", "modality", "verdict", "quote", "source"):
         table.add_column(col)

@@ -32,6 +32,15 @@ def default_model_dir() -> Path:
     raise ConfigError(f"no sentence-transformers model found under {root}")
 
 
+RELEVANCE_DIR = Path(__file__).resolve().parent / "relevance" / "models"
+SHIPPED_RELEVANCE_MODEL = "minilm-regqa-int8"
+
+
+def shipped_relevance_model() -> Path:
+    """The relevance encoder committed with the package (ONNX, int8)."""
+    return RELEVANCE_DIR / SHIPPED_RELEVANCE_MODEL
+
+
 class Settings(BaseSettings):
     """Effective configuration. Environment variables carry the prefix `EVIDENCE_`."""
 
@@ -46,7 +55,16 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
         description="Data directory: embedded database, keys, caches.",
     )
-    embedding_model: Path | None = Field(default=None, description="sentence-transformers model directory.")
+    embedding_backend: str = Field(
+        default="onnx", pattern="^(onnx|torch)$",
+        description="onnx: the shipped relevance encoder (or EVIDENCE_RELEVANCE_MODEL) run by ONNX Runtime; "
+                    "torch: a sentence-transformers directory (EVIDENCE_EMBEDDING_MODEL, default the base MiniLM).")
+    embedding_model: Path | None = Field(default=None, description="sentence-transformers model directory (torch).")
+    relevance_model: Path | None = Field(
+        default=None, description="Relevance model directory (model.onnx, tokenizer.json, relevance.json, "
+                                  "scorer.json); default the one shipped in engine/relevance/models.")
+    rerank: bool = Field(default=True, description="Rerank retrieval results with the learned relevance scorer.")
+    rerank_depth: int = Field(default=30, ge=1, description="Fused candidates the reranker orders (at least 3k).")
     embedding_dim: int = 384
     # Measured on the 2-core CPU here (ObliQA passages, max 256 tokens): batches of 8 encode ~70 texts/s,
     # of 64 only ~24 (bench/embed_speed.py); small batches stay in cache. Vectors do not depend on it.
@@ -101,8 +119,15 @@ class Settings(BaseSettings):
         default=None, description="Tests only: kill the process at a named point (e.g. 'audit:during').")
 
     @cached_property
+    def relevance_dir(self) -> Path:
+        """Resolved relevance model directory (encoder and scorer)."""
+        return self.relevance_model or shipped_relevance_model()
+
+    @cached_property
     def model_dir(self) -> Path:
-        """Resolved embedding model directory."""
+        """Resolved embedding model directory for the configured backend."""
+        if self.embedding_backend == "onnx":
+            return self.relevance_dir
         path = self.embedding_model or default_model_dir()
         if not (path / "config.json").exists():
             raise ConfigError(f"embedding model directory {path} has no config.json; point "

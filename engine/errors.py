@@ -53,3 +53,9 @@ class NotFoundError(EngineError):
     """A named record does not exist."""
 
     exit_code = 7
+
+
+class InputError(EngineError):
+    """A file or argument the user gave is malformed (pairs files, option values)."""
+
+    exit_code = 2

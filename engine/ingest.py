@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import store
 from engine.chunking import ChunkDraft, chunk_document
 from engine.config import SOURCE_TYPES, Settings
-from engine.embeddings import Embedder
+from engine.embeddings import Embedder, check_space
 from engine.errors import IngestError
 from engine.formats import ParsedDocument, parse
 from engine.lexical import term_frequencies
@@ -230,6 +230,7 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
     """
     started = time.perf_counter()
     summary = IngestSummary()
+    check_space(conn, embedder, claim=True)
 
     def record(path: Path, result: FileResult) -> None:
         summary.files.append(result)
@@ -281,3 +282,35 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
         store.optimize(conn)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def reembed(conn: Any, embedder: Embedder, *, batch: int = 256,
+            progress: Callable[[int], Any] | None = None) -> int:
+    """Re-embed every chunk (all versions) with `embedder` and record its space. Returns chunks done.
+
+    Each batch is its own transaction; the space is recorded last, so an interrupted run is refused
+    by searches until it is run again to the end.
+    """
+    after, done = "", 0
+    with conn.transaction():
+        store.clear_embedding_space(conn)
+    while rows := store.chunks_for_embedding(conn, after, batch):
+        texts = [embedding_text(title, _Heading(heading, text)) for _, title, heading, text in rows]
+        vectors = embedder.encode(texts)
+        with conn.transaction():
+            store.update_embeddings(conn, [(row[0], vec) for row, vec in zip(rows, vectors, strict=True)])
+        done += len(rows)
+        after = rows[-1][0]
+        if progress:
+            progress(done)
+    with conn.transaction():
+        store.record_embedding_space(conn, embedder.identity)
+    return done
+
+
+class _Heading:
+    """What `engine.ingest.embedding_text` reads of a chunk."""
+
+    def __init__(self, section_heading: str, text: str) -> None:
+        self.section_heading = section_heading
+        self.text = text

@@ -77,3 +77,21 @@ def query_terms(query: str) -> Counter[str]:
     """Distinct query terms with phrases, question boilerplate removed (falls back to plain tokens)."""
     tokens = tokenize(query, query=True) or tokenize(query)
     return Counter(dict.fromkeys(with_phrases(tokens), 1))
+
+
+MODALS = frozenset({"must", "shall", "may", "not", "should", "can"})
+# Stems of question adverbs ("how often", "how quickly", "how long"): evidence answers them with
+# "every quarter", "within 72 hours", "six years", never with the word itself.
+INTERROGATIVES = frozenset({"often", "quick", "long", "soon", "much", "mani", "frequent", "late", "earli"})
+
+
+def key_terms(text: str) -> list[str]:
+    """Content terms of a question or aspect: no modal verbs, no question adverbs, no phrase pairs."""
+    return list(dict.fromkeys(t for t in tokenize(text, query=True)
+                              if t not in MODALS and t not in INTERROGATIVES and "_" not in t))
+
+
+def term_sequence(text: str) -> list[str]:
+    """Content tokens in order (modal verbs and question adverbs dropped), for phrase matching."""
+    return [t for t in tokenize(text, query=True) if t not in MODALS and t not in INTERROGATIVES and "_" not in t]
+

@@ -60,6 +60,7 @@ class Hit(BaseModel):
     dense_rank: int | None = None
     lexical_rank: int | None = None
     rerank_score: float | None = None
+    relevance: float | None = Field(default=None, description="Learned relevance probability (reranking)")
     query: str = Field(default="", description="The query that found this chunk best")
 
     @property

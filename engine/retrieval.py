@@ -15,7 +15,7 @@ import psycopg
 
 from engine import store
 from engine.config import Settings
-from engine.embeddings import Embedder
+from engine.embeddings import Embedder, check_space
 from engine.lexical import query_terms
 from engine.models import Hit
 
@@ -69,7 +69,9 @@ class Retriever:
     settings: Settings
     lexical_conn: psycopg.Connection | None = None
     scope: Filters | None = None  # applied to every search that names no filters (an audit's scope)
+    relevance: Any = field(default=None, repr=False)  # RelevanceModel; loaded on first use when settings.rerank
     _reranker: Any = field(default=None, repr=False)
+    _space_checked: bool = field(default=False, repr=False)
     _pool: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     def _lexical(self, conn: psycopg.Connection, query: str, filters: dict[str, Any]) -> list[tuple[str, float]]:
@@ -130,6 +132,9 @@ class Retriever:
         `pool_alt_weight`): found by several queries ranks higher, and an alternative's own best
         hit cannot outrank the primary query's. Each chunk keeps the scores of its best query.
         """
+        if not self._space_checked:
+            check_space(self.conn, self.embedder)
+            self._space_checked = True
         flt = (filters or self.scope or Filters()).as_dict(exclude_ids)
         best: dict[str, dict[str, Any]] = {}
         pooled: dict[str, float] = {}
@@ -142,11 +147,35 @@ class Retriever:
         for cid, row in best.items():
             row["score"] = pooled[cid]
         ranked = sorted(best.values(), key=lambda r: (-r["score"], r["id"]))
+        if self.settings.rerank:
+            ranked = ranked[: max(k * 3, self.settings.rerank_depth)]
+        elif not self.settings.reranker_model:
+            ranked = ranked[:k]
+        chunks = store.get_chunks(self.conn, [r["id"] for r in ranked])
+        ranked = [r for r in ranked if r["id"] in chunks]
+        if self.settings.rerank:
+            ranked = self._rerank_learned(queries[0], ranked, chunks)
         if self.settings.reranker_model:
             ranked = self._rerank(queries[0], ranked[: max(k * 3, 30)])
-        ranked = ranked[:k]
-        chunks = store.get_chunks(self.conn, [r["id"] for r in ranked])
-        return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked if r["id"] in chunks]
+        return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked[:k]]
+
+    def relevance_model(self) -> Any:
+        """The learned relevance model (loaded once per retriever)."""
+        if self.relevance is None:
+            from engine.relevance.model import RelevanceModel
+
+            self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder)
+        return self.relevance
+
+    def _rerank_learned(self, query: str, rows: list[dict[str, Any]], chunks: dict[str, Any]) -> list[dict[str, Any]]:
+        """Order candidates by the relevance model's probability (retrieval's own rank is one of its features)."""
+        candidates = [{"text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
+                       "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,
+                       "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"]}
+                      for i, r in enumerate(rows, 1)]
+        for row, p in zip(rows, self.relevance_model().rank(query, candidates), strict=True):
+            row["relevance"] = round(p, 6)
+        return sorted(rows, key=lambda r: -r["relevance"])
 
     def _rerank(self, query: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Optional cross-encoder pass (configured by EVIDENCE_RERANKER_MODEL; none ships)."""

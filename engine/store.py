@@ -131,6 +131,14 @@ def get_chunks(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, Chunk]
     return {row["id"]: Chunk(**row) for row in rows}
 
 
+def chunk_embeddings(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Stored vectors of chunks (as the index holds them)."""
+    if not ids:
+        return {}
+    rows = conn.execute("SELECT id, embedding FROM chunks WHERE id = ANY(%s)", (list(ids),)).fetchall()
+    return {row[0]: np.asarray(row[1].to_numpy(), dtype=np.float32) for row in rows}
+
+
 def chunks_of_document(conn: psycopg.Connection, document_id: str) -> list[Chunk]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(_CHUNK_SELECT + " WHERE c.document_id = %s ORDER BY c.ordinal", (document_id,)).fetchall()
@@ -277,3 +285,38 @@ def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, {"n": name, "tail": tail}).fetchall()
     return [Document(**row) for row in rows]
+
+
+# --- the embedding space of the dense index ------------------------------------------------------
+
+def embedding_space(conn: psycopg.Connection) -> dict[str, Any] | None:
+    """The recorded embedder identity of the index (name, backend, sha256, dim), or None."""
+    row = conn.execute("SELECT name, backend, sha256, dim FROM embedding_space").fetchone()
+    return None if row is None else {"name": row[0], "backend": row[1], "sha256": row[2], "dim": row[3]}
+
+
+def record_embedding_space(conn: psycopg.Connection, identity: dict[str, Any]) -> None:
+    conn.execute("INSERT INTO embedding_space (id, name, backend, sha256, dim) VALUES (true, %s, %s, %s, %s) "
+                 "ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, backend = EXCLUDED.backend, "
+                 "sha256 = EXCLUDED.sha256, dim = EXCLUDED.dim, recorded_at = now()",
+                 (identity["name"], identity["backend"], identity["sha256"], identity["dim"]))
+
+
+def clear_embedding_space(conn: psycopg.Connection) -> None:
+    conn.execute("DELETE FROM embedding_space")
+
+
+def has_chunks(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]
+
+
+def chunks_for_embedding(conn: psycopg.Connection, after: str, limit: int) -> list[tuple[str, str, str, str]]:
+    """(chunk id, document title, section heading, text) in id order after `after`, every version."""
+    return conn.execute(
+        "SELECT c.id, d.title, c.section_heading, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE c.id > %s ORDER BY c.id LIMIT %s", (after, limit)).fetchall()
+
+
+def update_embeddings(conn: psycopg.Connection, rows: Sequence[tuple[str, np.ndarray]]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE chunks SET embedding = %s WHERE id = %s", [(v, cid) for cid, v in rows])

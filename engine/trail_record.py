@@ -48,6 +48,13 @@ def model_fingerprint(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def relevance_identity(settings: Settings) -> dict[str, Any] | None:
+    """Name and sha256 of the learned relevance scorer the answer used (None when reranking is off)."""
+    from engine.relevance.scorer import load_scorer
+
+    return load_scorer(settings.relevance_dir).identity if settings.rerank else None
+
+
 def new_audit_id(now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     return f"AUD-{now:%Y%m%d}-{uuid.uuid4().hex[:10]}"
@@ -107,7 +114,11 @@ def _answer(evidence: dict[str, Any] | None, research: dict[str, Any]) -> dict[s
                 "missing_evidence": [], "selected_option": None}
     keys = ("status", "grounding_confidence", "final_answer", "statements", "requirement_references",
             "unused_requirements", "conflicts", "missing_evidence", "selected_option")
-    return {k: evidence.get(k) for k in keys}
+    answer = {k: evidence.get(k) for k in keys}
+    for key in ("direct_answer", "parts"):  # answers made before parts existed carry neither
+        if key in evidence:
+            answer[key] = evidence[key]
+    return answer
 
 
 def build_record(conn: psycopg.Connection, settings: Settings, research: dict[str, Any], *, actor: str | None,
@@ -163,7 +174,7 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     if existing is not None:
         return audit_trail.Appended(seq=existing["seq"], audit_id=existing["audit_id"], hash=existing["hash"],
                                     prev_hash=existing["prev_hash"], created=False)
-    models = {"embedding": {"name": embedder.name, "sha256": model_fingerprint(embedder.model_dir)},
+    models = {"embedding": embedder.identity, "relevance": relevance_identity(settings),
               "llm": None if llm is None else {"model": settings.llm_model, "base_url": settings.llm_base_url,
                                                 "temperature": settings.llm_temperature}}
     skills = dict(getattr(llm, "skill_hashes", {}) or {})

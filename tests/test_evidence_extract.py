@@ -24,7 +24,16 @@ CASES = {
     "may": ("A firm may rely on information provided by its clients.", Modality.PERMISSION),
     "permitted-to": ("A firm is permitted to keep records in electronic form.", Modality.PERMISSION),
     "should": ("A firm should review its policy at least once every year.", Modality.RECOMMENDATION),
-    "expected-to": ("Firms are expected to document their risk assessment.", Modality.RECOMMENDATION),
+    "expected-to": ("Firms are expected to document their risk assessment.", Modality.OBLIGATION),
+    "regulator-expects": ("The Regulator expects an Authorised Person to maintain adequate records of its "
+                          "outsourcing arrangements.", Modality.OBLIGATION),
+    "imperative": ("It is imperative to adhere to the reporting timelines set by the Regulator.", Modality.OBLIGATION),
+    "imperative-for": ("It is essential for a Fund Manager to identify conflicts of interest.", Modality.OBLIGATION),
+    "subject-to-obligations": ("A Representative Office is subject to the record-keeping obligations in this "
+                               "chapter.", Modality.OBLIGATION),
+    "expected-considered": ("The FSRA expects such arrangements to be considered on a case-by-case basis.",
+                            Modality.NONE),
+    "encouraged": ("Firms are encouraged to publish their policy.", Modality.RECOMMENDATION),
     "not-required": ("A firm is not required to retain drafts of documents.", Modality.NONE),
     "nothing-requires": ("Nothing in this rule requires a firm to appoint a second officer.", Modality.NONE),
     "need-not": ("A firm need not notify the Authority of minor changes.", Modality.NONE),
@@ -93,3 +102,27 @@ def test_verbatim_allows_only_whitespace_normalization() -> None:
     text = "A firm must\nretain   records."
     assert is_verbatim(text, 0, len(text), "A firm must retain records.")
     assert not is_verbatim(text, 0, len(text), "a firm must retain records.")
+
+
+@pytest.mark.parametrize(("section", "sentence", "kind"), [
+    ("4 > 4.2 Retention", "A firm must retain records for six years.", None),
+    ("9 > 9.2 Guidance", "A firm should consider the size of its business.", "guidance"),
+    ("Recitals > (85)", "A personal data breach may result in physical damage.", "recital"),
+    ("4 > 4.2", "Guidance: firms should keep records in one place.", "guidance"),
+    ("4 > 4.2", "For example, a firm may keep records on paper.", "example"),
+    ("4 > 4.2", "(85) Whereas a breach should be notified quickly.", "recital"),
+    ("4 > 4.2 Notes", "Note: this rule applies from 2025.", "note"),
+], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note"])
+def test_non_binding_text_is_marked_from_structure(section: str, sentence: str, kind: str | None) -> None:
+    from agents.extract import non_binding
+
+    assert non_binding({"section_path": section}, sentence) == kind
+
+
+def test_non_binding_text_of_a_regulation_is_never_a_req_s() -> None:
+    guidance = {**_chunk(text="A firm should review its records policy at least once every year in full."),
+                "section_path": "4 > 4.3 Guidance"}
+    reqs = extract_from_chunks([guidance, _chunk(chunk_id="chk_b")])
+    assert reqs[0].requirement_id == "REQ-P001" and not reqs[0].binding
+    assert "non-binding (guidance)" in reqs[0].confidence_reason
+    assert reqs[1].requirement_id == "REQ-S001" and reqs[1].binding

@@ -12,7 +12,8 @@ from agents.evidence import run_evidence
 from agents.extract import Modality, Requirement
 from agents.research import run_research
 from agents.review import review_answer
-from agents.verify import Verdict, judge, relative_check
+from agents.select import cut
+from agents.verify import judge
 
 
 @pytest.fixture()
@@ -75,16 +76,15 @@ def test_a_document_sharing_only_words_with_the_question_is_not_cited(deps) -> N
     assert breach and all(r["rejection_reason"] == "does_not_address_question" for r in breach)
 
 
-def test_relative_check_question_wide_margin_is_looser_than_per_document() -> None:
-    def verdict(score: float) -> Verdict:
-        return Verdict(verified=True, rationale="", score=score)
-
-    # act's best 0.6 is within 0.4 of the policy's 0.95; 0.35 is over 0.2 below the act's best;
-    # 0.5 is within 0.2 of the act's best but over 0.4 below the policy's.
-    scores, groups = [0.95, 0.6, 0.35, 0.5], ["policy", "act", "act", "act"]
-    checked = relative_check([verdict(s) for s in scores], groups)
-    assert [v.verified for v in checked] == [True, True, False, False]
-    assert "same document" in checked[2].rationale and "another source" in checked[3].rationale
+@pytest.mark.parametrize(("probs", "floor", "gap", "most", "expected"), [
+    ([0.9, 0.8, 0.3, 0.85], 0.2, 0.15, 3, [0, 3, 1]),    # within the gap of the best, best first
+    ([0.9, 0.8, 0.3, 0.85], 0.2, 0.15, 2, [0, 3]),       # at most `most`
+    ([0.9, 0.2, 0.1], 0.2, 0.85, 3, [0, 1]),             # the floor holds even inside the gap
+    ([0.15, 0.1], 0.2, 0.5, 3, []),                      # nothing answers: nothing cited
+    ([], 0.2, 0.5, 3, []),
+], ids=["gap", "most", "floor", "below-floor", "empty"])
+def test_selection_cut(probs, floor, gap, most, expected) -> None:
+    assert cut(probs, floor, gap, most) == expected
 
 
 def test_unanswerable_question_fails_safe(deps) -> None:
@@ -157,6 +157,7 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
     from agents.extract import classify_modality
 
     reqs = [_req("REQ-S001", statute).model_copy(update={"modality": classify_modality(statute)}),
-            _req("REQ-P001", policy).model_copy(update={"modality": classify_modality(policy)})]
+            _req("REQ-P001", policy).model_copy(update={"modality": classify_modality(policy), "document_id": "pol",
+                                                         "source_type": "policy"})]
     found = find_conflicts(reqs)
     assert [c.reason for c in found] == ([conflict] if conflict else [])

@@ -119,15 +119,15 @@ def test_cross_reference_to_own_section_stays_in_document(deps) -> None:
     assert all(c.document_id == chunk.document_id for c in others.values())
 
 
-def test_memory_hit_lends_current_evidence_only(deps, corpus_conn) -> None:
-    chunk = store.chunks_by_section(corpus_conn, "4.2")[0]
-    deps.qa_memory = lambda q: {"audit_id": "AUD-1", "question": q, "similarity": 0.97,
-                                "chunk_ids": [chunk.id, "chk_gone"]}
-    result = run_research("How long must transaction records be kept?", deps)
-    assert result.memory_hit["audit_id"] == "AUD-1"
-    assert result.evidence[0]["chunk_id"] == chunk.id and result.evidence[0]["query"] == "memory:AUD-1"
-    assert any("chk_gone" in d for d in result.working_memory["dead_ends"])
-    assert result.steps  # lent evidence is a starting point: research still runs
+def test_memory_hit_is_a_lead_and_never_changes_the_evidence(deps, corpus_conn) -> None:
+    question = "How long must transaction records be kept?"
+    plain = run_research(question, deps)
+    other = store.chunks_by_section(corpus_conn, "3.1")[0]  # an earlier answer's evidence, not this one's
+    deps.qa_memory = lambda q: {"audit_id": "AUD-1", "question": q, "similarity": 0.97, "chunk_ids": [other.id]}
+    hit = run_research(question, deps)
+    assert hit.memory_hit["audit_id"] == "AUD-1"
+    assert any("AUD-1" in lead for lead in hit.working_memory["leads"])
+    assert hit.evidence == plain.evidence and hit.evidence_result == plain.evidence_result
 
 
 def test_rules_backend_is_deterministic(deps) -> None:

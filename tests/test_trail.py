@@ -211,11 +211,14 @@ def test_a_run_is_recorded_once(trail_conn, trail_settings, embedder) -> None:
     assert audit_trail.head(trail_conn)[0] == 1
 
 
-def test_memory_of_an_earlier_answer_is_lent_and_rechecked(trail, embedder) -> None:
+def test_asking_again_finds_the_earlier_audit_and_answers_the_same(trail, embedder) -> None:
     deps = Deps.build(trail.conn, trail.settings, embedder=embedder, backend="rules")
-    result = run_research("How long must transaction records be kept?", deps)
+    result = run_research(QUESTIONS[0], deps)
     assert result.memory_hit and result.memory_hit["audit_id"] == trail.audits[0].audit_id
     assert result.memory_hit["similarity"] >= trail.settings.memory_threshold
+    first = audit_trail.get(trail.conn, trail.audits[0].audit_id)["record"]["answer"]
+    assert result.evidence_result["final_answer"] == first["final_answer"]
+    assert result.evidence_result["statements"] == first["statements"]
     miss = run_research("Who may approve exceptions to the password policy?", deps)
     assert miss.memory_hit is None
 

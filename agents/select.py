@@ -1,0 +1,82 @@
+"""Select: which evidence chunks answer each part of the question, by the learned relevance model.
+
+Every research chunk is scored against the part (`RelevanceModel.rank`: the encoder's cosine to the
+stored vector, key-term and phrase coverage, heading coverage, the retrieval score and ranks), and
+the answer cites the chunks within `select_gap` of the best and above `select_floor`, at most
+`select_max` (calibrated on held-out ObliQA questions: bench/calibrate_relevance.py). A few more
+chunks below the cut are extracted too, so the record shows what was weighed and set aside.
+
+With `model=None` (tests of the rest of the stage) every chunk is a selected candidate, in research order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine import store
+
+EXTRA_CANDIDATES = 3  # chunks below the cut that are extracted and judged too (rejected, on record)
+
+
+class RankedChunk(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_id: str
+    relevance: float = Field(description="Probability that the chunk answers the part (learned relevance model)")
+    selected: bool = Field(description="Within the selection cut: its verified quotes may be cited")
+
+
+class Part(BaseModel):
+    """One part of the question and its ranked evidence."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    question: str
+    ranked: list[RankedChunk] = Field(description="Candidates for extraction, best first")
+    best: float = 0.0
+
+    def relevance_of(self, chunk_id: str) -> RankedChunk | None:
+        return next((r for r in self.ranked if r.chunk_id == chunk_id), None)
+
+
+def cut(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
+    """Indices cited: within `gap` of the best, at least `floor`, at most `most`, best first. Pure."""
+    if not probs:
+        return []
+    order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
+    best = probs[order[0]]
+    return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
+
+
+def _candidates(question: str, evidence: list[dict[str, Any]], model: Any, conn: Any) -> list[dict[str, Any]]:
+    vectors = store.chunk_embeddings(conn, [e["chunk_id"] for e in evidence]) if model.shares_index else {}
+    q_vec = model._encode_query(question) if vectors else None
+    return [{"text": e["text"], "heading": e.get("section_heading", ""),
+             "cosine": float(np.dot(q_vec, vectors[e["chunk_id"]])) if e["chunk_id"] in vectors else None,
+             "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
+             "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
+
+
+def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any) -> Part:
+    """Score every evidence chunk for one part and mark the selection cut."""
+    if model is None or not evidence:
+        ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
+        return Part(index=index, question=question, ranked=ranked)
+    probs = model.rank(question, _candidates(question, evidence, model, conn))
+    t = model.thresholds
+    chosen = cut(probs, float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]))
+    order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
+    keep = order[: len(chosen) + EXTRA_CANDIDATES]
+    ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
+              for i in keep]
+    return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
+
+
+def relevance_model(deps: Any) -> Any:
+    """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
+    selection always use the model."""
+    return deps.retriever.relevance_model()

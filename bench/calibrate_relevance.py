@@ -1,0 +1,200 @@
+"""Fit the relevance model's rank head and selection cut on retrieval runs; report held-out figures.
+
+    python bench/calibrate_relevance.py --model DIR --documents ../shared/obliqa/documents \
+        --questions ../shared/obliqa/ObliQA_dev.json [--write]
+
+1. Ingests the ObliQA documents into a benchmark database embedded by the model in DIR (one per
+   model hash, reused).
+2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
+   features of each candidate and its label (a gold passage or not).
+3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head
+   and choose the selection cut (floor, gap to the best, at most N) that maximizes passage-level F1
+   with at least 90% of questions citing something; the `train` split is never used (the encoder saw it).
+4. Prints, for the `heldout` split only: Recall@10 / MAP@10 without and with reranking, the
+   selection's passage precision/recall/answered share, top-1/2/3 references, and the gate's
+   balanced accuracy on held-out (question, passage, label) pairs. `--write` stores the heads and
+   thresholds in DIR/scorer.json. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from itertools import product
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.obliqa import ingest, recall_map  # noqa: E402
+from engine import db as dbmod  # noqa: E402
+from engine.config import Settings  # noqa: E402
+from engine.embeddings import Embedder  # noqa: E402
+from engine.relevance.model import RelevanceModel  # noqa: E402
+from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
+from engine.relevance.scorer import RANK_FEATURES, Head, Scorer, balanced_accuracy, load_scorer, sigmoid  # noqa: E402
+from engine.retrieval import Retriever  # noqa: E402
+
+
+def key_of(chunk: object) -> str:
+    meta = chunk.metadata  # type: ignore[attr-defined]
+    return f"{meta.get('DocumentID')}|{meta.get('PassageID')}"
+
+
+def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict], depth: int) -> list[dict]:
+    """Per question: candidates (rank features inputs), their passage keys and the gold keys."""
+    plain = settings.model_copy(update={"rerank": False})
+    out = []
+    with dbmod.connection(settings) as conn:
+        retriever = Retriever(conn, embedder, plain)
+        model = RelevanceModel.for_embedder(settings.relevance_dir, embedder)
+        for i, q in enumerate(questions, 1):
+            hits = retriever.search(q["Question"], k=depth)
+            cands = [{"text": h.chunk.text, "heading": h.chunk.section_heading, "cosine": h.dense_score,
+                      "score": h.score, "rank": r, "dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank}
+                     for r, h in enumerate(hits, 1)]
+            missing = [c for c in cands if c["cosine"] is None]
+            for c, x in zip(missing, model.cosines(q["Question"], [c["text"] for c in missing]), strict=True):
+                c["cosine"] = x
+            out.append({"question": q, "split": split_of(q["QuestionID"]), "candidates": cands,
+                        "keys": [key_of(h.chunk) for h in hits],
+                        "gold": {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}})
+            if i % 200 == 0:
+                print(f"searched {i}/{len(questions)}", file=sys.stderr, flush=True)
+    return out
+
+
+def rank_rows(scorer: Scorer, item: dict) -> list[dict]:
+    from engine.relevance.scorer import pair_features, rank_features
+
+    q = item["question"]["Question"]
+    rows = [pair_features(q, c["text"], c["cosine"], c["heading"]) for c in item["candidates"]]
+    return rank_features(list(scorer.pair_logits(rows)), item["candidates"])
+
+
+def passages_in_order(keys: list[str], order: list[int]) -> list[str]:
+    return list(dict.fromkeys(keys[i] for i in order))
+
+
+def select(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
+    """Indices cited: within `gap` of the best probability, at least `floor`, at most `most`."""
+    if not probs:
+        return []
+    order = sorted(range(len(probs)), key=lambda i: -probs[i])
+    best = probs[order[0]]
+    return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
+
+
+def selection_figures(items: list[dict], probs: list[list[float]], floor: float, gap: float, most: int) -> dict:
+    precision, recall, answered = [], [], 0
+    for item, p in zip(items, probs, strict=True):
+        cited = set(item["keys"][i] for i in select(p, floor, gap, most))
+        if cited:
+            answered += 1
+            precision.append(len(cited & item["gold"]) / len(cited))
+        recall.append(len(cited & item["gold"]) / len(item["gold"]))
+    n = len(items)
+    p_, r_ = (statistics.mean(precision) if precision else 0.0), statistics.mean(recall)
+    return {"precision": round(p_, 4), "recall": round(r_, 4), "answered": round(answered / n, 4),
+            "f1": round(2 * p_ * r_ / (p_ + r_), 4) if p_ + r_ else 0.0}
+
+
+def top_k_reference(items: list[dict], k: int) -> dict:
+    return selection_figures(items, [[1.0 if i < k else 0.0 for i in range(len(it["keys"]))] for it in items],
+                             0.5, 1.0, k)
+
+
+def retrieval_figures(items: list[dict], probs: list[list[float]] | None) -> dict:
+    recalls, maps = [], []
+    for j, item in enumerate(items):
+        order = list(range(len(item["keys"])))
+        if probs is not None:
+            order.sort(key=lambda i: -probs[j][i])
+        r, m = recall_map(passages_in_order(item["keys"], order), item["gold"])
+        recalls.append(r)
+        maps.append(m)
+    return {"recall@10": round(statistics.mean(recalls), 4), "map@10": round(statistics.mean(maps), 4)}
+
+
+def gate_figures(scorer: Scorer, embedder: Embedder, pairs: list) -> dict:
+    """The gate (pair head and its threshold) on held-out (question, passage, label) pairs."""
+    model = RelevanceModel(scorer, embedder, shares_index=False)
+    labels, probs = [], []
+    by_question: dict[str, list] = {}
+    for pair in pairs:
+        by_question.setdefault(pair.question, []).append(pair)
+    for question, mine in by_question.items():
+        probs.extend(model.pair_probabilities(question, [p.passage for p in mine]))
+        labels.extend(p.label for p in mine)
+    threshold = scorer.thresholds["gate"]
+    return {"gate_pairs": len(labels), "gate_threshold": threshold,
+            "gate_balanced_accuracy": round(balanced_accuracy(labels, [x >= threshold for x in probs]), 4)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True, help="relevance model directory")
+    parser.add_argument("--documents", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--pairs", type=Path, default=ROOT / "out" / "pairs" / "heldout.jsonl",
+                        help="held-out pairs for the gate's balanced accuracy (bench/obliqa_pairs.py)")
+    parser.add_argument("--depth", type=int, default=30)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--write", action="store_true", help="store the rank head and thresholds in MODEL")
+    args = parser.parse_args(argv)
+
+    scorer = load_scorer(args.model)
+    encoder_sha = json.loads((args.model / "relevance.json").read_text())["sha256"]
+    home = ROOT / "bench" / ".cache" / f"obliqa-{encoder_sha[:12]}"  # one database per encoder
+    home.mkdir(parents=True, exist_ok=True)
+    settings = Settings(home=home, relevance_model=args.model, embedding_backend="onnx")
+    embedder = Embedder.from_settings(settings)
+    ingest(settings, embedder, args.documents)
+    questions = json.loads(args.questions.read_text())[: args.limit]
+    items = candidate_lists(settings, embedder, questions, args.depth)
+    calib = [it for it in items if it["split"] == "calibrate"]
+    held = [it for it in items if it["split"] == "heldout"]
+
+    rows, labels = [], []
+    for it in calib:
+        rows.extend(rank_rows(scorer, it))
+        labels.extend(int(k in it["gold"]) for k in it["keys"])
+    rank = Head.fit(rows, labels, RANK_FEATURES)
+    fitted = Scorer(pair=scorer.pair, rank=rank, thresholds=dict(scorer.thresholds), name=scorer.name,
+                    info={**scorer.info, "rank_head_questions": len(calib)})
+
+    def probabilities(subset: list[dict]) -> list[list[float]]:
+        return [list(sigmoid(fitted.rank.logits(rank_rows(fitted, it)))) for it in subset]  # type: ignore[union-attr]
+
+    calib_probs = probabilities(calib)
+    best = None
+    for floor, gap, most in product([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4], [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5],
+                                    [1, 2, 3]):
+        fig = selection_figures(calib, calib_probs, floor, gap, most)
+        if fig["answered"] >= 0.9 and (best is None or fig["f1"] > best[0]["f1"]):
+            best = (fig, floor, gap, most)
+    assert best is not None
+    fitted.thresholds.update({"select_floor": best[1], "select_gap": best[2], "select_max": best[3]})
+
+    held_probs = probabilities(held)
+    gate = gate_figures(fitted, embedder, read_pairs(args.pairs)) if args.pairs.exists() else {}
+    result = {
+        "calibrate_questions": len(calib), "heldout_questions": len(held),
+        "calibrate_selection": best[0],
+        "thresholds": fitted.thresholds,
+        "heldout_retrieval_fused": retrieval_figures(held, None),
+        "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
+        "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
+        "heldout_top1": top_k_reference(held, 1), "heldout_top2": top_k_reference(held, 2),
+        "heldout_top3": top_k_reference(held, 3), **gate,
+    }
+    if args.write:
+        fitted.save(args.model)
+        result["written"] = str(args.model / "scorer.json")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

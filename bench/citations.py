@@ -1,0 +1,171 @@
+"""Citation benchmark: do an answer's citations land on the passages that answer the question?
+
+    python bench/citations.py --documents ../shared/obliqa/documents \
+        --questions ../shared/obliqa/ObliQA_dev.json [--limit 200] [--two-part 100] [--no-rerank]
+
+Held-out ObliQA dev questions only (engine.relevance.pairs.split_of == "heldout"; the relevance
+model never trained or calibrated on them). Each question is asked as `evidence ask` asks it (research
+loop, extract, verify, compose, review; rules backend, no QA memory). A passage is *cited* when an
+answer statement cites a verified quote from it. Printed per run:
+
+* citation precision (cited gold / cited, over answered questions) and recall (cited gold / gold, over
+  all questions), answered share, passages cited per answer, ask p50/p95 seconds;
+* reference lines: retrieval's own top-1/2/3 passages cited alone (one search, same settings);
+* two-part questions (`--two-part N`): two held-out questions from different documents joined as
+  "…, and …?"; the share whose both parts cite a gold passage of their own question.
+
+The last line is one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.obliqa import ingest  # noqa: E402
+from engine import db as dbmod  # noqa: E402
+from engine import store  # noqa: E402
+from engine.config import Settings  # noqa: E402
+from engine.embeddings import Embedder  # noqa: E402
+from engine.relevance.pairs import split_of  # noqa: E402
+from engine.retrieval import Retriever  # noqa: E402
+
+
+def gold_of(question: dict) -> set[str]:
+    return {f"{p['DocumentID']}|{p['PassageID']}" for p in question["Passages"]}
+
+
+def cited_passages(result: dict, keys: dict[str, str], part: int | None = None) -> set[str]:
+    """Passages holding a verified quote that a statement cites (of one part, when given)."""
+    verified = {r["requirement_id"]: r for r in result.get("verified_requirements", [])}
+    cited = set()
+    for statement in result.get("statements", []):
+        if part is not None and statement.get("part", 0) != part:
+            continue
+        for rid in statement["requirement_ids"]:
+            if rid in verified and verified[rid]["chunk_id"] in keys:
+                cited.add(keys[verified[rid]["chunk_id"]])
+    return cited
+
+
+def passage_keys(conn: object, chunk_ids: list[str]) -> dict[str, str]:
+    chunks = store.get_chunks(conn, chunk_ids)  # type: ignore[arg-type]
+    return {cid: f"{c.metadata.get('DocumentID')}|{c.metadata.get('PassageID')}" for cid, c in chunks.items()}
+
+
+def joined(a: dict, b: dict) -> str:
+    first = a["Question"].strip().rstrip("?").rstrip(".")
+    second = b["Question"].strip()
+    return f"{first}, and {second[:1].lower()}{second[1:]}"
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.precision: list[float] = []
+        self.recall: list[float] = []
+        self.cited: list[int] = []
+        self.answered = 0
+        self.n = 0
+
+    def add(self, cited: set[str], gold: set[str]) -> None:
+        self.n += 1
+        self.recall.append(len(cited & gold) / len(gold))
+        if cited:
+            self.answered += 1
+            self.precision.append(len(cited & gold) / len(cited))
+            self.cited.append(len(cited))
+
+    def figures(self) -> dict:
+        p = statistics.mean(self.precision) if self.precision else 0.0
+        r = statistics.mean(self.recall) if self.recall else 0.0
+        return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+                "answered": round(self.answered / self.n, 4) if self.n else 0.0,
+                "passages_cited_per_answer": round(statistics.mean(self.cited), 2) if self.cited else 0.0,
+                "questions": self.n}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from agents.deps import Deps
+    from agents.research import run_research
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=None, help="first N held-out questions")
+    parser.add_argument("--two-part", type=int, default=0, help="also N joined two-part questions")
+    parser.add_argument("--no-rerank", action="store_true", help="retrieval without the learned reranker")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+
+    settings = Settings(memory_enabled=False, rerank=not args.no_rerank)
+    embedder = Embedder.from_settings(settings)
+    home = ROOT / "bench" / ".cache" / f"obliqa-{embedder.sha256[:12]}"
+    home.mkdir(parents=True, exist_ok=True)
+    settings = settings.model_copy(update={"home": home})
+    ingest(settings, embedder, args.documents)
+    questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) == "heldout"]
+    questions = questions[: args.limit]
+    answer, tops = Tally(), {k: Tally() for k in (1, 2, 3)}
+    seconds: list[float] = []
+    with dbmod.connection(settings) as conn:
+        retriever = Retriever(conn, embedder, settings)
+        deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=retriever)
+        embedder.encode_query("warm-up")
+        run_research("warm-up question about record keeping", deps)
+        for i, q in enumerate(questions, 1):
+            gold = gold_of(q)
+            hits = retriever.search(q["Question"], k=10)
+            ranked = list(dict.fromkeys(f"{h.chunk.metadata.get('DocumentID')}|{h.chunk.metadata.get('PassageID')}"
+                                        for h in hits))
+            for k, tally in tops.items():
+                tally.add(set(ranked[:k]), gold)
+            started = time.perf_counter()
+            result = run_research(q["Question"], deps).evidence_result or {}
+            seconds.append(time.perf_counter() - started)
+            ids = [r["chunk_id"] for r in result.get("verified_requirements", [])]
+            answer.add(cited_passages(result, passage_keys(conn, ids)), gold)
+            if i % 25 == 0:
+                print(f"{i}/{len(questions)} {json.dumps(answer.figures())}", file=sys.stderr, flush=True)
+        two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research) if args.two_part else {}
+    seconds.sort()
+    print(json.dumps({
+        "split": "heldout", "rerank": settings.rerank, **answer.figures(),
+        "ask_seconds_p50": round(seconds[len(seconds) // 2], 3) if seconds else None,
+        "ask_seconds_p95": round(seconds[int(len(seconds) * 0.95)], 3) if seconds else None,
+        **{f"top{k}_alone": t.figures() for k, t in tops.items()}, **two_part,
+        "relevance_model": embedder.identity,
+    }))
+
+
+def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: object, run_research: object) -> dict:
+    """Join pairs of held-out questions about different documents; both parts must cite their own gold."""
+    rng = random.Random(seed)
+    pool = list(questions)
+    both = detected = 0
+    asked = 0
+    for _ in range(n):
+        a, b = rng.sample(pool, 2)
+        if {p["DocumentID"] for p in a["Passages"]} & {p["DocumentID"] for p in b["Passages"]}:
+            continue
+        asked += 1
+        result = run_research(joined(a, b), deps).evidence_result or {}  # type: ignore[operator]
+        keys = passage_keys(conn, [r["chunk_id"] for r in result.get("verified_requirements", [])])
+        parts = result.get("parts") or []
+        detected += len(parts) == 2
+        if len(parts) == 2:
+            both += bool(cited_passages(result, keys, 0) & gold_of(a)) and bool(cited_passages(result, keys, 1)
+                                                                                 & gold_of(b))
+    return {"two_part_questions": asked, "two_part_detected": round(detected / asked, 4) if asked else None,
+            "two_part_both_cited": round(both / asked, 4) if asked else None}
+
+
+if __name__ == "__main__":
+    main()
