@@ -1,10 +1,10 @@
 """Evaluate: how well a research step's evidence covers its aspect.
 
 With reranking (the default) a step's confidence is the learned relevance model's probability that
-the step's own best chunk answers the step's query. Without it, the fused score is min-max normalized per query (the best hit is always near 1), so it says
-nothing absolute. Confidence instead mixes the best dense cosine, rescaled from the range the
-shipped MiniLM gives (unrelated text about 0.1-0.3, on-topic requirement text 0.5-0.8; see
-tests/test_research_calibration.py), with the share of the aspect's key terms that the best hits contain.
+the step's own best chunk answers the step's query. Without it: the fused score is min-max
+normalized per query (the best hit is always near 1), so it says nothing absolute; confidence mixes
+the best dense cosine, rescaled from the range the base MiniLM gives (unrelated text about 0.1-0.3,
+on-topic requirement text 0.5-0.8), with the share of the aspect's key terms that the best hits contain.
 """
 
 from __future__ import annotations

@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = Settings(home=home, relevance_model=args.model, embedding_backend="onnx")
     embedder = Embedder.from_settings(settings)
     ingest(settings, embedder, args.documents)
-    questions = json.loads(args.questions.read_text())[: args.limit]
+    questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) != "train"]
+    questions = questions[: args.limit]
     items = candidate_lists(settings, embedder, questions, args.depth)
     calib = [it for it in items if it["split"] == "calibrate"]
     held = [it for it in items if it["split"] == "heldout"]
