@@ -154,7 +154,12 @@ def main(argv: list[str] | None = None) -> None:
     ingest(settings, embedder, args.documents)
     questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) != "train"]
     questions = questions[: args.limit]
-    items = candidate_lists(settings, embedder, questions, args.depth)
+    cache = home / f"candidates-depth{args.depth}-{len(questions)}.json"
+    if cache.exists():  # retrieval does not depend on the scorer: refits reuse the lists
+        items = [{**it, "gold": set(it["gold"])} for it in json.loads(cache.read_text())]
+    else:
+        items = candidate_lists(settings, embedder, questions, args.depth)
+        cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
     calib = [it for it in items if it["split"] == "calibrate"]
     held = [it for it in items if it["split"] == "heldout"]
 

@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--home", type=Path, default=None,
                         help="benchmark data directory (its own embedded database; default one per embedder)")
     parser.add_argument("--no-rerank", action="store_true", help="fused ranking without the learned reranker")
+    parser.add_argument("--split", choices=("all", "train", "calibrate", "heldout"), default="heldout",
+                        help="questions of this split only (engine.relevance.pairs.split_of); the shipped relevance "
+                             "model trained on 'train' and was calibrated on 'calibrate', so report 'heldout'")
     parser.add_argument("--dense-weight", type=float, default=None, help="1.0 = dense only, 0.0 = lexical only")
     parser.add_argument("--fusion", choices=("weighted", "rrf"), default=None)
     parser.add_argument("--tag", default="evidence-hybrid")
@@ -207,7 +210,10 @@ def main(argv: list[str] | None = None) -> None:
     settings = settings.model_copy(update={"home": home})
     ingest_stats = ingest(settings, embedder, args.documents)
 
-    questions = json.loads(args.questions.read_text())[: args.limit]
+    from engine.relevance.pairs import split_of
+
+    questions = [q for q in json.loads(args.questions.read_text())
+                 if args.split == "all" or split_of(q["QuestionID"]) == args.split][: args.limit]
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
     found_all: list[float] = []  # recall over every passage returned (30 chunks, or all loop evidence)
@@ -260,6 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         "dense_weight": settings.dense_weight,
         "fusion": settings.fusion,
         "rerank": settings.rerank,
+        "split": args.split,
         "embedder": embedder.identity,
     }))
 

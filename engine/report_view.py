@@ -210,7 +210,10 @@ def model_label(record: dict[str, Any]) -> str:
     if models.get("llm"):
         parts.append(f"LLM {models['llm'].get('model')}")
     if models.get("embedding"):
-        parts.append(f"embedder {models['embedding'].get('name')}")
+        backend = models["embedding"].get("backend")
+        parts.append(f"embedder {models['embedding'].get('name')}" + (f" ({backend})" if backend else ""))
+    if models.get("relevance"):
+        parts.append(f"relevance {models['relevance'].get('name')}")
     return " · ".join(parts)
 
 

@@ -48,11 +48,11 @@ def model_fingerprint(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def relevance_identity(settings: Settings) -> dict[str, Any] | None:
-    """Name and sha256 of the learned relevance scorer the answer used (None when reranking is off)."""
+def relevance_identity(settings: Settings) -> dict[str, Any]:
+    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on)."""
     from engine.relevance.scorer import load_scorer
 
-    return load_scorer(settings.relevance_dir).identity if settings.rerank else None
+    return {**load_scorer(settings.relevance_dir).identity, "rerank": settings.rerank}
 
 
 def new_audit_id(now: datetime | None = None) -> str:

@@ -161,3 +161,47 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
                                                          "source_type": "policy"})]
     found = find_conflicts(reqs)
     assert [c.reason for c in found] == ([conflict] if conflict else [])
+
+
+def test_two_part_question_answers_each_part_with_its_own_citations(deps) -> None:
+    result = _answer("How long must transaction records be kept, and when must a personal data breach be "
+                     "notified?", deps)
+    assert result["status"] == "ANSWERED" and result["review"]["passed"]
+    first, second = result["parts"]
+    assert first["question"] == "How long must transaction records be kept?"
+    assert second["question"] == "When must a personal data breach be notified?"
+    verified = {r["requirement_id"]: r for r in result["verified_requirements"]}
+    first_quotes = " ".join(verified[i]["exact_quote"] for i in first["requirement_ids"])
+    second_quotes = " ".join(verified[i]["exact_quote"] for i in second["requirement_ids"])
+    assert "six years" in first_quotes and "five years" in first_quotes  # the regulation's rule is kept
+    assert any("six years" in c["reason"] for c in first["conflicts"])
+    assert "72 hours" in second_quotes and "transaction" not in second_quotes
+    assert first["direct_answer"] and second["direct_answer"]
+    assert all(s["part"] in (0, 1) for s in result["statements"])
+
+
+def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
+    result = _answer("When must a personal data breach be notified to the Commissioner?", deps)
+    direct = result["statements"][0]
+    assert direct["kind"] == "direct" and direct["text"] == result["direct_answer"]
+    quote = " ".join(next(r for r in result["verified_requirements"]
+                          if r["requirement_id"] == direct["requirement_ids"][0])["exact_quote"].split())
+    words = re.sub(r"\s*\[REQ-[SP]\d{3}(?:, REQ-[SP]\d{3})*\]\.?$", "", direct["text"])
+    if not words.startswith("The sources differ"):
+        assert words[:1].lower() + words[1:] in quote[:1].lower() + quote[1:]
+
+
+def test_four_hour_internal_report_is_no_conflict_with_seventy_two_hour_notification() -> None:
+    from agents.duties import same_duty
+
+    internal = "Any employee who discovers a suspected data breach must report it to the Security Operations team " \
+               "within 4 hours."
+    statute = "In the case of a personal data breach, the controller shall notify the Commissioner without undue " \
+              "delay and, where feasible, not later than 72 hours after having become aware of it."
+    policy = "The Data Protection Officer must notify the Northbridge Information Commissioner of a personal data " \
+             "breach within 5 business days of the breach being confirmed."
+    assert not same_duty(internal, statute) and same_duty(statute, policy)
+    retention = "A firm must retain transaction records for at least six years from the date of the transaction."
+    complaints = "Complaint records must be kept for five years from the date the complaint was resolved."
+    assert not same_duty(retention, complaints)  # two retention duties, different records
+    assert same_duty(retention, "Transaction records must be kept for five years from the date of the transaction.")
