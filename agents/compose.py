@@ -183,6 +183,7 @@ def verified_of(state: dict[str, Any]) -> list[Requirement]:
 def compose_node(state: dict, deps: Any) -> dict:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from engine.language import answer_language, language_name
 
     verified = verified_of(state)
     review = state.get("review")
@@ -195,6 +196,7 @@ def compose_node(state: dict, deps: Any) -> dict:
         deps, evidence_allowance(state, deps), "compose", "compose", ComposeReply,
         rules=lambda: compose_rules(verified).model_copy(update={"attempt": attempt}),
         accept=lambda reply: answer_from_reply(reply, verified, attempt), question=state["stem"],
+        language=language_name(answer_language(state.get("language"))),
         requirements=[_prompt_requirement(r) for r in verified],
         conflicts=[c.model_dump() for c in find_conflicts(verified)],
         previous=[s["text"] for s in previous], reasons=review["reasons"] if attempt == 2 else [])
