@@ -69,8 +69,8 @@ def _split_oversized(text: str, span: Span, limit: int, max_chars: int) -> list[
             break
         window = min(span.end, cursor + max_chars)
         for count, word in enumerate(_WORD.finditer(text, cursor, window), 1):
-            if count == limit:
-                window = word.end()
+            if count > limit:  # the piece ends before the word after the limit-th
+                window = word.start()
                 break
         if window >= span.end:
             pieces.append(Span(cursor, span.end))

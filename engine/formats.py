@@ -314,7 +314,8 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise IngestError(str(path), f"not a readable DOCX file ({exc})", "re-save it from a word processor") from exc
+        raise IngestError(str(path), f"not a readable DOCX file ({_one_line(exc)})",
+                          "re-save it from a word processor") from exc
     _entities_as_text(document.element)
     builder = _SectionBuilder()
     for para in document.paragraphs:
@@ -353,7 +354,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     except IngestError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
-        raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})",
+        raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
     text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)
     if not text.strip():
@@ -383,7 +384,8 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
     try:
         passages = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise IngestError(str(path), f"invalid JSON ({exc})", "ObliQA files are UTF-8 JSON lists of passages") from exc
+        raise IngestError(str(path), f"invalid JSON ({_one_line(exc)})",
+                          "ObliQA files are UTF-8 JSON lists of passages") from exc
     required = {"ID": str, "DocumentID": int, "PassageID": str, "Passage": str}
     if not isinstance(passages, list) or not passages:
         raise IngestError(str(path), "expected a non-empty JSON list of ObliQA passages")
