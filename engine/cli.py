@@ -22,7 +22,10 @@ from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import printable, redact
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.")
+# Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
+# in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.",
+                  rich_markup_mode=None, pretty_exceptions_enable=False)
 db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
