@@ -28,18 +28,23 @@ FRAMING = frozenset(tokenize("states says provides requires sources differ while
 # verbs that introduce a quote. No force or negation words: those must come from the quotes.
 FRAMING_BY_LANGUAGE = {code: frozenset(tokenize(words)) for code, words in {
     "de": "der die das den dem des ein eine einer eines einem einen und oder sowie in im zu zur zum von vom mit "
-          "für bei nach laut gemäß abschnitt regel dokument quelle quellen besagt sagt bestimmt verlangt fordert "
-          "sieht vor schreibt regelt legt fest heißt es dass während hingegen unterscheiden sich gegenteil wie",
+          "für bei nach laut gemäß abschnitt regel dokument verordnung gesetz richtlinie vorschrift politik standard "
+          "quelle quellen besagt sagt bestimmt verlangt fordert sieht vor schreibt regelt legt fest heißt es dass "
+          "während hingegen unterscheiden sich gegenteil wie",
     "fr": "le la les un une des du de et ou en au aux dans selon section article règle document source sources "
-          "dispose prévoit précise indique exige énonce stipule que alors tandis diffèrent contraire comme",
+          "dispose prévoit précise indique exige énonce stipule que alors tandis diffèrent contraire comme règlement "
+          "loi directive politique norme",
     "es": "el la los las un una unos unas de del y o en al según sección artículo regla documento fuente fuentes "
-          "dispone establece indica exige estipula que mientras difieren contrario como",
+          "dispone establece indica exige estipula que mientras difieren contrario como reglamento ley directiva "
+          "política norma",
     "it": "il lo la i gli le un una di del della dei delle e o in al alla secondo sezione articolo regola "
-          "documento fonte fonti dispone stabilisce prevede indica richiede che mentre differiscono contrario come",
+          "documento fonte fonti dispone stabilisce prevede indica richiede che mentre differiscono contrario come "
+          "regolamento legge direttiva politica norma",
     "nl": "de het een en of in van voor volgens sectie artikel regel document bron bronnen bepaalt stelt vereist "
-          "zegt dat terwijl verschillen tegendeel als",
+          "zegt dat terwijl verschillen tegendeel als verordening wet richtlijn beleid norm",
     "pt": "o a os as um uma de do da dos das e ou em no na ao segundo seção artigo regra documento fonte fontes "
-          "dispõe estabelece prevê indica exige que enquanto diferem contrário como",
+          "dispõe estabelece prevê indica exige que enquanto diferem contrário como regulamento lei diretiva "
+          "política norma",
 }.items()}
 # Words that set the force of a statement: an unquoted sentence may use only those its quotes use.
 _FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|required|prohibited|optional|"
