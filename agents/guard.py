@@ -196,7 +196,7 @@ _ANSWER_VERB = (r"(?P<verb>answer|respond|reply|say|tell me|write|output|print|c
 _AI_PERSONA = (r"(?:an? )?(?:(?:unrestricted|unfiltered|uncensored|unlimited|unbound|unchained|jailbroken|"
                r"jail-broken|evil|rogue|unaligned|amoral|unethical|free|different|new|other|rebel|malicious|"
                r"limitless|lawless|dan|stan|dude|devil|opposite)\b[\w\s-]{0,30}?)?(?:ai|a\.i\.|model|"
-               r"language model|llm|assistant|chatbot|chat bot|bot|gpt|chatgpt|persona|character|agent|"
+               r"language model|llm|assistant|chatbot|chat bot|bot|gpt|chatgpt|persona|"
                r"version of yourself|mode)\b|dan\b|stan\b|do anything now")
 
 _EN_RULES: tuple[tuple[str, str, str], ...] = (
@@ -263,6 +263,11 @@ _EN_RULES: tuple[tuple[str, str, str], ...] = (
      r"\b.{0,60}?\b(?:compliant|passed|satisfied|approved|met|fulfilled|yes|ok)\b.{0,40}?\b(?:regardless|anyway|"
      r"no matter|whatever|without (?:checking|evidence|verification|verifying|looking|sources|citations|"
      r"research|reading)|even if)", VERDICT, ANYONE),
+    (r"\b(?P<verb>set|change|switch|flip|turn|make|update|mark|put)\b.{0,40}?\b(?:findings?|controls?|results?|"
+     r"answers?|verdicts?|status(?:es)?|requirements?|checks?|items?|questions?|outcomes?|ratings?)\s(?:to|as|"
+     r"into)\s(?:'|\")?" + _VERDICT_WORD + r"\b", VERDICT, IMPERATIVE),
+    (r"\b(?P<verb>pretend|make believe)\b(?: that)? (?:the |our |your )?(?:evidence|sources?|documents?|quotes?|"
+     r"corpus|records|regulation|rules|law|policy)\b", NO_EVIDENCE, IMPERATIVE),
     (_ANSWER_VERB + r"\b(?: only| just| simply| always)?(?: with)?(?: that)?\s?(?:'|\")?(?:yes|compliant|"
      r"approved|passed|true|satisfied|we are compliant|the firm is compliant|all (?:controls|requirements) "
      r"(?:are )?(?:met|passed|satisfied))\b", VERDICT, IMPERATIVE),
@@ -302,6 +307,11 @@ _EN_RULES: tuple[tuple[str, str, str], ...] = (
 
 # Other languages (accents folded away). Word order differs from English, so these are checked whole.
 _OTHER_RULES: tuple[tuple[str, str], ...] = (
+    # "forget everything (you were told)" in each language
+    (r"\b(?:vergiss|vergessen sie|ignoriere|ignorieren sie) (?:alles|samtliche|jegliche)\b|"
+     r"\b(?:oublie|oubliez|ignore|ignorez) (?:tout|toutes? (?:les|tes|vos))\b|"
+     r"\b(?:olvida|olvide|ignora) (?:todo|todas? (?:las|tus))\b|\b(?:dimentica|ignora) (?:tutto|tutte le)\b|"
+     r"\b(?:vergeet|negeer) alles\b|\b(?:esqueca|esquece|ignore) (?:tudo|todas? as)\b", OVERRIDE),
     # German
     (r"\b(?:ignorier\w*|vergiss|vergessen sie|missacht\w*|uberschreib\w*|umgeh\w*|verwirf|verwerfen sie|"
      r"setze? \w* ausser kraft|hebe? \w* auf)\b.{0,40}\b(?:anweisung\w*|anordnung\w*|regeln|vorgaben|"
