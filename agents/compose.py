@@ -272,6 +272,7 @@ def rules_composition(state: dict[str, Any]) -> ComposedAnswer:
 def compose_node(state: dict, deps: Any) -> dict:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from engine.language import answer_language, language_name
 
     verified = verified_of(state)
     review = state.get("review")
@@ -284,6 +285,7 @@ def compose_node(state: dict, deps: Any) -> dict:
         deps, evidence_allowance(state, deps), "compose", "compose", ComposeReply,
         rules=lambda: rules_composition(state).model_copy(update={"attempt": attempt}),
         accept=lambda reply: answer_from_reply(reply, verified, attempt), question=state["stem"],
+        language=language_name(answer_language(state.get("language"))),
         requirements=[_prompt_requirement(r) for r in verified],
         conflicts=[c.model_dump() for c in find_conflicts(verified)],
         previous=[s["text"] for s in previous], reasons=review["reasons"] if attempt == 2 else [])

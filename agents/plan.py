@@ -66,6 +66,11 @@ def plan_node(state: dict, deps: Any) -> dict:
 
 
 def prepare_node(state: dict, deps: Any) -> dict:
+    """Options stripped; the question's language detected and compared with the corpus's."""
+    from engine import store
+    from engine.language import question_language
+
     stem, options = strip_options(state["question"])
-    return {"stem": stem, "options": options, "iterations": 0, "memory": {"queries_tried": [], "findings": [],
-                                                                            "leads": [], "dead_ends": []}}
+    return {"stem": stem, "options": options, "iterations": 0,
+            "language": question_language(stem, store.current_languages(deps.conn)),
+            "memory": {"queries_tried": [], "findings": [], "leads": [], "dead_ends": []}}

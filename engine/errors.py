@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class EngineError(Exception):
     """Root of every error the engine raises on purpose."""
@@ -24,7 +26,8 @@ class IngestError(EngineError):
         self.path = path
         self.reason = reason
         self.hint = hint
-        super().__init__(f"{path}: {reason}" + (f" ({hint})" if hint else ""))
+        self.warnings: list[str] = []  # what the parser warned about before it gave up
+        super().__init__(f"{printable(path)}: {reason}" + (f" ({hint})" if hint else ""))
 
 
 class StorageError(EngineError):
@@ -59,3 +62,31 @@ class InputError(EngineError):
     """A file or argument the user gave is malformed (pairs files, option values)."""
 
     exit_code = 2
+
+
+# --- making messages safe to print ---------------------------------------------------------------
+
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)(?P<user>[^\s:/@?#]*):(?P<secret>[^\s@/?#]+)@",
+                              re.IGNORECASE)
+_KEYWORD_SECRET = re.compile(r"(?P<key>\b(?:password|passwd|pwd|api[_-]?key|token|secret)\s*[=:]\s*)"
+                             r"(?P<quote>['\"]?)(?P<secret>[^\s'\"&;,]+)(?P=quote)", re.IGNORECASE)
+REDACTED = "***"
+
+
+def redact(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
+    """`text` with credentials removed: `scheme://user:password@` and `password=...` forms, and any
+    literal secret given (the configured LLM key, a DATABASE_URL password) wherever it appears."""
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", text)
+    text = _KEYWORD_SECRET.sub(lambda m: f"{m['key']}{m['quote']}{REDACTED}{m['quote']}", text)
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def printable(name: str) -> str:
+    """A file name (or any value) safe for a one-line message: control characters (newlines, tabs,
+    terminal escapes) are shown escaped, as Python writes them (`\\n`, `\\x1b`), everything else as is."""
+    if name.isprintable():
+        return name
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in name)

@@ -5,14 +5,18 @@ offsets into that text."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import unicodedata
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.errors import IngestError
+from engine.errors import IngestError, printable
 
 FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa")
 _EXTENSIONS = {
@@ -51,15 +55,45 @@ class ParsedDocument(BaseModel):
     title: str | None = None
     blocks: list[Block]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="What the reader warned about (not stored)")
+
+
+def sniff_format(data: bytes) -> str | None:
+    """Format from the content alone: PDF, DOCX and HTML by their signatures, else plain text when
+    the bytes read as text; None for anything else (binary)."""
+    if data.startswith(b"%PDF-"):
+        return "pdf"
+    if data.startswith(b"PK\x03\x04"):
+        import io
+        import zipfile
+
+        try:
+            return "docx" if "word/document.xml" in zipfile.ZipFile(io.BytesIO(data)).namelist() else None
+        except (zipfile.BadZipFile, ValueError, OSError):
+            return None
+    head = data[:1024].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    return "txt" if _as_text(data) is not None else None
 
 
 def detect_format(path: Path, data: bytes) -> str:
-    """Format from the extension (JSON must look like ObliQA passages)."""
+    """Format from the extension (JSON must look like ObliQA passages).
+
+    A file without an extension (`NOTICE`, `GPL-3`, `Apache-2.0`: a numeric suffix is a version,
+    not an extension) is recognised by its content; an unknown extension is refused.
+    """
     fmt = _EXTENSIONS.get(path.suffix.lower())
-    if fmt is None:
-        raise IngestError(str(path), f"unknown format '{path.suffix or '(no extension)'}'",
+    if fmt is not None:
+        return fmt
+    if path.suffix and not path.suffix[1:].isdigit():
+        raise IngestError(str(path), f"unknown format '{printable(path.suffix)}'",
                           f"use --format with one of {', '.join(FORMATS)}")
-    return fmt
+    sniffed = sniff_format(data)
+    if sniffed is None:
+        raise IngestError(str(path), "no extension, and the content is binary, not text",
+                          f"is this the right file? If it is a document, use --format with one of {', '.join(FORMATS)}")
+    return sniffed
 
 
 def normalize(text: str) -> str:
@@ -71,15 +105,23 @@ def normalize(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def _check_text(path: Path, data: bytes) -> str:
+def _as_text(data: bytes) -> str | None:
+    """The bytes decoded (UTF-8, else Latin-1) when they read as text, None when they look binary."""
     if b"\x00" in data[:8192]:
-        raise IngestError(str(path), "binary content where text was expected", "is this the right file?")
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    printable = sum(ch.isprintable() or ch.isspace() for ch in text[:20000])
-    if text and printable / min(len(text), 20000) < 0.95:
+    shown = sum(ch.isprintable() or ch.isspace() for ch in text[:20000])
+    if text and shown / min(len(text), 20000) < 0.95:
+        return None
+    return text
+
+
+def _check_text(path: Path, data: bytes) -> str:
+    text = _as_text(data)
+    if text is None:
         raise IngestError(str(path), "binary content where text was expected", "is this the right file?")
     return text
 
@@ -233,6 +275,36 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("html", title)
 
 
+def _entities_as_text(root: Any) -> None:
+    """Replace entity references left unexpanded in a DOCX part by text, so the text after them stays.
+
+    python-docx parses with `resolve_entities=False` (nothing is fetched or read from disk), which
+    leaves each `&name;` as a node that its text accessors skip, dropping the text that follows it.
+    An internal entity with a plain-text value becomes that value; any other (external, or whose
+    value holds markup or further references) stays as the literal `&name;`: never resolved.
+    """
+    from lxml import etree
+
+    entities = list(root.iter(etree.Entity))
+    if not entities:
+        return
+    dtd = root.getroottree().docinfo.internalDTD
+    values = {e.name: e.content for e in (dtd.iterentities() if dtd is not None else [])
+              if e.system_url is None and e.content is not None and not re.search(r"[&<%]", e.content)}
+    for entity in entities:
+        parent = entity.getparent()
+        if parent is None:
+            continue
+        name = entity.text.strip("&;") if entity.text else ""
+        text = values.get(name, f"&{name};") + (entity.tail or "")
+        previous = entity.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + text
+        else:
+            previous.tail = (previous.tail or "") + text
+        parent.remove(entity)
+
+
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     import io
     import zipfile
@@ -242,7 +314,9 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise IngestError(str(path), f"not a readable DOCX file ({exc})", "re-save it from a word processor") from exc
+        raise IngestError(str(path), f"not a readable DOCX file ({_one_line(exc)})",
+                          "re-save it from a word processor") from exc
+    _entities_as_text(document.element)
     builder = _SectionBuilder()
     for para in document.paragraphs:
         style = (para.style.name if para.style is not None else "") or ""
@@ -280,7 +354,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     except IngestError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
-        raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})",
+        raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
     text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)
     if not text.strip():
@@ -310,7 +384,8 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
     try:
         passages = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise IngestError(str(path), f"invalid JSON ({exc})", "ObliQA files are UTF-8 JSON lists of passages") from exc
+        raise IngestError(str(path), f"invalid JSON ({_one_line(exc)})",
+                          "ObliQA files are UTF-8 JSON lists of passages") from exc
     required = {"ID": str, "DocumentID": int, "PassageID": str, "Passage": str}
     if not isinstance(passages, list) or not passages:
         raise IngestError(str(path), "expected a non-empty JSON list of ObliQA passages")
@@ -356,14 +431,82 @@ PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "html": parse_html, "md": parse
            "obliqa": parse_obliqa}
 
 
+_HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
+          "docx": "re-save it from a word processor", "obliqa": "ObliQA files are UTF-8 JSON lists of passages"}
+_QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
+MAX_WARNINGS = 20
+
+
+class _Warnings:
+    """What a reader warned about while parsing one file: pypdf logs its warnings (`invalid pdf
+    header`, `EOF marker not found`), other libraries use `warnings`."""
+
+    def __init__(self) -> None:
+        self.logged: list[str] = []
+        self.caught: list[warnings.WarningMessage] = []
+
+    @property
+    def messages(self) -> list[str]:
+        found = [*self.logged, *(str(w.message) for w in self.caught if not issubclass(w.category, _QUIET_WARNINGS))]
+        unique = list(dict.fromkeys(" ".join(m.split()) for m in found if m.strip()))
+        if len(unique) > MAX_WARNINGS:
+            unique = [*unique[:MAX_WARNINGS], f"... and {len(unique) - MAX_WARNINGS} more warnings"]
+        return unique
+
+
+@contextmanager
+def _collect_warnings() -> Iterator[_Warnings]:
+    collected = _Warnings()
+
+    class _Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            collected.logged.append(record.getMessage())
+
+    logger = logging.getLogger("pypdf")
+    handler, propagate = _Handler(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False  # otherwise logging's last-resort handler prints them to stderr, unattributed
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            collected.caught = caught
+            yield collected
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def parse(path: Path, data: bytes, fmt: str = "auto") -> ParsedDocument:
-    """Parse raw bytes of `path` in the given (or detected) format."""
+    """Parse raw bytes of `path` in the given (or detected) format.
+
+    Whatever a reader raises becomes an IngestError naming the file (a crafted file can make any
+    library fail in ways it does not document); what it warned about is attributed to the file
+    (`ParsedDocument.warnings`, or `IngestError.warnings` when it failed).
+    """
     if not data.strip():
         raise IngestError(str(path), "the file is empty", "nothing to ingest")
     fmt = detect_format(path, data) if fmt == "auto" else fmt
     if fmt not in PARSERS:
         raise IngestError(str(path), f"unknown format '{fmt}'", f"use one of {', '.join(FORMATS)}")
-    parsed = PARSERS[fmt](path, data)
+    with _collect_warnings() as collected:
+        try:
+            parsed = PARSERS[fmt](path, data)
+        except IngestError as exc:
+            exc.warnings = collected.messages
+            raise
+        except Exception as exc:  # any reader failure is this file's error, not the run's
+            error = IngestError(str(path), f"cannot read it as {fmt} ({type(exc).__name__}: {_one_line(exc)})",
+                                _HINTS.get(fmt, f"check that it is a valid {fmt} file"))
+            error.warnings = collected.messages
+            raise error from exc
+        messages = collected.messages
     if not parsed.text.strip() or not parsed.blocks:
-        raise IngestError(str(path), "no text found in the file", "nothing to ingest")
-    return parsed
+        error = IngestError(str(path), "no text found in the file", "nothing to ingest")
+        error.warnings = messages
+        raise error
+    return parsed.model_copy(update={"warnings": messages})

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import psycopg
@@ -18,8 +21,9 @@ from engine import store
 from engine.chunking import ChunkDraft, chunk_document
 from engine.config import SOURCE_TYPES, Settings
 from engine.embeddings import Embedder, check_space
-from engine.errors import IngestError
+from engine.errors import IngestError, printable
 from engine.formats import ParsedDocument, parse
+from engine.language import detect
 from engine.lexical import term_frequencies
 from engine.models import Chunk
 
@@ -38,6 +42,7 @@ class FileResult(BaseModel):
     title: str | None = None
     chunks: int = 0
     error: str | None = None
+    warnings: list[str] = Field(default_factory=list, description="What the file's reader warned about")
 
 
 class IngestSummary(BaseModel):
@@ -53,17 +58,70 @@ class IngestSummary(BaseModel):
         return [f for f in self.files if f.status == "failed"]
 
 
-def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files named, and files below directories named (recursively, hidden files skipped)."""
-    found: list[Path] = []
+class Found(NamedTuple):
+    """A file to ingest, or one refused before it is read (`refused` says why)."""
+
+    path: Path
+    refused: str | None = None
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def _walk(root: Path, follow_symlinks: bool) -> Iterator[Found]:
+    """Files below `root` (hidden ones skipped). A symbolic link whose target lies outside `root` is
+    refused unless `follow_symlinks`; a folder reached twice (a link loop) is walked once."""
+    real_root = root.resolve()
+    seen = {real_root}
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            yield Found(folder, f"cannot list the folder ({exc.strerror})")
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in _SKIP_NAMES:
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink():
+                target = path.resolve()
+                if not follow_symlinks and not _inside(target, real_root):
+                    yield Found(path, f"a symbolic link to {printable(str(target))}, outside {printable(str(root))}: "
+                                      "not followed (ingest the target itself, or pass --follow-symlinks)")
+                    continue
+                if not target.exists():
+                    yield Found(path, f"a broken symbolic link (to {printable(str(target))})")
+                    continue
+            if entry.is_dir():
+                real = path.resolve()
+                if real not in seen:
+                    seen.add(real)
+                    stack.append(path)
+            elif entry.is_file():
+                yield Found(path)
+
+
+def find_files(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[Found]:
+    """Files named, and files below directories named (recursively, hidden files skipped).
+
+    A file named on the command line is read even when it is a link: whoever named it chose it.
+    Inside a folder, links that leave the folder are refused (see `_walk`).
+    """
+    found: list[Found] = []
     for path in paths:
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*"))
-                         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                         and p.name not in _SKIP_NAMES)
+            found.extend(sorted(_walk(path, follow_symlinks), key=lambda f: str(f.path)))
         else:
-            found.append(path)
+            found.append(Found(path))
     return found
+
+
+def expand_paths(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[Path]:
+    """The files `find_files` would read (refused links left out)."""
+    return [f.path for f in find_files(paths, follow_symlinks=follow_symlinks) if f.refused is None]
 
 
 def guess_source_type(path: Path, text: str) -> str:
@@ -79,7 +137,10 @@ def guess_source_type(path: Path, text: str) -> str:
 
 def _read(path: Path, settings: Settings) -> bytes:
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise IngestError(str(path), "not a regular file (a device, pipe or socket)", "name a document file")
+        size = info.st_size
         if size > settings.max_file_bytes:
             raise IngestError(str(path), f"file is {size} bytes, over the limit of {settings.max_file_bytes}",
                               "raise EVIDENCE_MAX_FILE_BYTES or split the file")
@@ -155,7 +216,7 @@ def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: s
     existing = store.document_by_content(conn, content_sha)
     if existing is not None:
         return FileResult(path=str(path), status="unchanged", document_id=existing.id, version=existing.version,
-                          title=existing.title)
+                          title=existing.title, warnings=parsed.warnings)
     if source_type is not None and source_type not in SOURCE_TYPES:
         raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
     doc_id = f"doc_{content_sha[:24]}"
@@ -166,6 +227,10 @@ def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: s
     drafts = chunk_document(doc_id, parsed, settings.chunk_max_words)
     if not drafts:
         raise IngestError(str(path), "no text found to index")
+    if len(drafts) > settings.max_chunks_per_file:
+        raise IngestError(str(path), f"it would make {len(drafts):,} chunks, over the limit of "
+                                     f"{settings.max_chunks_per_file:,} per file",
+                          "split the file, or raise EVIDENCE_MAX_CHUNKS_PER_FILE")
     return _Prepared(
         path=path, data_sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, doc_id=doc_id,
         content_sha256=content_sha, source_key=_source_key(path, parsed), title=doc_title,
@@ -187,7 +252,8 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
                               content_sha256=prep.content_sha256, file_sha256=prep.data_sha256, title=prep.title,
                               source_type=prep.source_type, source_uri=str(prep.path.resolve()),
                               fmt=prep.parsed.format, text=prep.parsed.text,
-                              metadata={**prep.parsed.metadata, "file_name": prep.path.name})
+                              metadata={**prep.parsed.metadata, "file_name": prep.path.name,
+                                        "language": detect(prep.parsed.text).language})
         if previous:
             store.supersede(conn, previous.id, prep.doc_id)
         rows, lengths = _lexical_rows(conn, prep.drafts, prep.lexical_title, settings)
@@ -195,13 +261,91 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
         store.insert_postings(conn, rows)
         store.adjust_lexical_stats(conn, [d.id for d in prep.drafts], 1)
     return FileResult(path=str(prep.path), status="new_version" if previous else "added", document_id=prep.doc_id,
-                      version=version, title=prep.title, chunks=len(prep.drafts))
+                      version=version, title=prep.title, chunks=len(prep.drafts), warnings=prep.parsed.warnings)
 
 
-def _embed(embedder: Embedder, batch: list[_Prepared]) -> list[np.ndarray]:
-    """Embed the chunks of several documents in one call (length-sorted batches pad less)."""
+class IngestProgress(BaseModel):
+    """Where a running ingest is: reported after each file and during the embedding of long ones."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files_done: int
+    files_total: int
+    chunks_done: int = Field(description="Chunks embedded so far")
+    bytes_done: int = Field(description="Bytes of the files finished, plus the embedded share of those in work")
+    bytes_total: int
+    seconds: float
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks_done / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds left, from the share of bytes done so far (None until some work is done)."""
+        if self.bytes_done <= 0 or self.seconds <= 0:
+            return None
+        return max(0.0, self.seconds * (self.bytes_total - self.bytes_done) / self.bytes_done)
+
+
+class _Tracker:
+    """Progress bookkeeping shared by the reading thread and the embedding thread."""
+
+    def __init__(self, found: list[Found], report: Callable[[IngestProgress], Any] | None) -> None:
+        self.sizes = {f.path: _size(f.path) for f in found}
+        self.files_total = len(found)
+        self.bytes_total = sum(self.sizes.values())
+        self.files_done = self.chunks_done = self.bytes_finished = 0
+        self.partial: dict[Path, float] = {}  # embedded share of files not yet written
+        self.report = report
+        self.started = time.perf_counter()
+        self.lock = threading.Lock()
+
+    def embedded(self, prep: _Prepared, done: int) -> None:
+        with self.lock:
+            self.chunks_done += done
+            self.partial[prep.path] = self.partial.get(prep.path, 0.0) + done / max(1, len(prep.drafts))
+        self._emit()
+
+    def finished(self, path: Path) -> None:
+        with self.lock:
+            self.files_done += 1
+            self.bytes_finished += self.sizes.get(path, 0)
+            self.partial.pop(path, None)
+        self._emit()
+
+    def _emit(self) -> None:
+        if self.report is None:
+            return
+        with self.lock:
+            partial = sum(self.sizes.get(p, 0) * min(1.0, share) for p, share in self.partial.items())
+            snapshot = IngestProgress(files_done=self.files_done, files_total=self.files_total,
+                                      chunks_done=self.chunks_done, bytes_done=int(self.bytes_finished + partial),
+                                      bytes_total=self.bytes_total, seconds=time.perf_counter() - self.started)
+        self.report(snapshot)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+EMBED_SLICE = 128  # chunks embedded per call: progress is reported between calls
+
+
+def _embed(embedder: Embedder, batch: list[_Prepared], tracker: _Tracker | None = None) -> list[np.ndarray]:
+    """Embed the chunks of several documents together, in slices so that a long file reports progress."""
     texts = [embedding_text(p.title, d) for p in batch for d in p.drafts]
-    vectors = embedder.encode(texts)
+    owners = [i for i, p in enumerate(batch) for _ in p.drafts]
+    parts = []
+    for start in range(0, len(texts), EMBED_SLICE):
+        parts.append(embedder.encode(texts[start : start + EMBED_SLICE]))
+        if tracker is not None:
+            for i in sorted(set(owners[start : start + EMBED_SLICE])):
+                tracker.embedded(batch[i], owners[start : start + EMBED_SLICE].count(i))
+    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
     out, offset = [], 0
     for prep in batch:
         out.append(vectors[offset : offset + len(prep.drafts)])
@@ -218,25 +362,35 @@ def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings
     return _store(conn, settings, prep, _embed(embedder, [prep])[0])
 
 
+def _failed(path: Path, exc: IngestError) -> FileResult:
+    return FileResult(path=str(path), status="failed", error=exc.reason + (f" ({exc.hint})" if exc.hint else ""),
+                      warnings=exc.warnings)
+
+
 def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Settings, paths: Iterable[Path], *,
                  fmt: str = "auto", source_type: str | None = None, title: str | None = None,
                  on_file: Callable[[Path, FileResult], Any] | None = None,
-                 embed_batch_chunks: int = 1024) -> IngestSummary:
+                 on_progress: Callable[[IngestProgress], Any] | None = None,
+                 follow_symlinks: bool = False, embed_batch_chunks: int = 1024) -> IngestSummary:
     """Ingest every file; a failing file is reported and the others still go in.
 
-    Files are parsed and chunked, then embedded together in groups of about `embed_batch_chunks`
-    chunks. A worker thread embeds one group while this thread writes the previous one, each
-    document in its own transaction (the connection is only used from this thread).
+    Files are parsed and chunked, then embedded in groups of up to about `embed_batch_chunks`
+    chunks (a larger file is a group of its own, so it never holds back the files before it). A
+    worker thread embeds one group while this thread writes the previous one, each document in its
+    own transaction as soon as its vectors are ready: a file that finished is kept whatever happens
+    to the run after it. `on_progress` is called after each file and during long embeddings.
     """
-    started = time.perf_counter()
     summary = IngestSummary()
     check_space(conn, embedder, claim=True)
+    found = find_files(paths, follow_symlinks=follow_symlinks)
+    tracker = _Tracker(found, on_progress)
 
     def record(path: Path, result: FileResult) -> None:
         summary.files.append(result)
         if result.status in ("added", "new_version"):
             summary.documents += 1
             summary.chunks += result.chunks
+        tracker.finished(path)
         if on_file:
             on_file(path, result)
 
@@ -250,27 +404,31 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         def flush() -> None:
             nonlocal in_flight
-            submitted = (list(pending), pool.submit(_embed, embedder, list(pending)))
+            submitted = (list(pending), pool.submit(_embed, embedder, list(pending), tracker))
             pending.clear()
             if in_flight is not None:
                 write(*in_flight)
             in_flight = submitted
 
-        for path in expand_paths(paths):
+        for item in found:
+            if item.refused is not None:
+                record(item.path, FileResult(path=str(item.path), status="failed", error=item.refused))
+                continue
             try:
-                prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
+                prep = _prepare(conn, settings, item.path, fmt=fmt, source_type=source_type, title=title)
             except IngestError as exc:
-                record(path, FileResult(path=str(path), status="failed",
-                                        error=exc.reason + (f" ({exc.hint})" if exc.hint else "")))
+                record(item.path, _failed(item.path, exc))
                 continue
             if isinstance(prep, FileResult):
-                record(path, prep)
+                record(item.path, prep)
                 continue
             queued = pending + (in_flight[0] if in_flight else [])
             if any(p.content_sha256 == prep.content_sha256 for p in queued):
-                record(path, FileResult(path=str(path), status="unchanged", document_id=prep.doc_id,
-                                        title=prep.title))
+                record(item.path, FileResult(path=str(item.path), status="unchanged", document_id=prep.doc_id,
+                                             title=prep.title, warnings=prep.parsed.warnings))
                 continue
+            if pending and sum(len(p.drafts) for p in pending) + len(prep.drafts) > embed_batch_chunks:
+                flush()
             pending.append(prep)
             if sum(len(p.drafts) for p in pending) >= embed_batch_chunks:
                 flush()
@@ -280,7 +438,7 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
             write(*in_flight)
     if summary.documents:
         store.optimize(conn)
-    summary.seconds = round(time.perf_counter() - started, 3)
+    summary.seconds = round(time.perf_counter() - tracker.started, 3)
     return summary
 
 

@@ -39,7 +39,11 @@ def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
         if not isinstance(key, Ed25519PrivateKey):
             raise ConfigError(f"{key_file} holds a {type(key).__name__}; the trail signs with Ed25519")
         return key, False
-    key_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        key_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {key_file.parent} for the signing key ({exc.strerror}); set "
+                          "EVIDENCE_HOME (or EVIDENCE_TRAIL_KEY_FILE) to a place you can write to") from exc
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())

@@ -56,6 +56,14 @@ def list_documents(conn: psycopg.Connection, *, include_superseded: bool = False
     return [Document(**row) for row in rows]
 
 
+def current_languages(conn: psycopg.Connection, sample_chars: int = 2000) -> list[tuple[str | None, str]]:
+    """(language detected at ingest, or None for documents ingested before that; the text's opening)
+    for every current document."""
+    rows = conn.execute("SELECT metadata->>'language', left(text, %s) FROM documents WHERE is_current "
+                        "ORDER BY source_key", (sample_chars,)).fetchall()
+    return [(row[0], row[1]) for row in rows]
+
+
 def document_versions(conn: psycopg.Connection, source_key: str) -> list[Document]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s ORDER BY version",

@@ -133,7 +133,7 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
     answer = _answer(evidence, research)
     return {
         "schema": RECORD_SCHEMA, "kind": "answer", "audit_id": audit_id or new_audit_id(),
-        "question": research["question"], "actor": actor or default_actor(),
+        "question": research["question"], "language": research.get("language"), "actor": actor or default_actor(),
         "asked_at": utc_timestamp(asked_at), "recorded_at": utc_timestamp(datetime.now(UTC)),
         "run_id": research["run_id"], "batch_id": (batch or {}).get("batch_id"), "batch": batch,
         "engine": {"name": "evidence-engine", "version": engine_version()},
