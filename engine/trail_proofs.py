@@ -21,11 +21,6 @@ from engine.errors import EngineError, IntegrityError
 from engine.evidence_verify import PROOF_FORMAT, verify_consistency
 
 
-def proof_name(audit_id: str) -> str:
-    """File name of an audit's inclusion-proof bundle inside a report PDF."""
-    return f"{audit_id}.proof.json"
-
-
 def _live_leaves(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> list[bytes]:
     leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=checkpoint.seq))
     if len(leaves) != checkpoint.seq or trail_tree.root(leaves).hex() != checkpoint.root_hash:
