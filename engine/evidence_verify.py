@@ -525,7 +525,7 @@ def describe_tail(tail: bytes) -> str:
     updates = tail.count(b"%%EOF")
     objects = []
     for match in OBJ_HEADER.finditer(tail):
-        head = tail[match.end():match.end() + 300]
+        head = tail[match.end():match.end() + 300].split(b"endobj", 1)[0]
         kind = re.search(rb"/Type\s*/(\w+)", head)
         objects.append(f"{match.group(1).decode()} {match.group(2).decode()}"
                        + (f" ({kind.group(1).decode()})" if kind else ""))
@@ -584,6 +584,13 @@ class Result:
                 "problems": self.problems}
 
 
+def _dictionary_time(after_gap: bytes) -> datetime | None:
+    """The /M date of the signature dictionary (the bytes after its /Contents), as UTC."""
+    head = after_gap.split(b"endobj", 1)[0]
+    match = re.search(rb"/M\s*\(D(?::|\\072)(\d{14})", head)
+    return datetime.strptime(match.group(1).decode(), "%Y%m%d%H%M%S").replace(tzinfo=UTC) if match else None
+
+
 def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate],
                     result: Result) -> bytes | None:
     """Check the PDF signature; return the signed bytes (None when no signature could be checked)."""
@@ -600,6 +607,8 @@ def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x50
         result.problems.append("the PDF was changed after it was signed: " + describe_tail(pdf[rng.end:]))
     try:
         cms = parse_cms(rng.der)
+        if cms.signing_time is None:  # PAdES puts the claimed signing time in the signature dictionary (/M)
+            cms.signing_time = _dictionary_time(pdf[rng.gap_end:rng.gap_end + 2000])
         result.signature.update(signer=cms.signer.subject.rfc4514_string(), digest=cms.digest,
                                 signing_time=cms.signing_time.isoformat() if cms.signing_time else None,
                                 certificate_sha256=cms.signer.fingerprint(hashes.SHA256()).hex())
@@ -679,7 +688,7 @@ def _print(result: dict[str, Any]) -> None:
         print(f"signed range: {sig['byte_range']} of {sig['file_size']} bytes"
               f"{'' if sig.get('covers_whole_file') else ' (NOT the whole file)'}")
     for r in result.get("records", []):
-        print(f"OK {r['audit_id']}: record {r['record_hash']} is leaf {r['leaf_index']} of the tree of size "
+        print(f"proven {r['audit_id']}: record {r['record_hash']} is leaf {r['leaf_index']} of the tree of size "
               f"{r['tree_size']}, root {r['root_hash']}, checkpoint signed by {r['origin']}")
     for p in result.get("problems", []):
         print(f"FAIL {p}", file=sys.stderr)
