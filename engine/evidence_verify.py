@@ -213,7 +213,7 @@ def load_public_key(text: str | bytes) -> ed25519.Ed25519PublicKey:
         if re.fullmatch(rb"[0-9a-fA-F]{64}", stripped):
             return ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(stripped.decode()))
         if stripped.count(b"+") >= 2:
-            blob = base64.b64decode(stripped.rsplit(b"+", 1)[1], validate=True)
+            blob = base64.b64decode(stripped.split(b"+", 2)[2], validate=True)  # base64 may hold a +
             if len(blob) == 33 and blob[0] == 1:
                 return ed25519.Ed25519PublicKey.from_public_bytes(blob[1:])
     except ValueError as exc:

@@ -9,7 +9,8 @@ An organisation's own key and certificate chain can sign instead: `EVIDENCE_REPO
 (PKCS#12) and `EVIDENCE_REPORT_SIGNING_P12_PASSWORD`; verifiers then trust its CA (`--trust-cert`).
 
 The signature is PAdES B-B (ETSI.CAdES.detached, SHA-256, signing-certificate-v2 attribute), one
-invisible signature field with an empty appearance, written as an incremental update. The document
+invisible signature field (zero-size, printable, an empty appearance stream), written as one
+incremental update. The document
 information and XMP metadata are left exactly as WeasyPrint wrote them: PDF/A-3b wants the two to
 agree, and pyHanko would otherwise rewrite the producer in one of them only.
 """
@@ -135,7 +136,7 @@ def sign_pdf(pdf: bytes, ident: Identity, *, reason: str) -> bytes:
     from asn1crypto import x509 as asn1_x509
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
     from pyhanko.sign import signers
-    from pyhanko.sign.fields import SigFieldSpec, SigSeedSubFilter
+    from pyhanko.sign.fields import SigSeedSubFilter
     from pyhanko_certvalidator.registry import SimpleCertificateStore
 
     class _KeepMetadata(IncrementalPdfFileWriter):
@@ -152,7 +153,29 @@ def sign_pdf(pdf: bytes, ident: Identity, *, reason: str) -> bytes:
         cert_registry=SimpleCertificateStore.from_certs([der(c) for c in ident.chain]))
     meta = signers.PdfSignatureMetadata(field_name=FIELD_NAME, subfilter=SigSeedSubFilter.PADES,
                                         md_algorithm="sha256", reason=reason)
+    writer = _KeepMetadata(io.BytesIO(pdf))
+    _invisible_field(writer)
     out = io.BytesIO()
-    signers.PdfSigner(meta, signer=signer, new_field_spec=SigFieldSpec(FIELD_NAME, empty_field_appearance=True)
-                      ).sign_pdf(_KeepMetadata(io.BytesIO(pdf)), output=out)
+    signers.PdfSigner(meta, signer=signer).sign_pdf(writer, existing_fields_only=True, output=out)
     return out.getvalue()
+
+
+def _invisible_field(writer: Any) -> None:
+    """The signature field: a zero-size widget on page 1, printable, with an empty appearance stream.
+
+    pyHanko leaves /AP out of a zero-size widget; PDF/A asks every widget for one, so it gets an empty
+    form XObject (nothing drawn: the signature shows in the reader's signature panel)."""
+    from pyhanko.pdf_utils import generic
+    from pyhanko.sign.fields import SigFieldSpec, append_signature_field
+
+    append_signature_field(writer, SigFieldSpec(FIELD_NAME))
+    for ref in writer.root["/AcroForm"]["/Fields"]:
+        field = ref.get_object()
+        if field.get("/T") == FIELD_NAME:
+            blank = generic.StreamObject({generic.pdf_name("/Type"): generic.pdf_name("/XObject"),
+                                          generic.pdf_name("/Subtype"): generic.pdf_name("/Form"),
+                                          generic.pdf_name("/BBox"): generic.ArrayObject(
+                                              [generic.NumberObject(0)] * 4)}, stream_data=b"")
+            field[generic.pdf_name("/AP")] = generic.DictionaryObject(
+                {generic.pdf_name("/N"): writer.add_object(blank)})
+            writer.update_container(field)

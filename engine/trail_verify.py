@@ -30,7 +30,7 @@ from engine.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_times
 from engine.checkpoints import file_checkpoints
 from engine.checkpoints import log_path as checkpoint_log
 from engine.config import Settings
-from engine.evidence_verify import VerifyError, verified_checkpoint
+from engine.evidence_verify import VerifyError, split_note, verified_checkpoint
 from engine.sentences import normalize_ws
 
 
@@ -169,7 +169,9 @@ def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[s
                 problems.append(Problem(seq=c.get("seq"), check="checkpoint",
                                         message=f"checkpoint at seq {c.get('seq')} in {where}: {exc}"))
                 continue
-            if c.get("seq") is not None and (c["seq"] != cp.size or c.get("root_hash") not in (None, cp.root.hex())):
+            signature = split_note(c["note"])[1][0][1][4:].hex()
+            if c.get("seq") is not None and (c["seq"] != cp.size or c.get("root_hash") not in (None, cp.root.hex())
+                                             or c.get("signature") not in (None, signature)):
                 problems.append(Problem(seq=c["seq"], check="checkpoint", message=(
                     f"checkpoint at seq {c['seq']} in {where}: columns differ from the signed note")))
             heads.append({"seq": cp.size, "root": cp.root.hex(), "where": where})
