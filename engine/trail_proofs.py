@@ -73,9 +73,10 @@ def _tree_end(conn: psycopg.Connection, settings: Settings, spec: str | None, li
     if not path.is_file():
         raise EngineError(f"'{spec}' is neither a tree size nor a file holding a signed checkpoint")
     notes = checkpoints.read_notes(path)
-    if len(notes) != 1:
-        raise EngineError(f"{spec} holds {len(notes)} signed notes; give a file with exactly one checkpoint")
-    return {**checkpoints.parse_note(notes[0][1], settings), "source": str(path)}
+    if not notes:
+        raise EngineError(f"{spec} holds no signed checkpoint")
+    where, note = notes[-1]  # a witness file grows at the end: its last note is the newest
+    return {**checkpoints.parse_note(note, settings), "source": where}
 
 
 def consistency(conn: psycopg.Connection, settings: Settings, old: str, new: str | None) -> dict[str, Any]:
