@@ -44,7 +44,7 @@ def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
                             serialization.NoEncryption())
     if not publish_file(key_file, pem, mode=0o600):  # another process created it first: use theirs
         return _load(key_file), False
-    public_key_path(key_file).write_text(key.public_key().public_bytes(*_RAW).hex() + "\n")
+    publish_file(public_key_path(key_file), (key.public_key().public_bytes(*_RAW).hex() + "\n").encode())
     return key, True
 
 
