@@ -40,8 +40,11 @@ demo: install
 	$(BIN)/evidence ask "How long must transaction records be kept, and when must a personal data breach be notified?" --verbose
 	@# The sample checklist includes a question the corpus cannot answer: show the gate, don't fail the demo on it.
 	$(BIN)/evidence audit run audits/sample.yaml --pdf out/sample-audit.pdf --fail-on never
-	$(BIN)/evidence trail checkpoint
-	$(BIN)/evidence trail verify
+	$(BIN)/evidence trail checkpoint --out out/witness
+	$(BIN)/evidence trail verify --published out/witness
+	@# What an outside auditor runs: the report and the trail's public key, no engine, no database.
+	$(BIN)/evidence trail public-key --out out/trail-key.pem
+	$(BIN)/python engine/evidence_verify.py out/sample-audit.pdf --public-key out/trail-key.pem
 	pdftoppm -png -r 60 -f 1 -l 1 -singlefile out/sample-audit.pdf out/sample-audit-page1
 	@echo "batch report: out/sample-audit.pdf (page 1: out/sample-audit-page1.png)"
 

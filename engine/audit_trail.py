@@ -218,21 +218,40 @@ def head(conn: psycopg.Connection) -> tuple[int, str] | None:
     return (int(row[0]), row[1]) if row else None
 
 
+def record_hashes(conn: psycopg.Connection, upto: int | None = None) -> list[str]:
+    """The record hashes of audits 1..upto (all when None), in seq order: the transparency log's leaves."""
+    rows = conn.execute("SELECT hash FROM audits WHERE %(upto)s::bigint IS NULL OR seq <= %(upto)s ORDER BY seq",
+                        {"upto": upto}).fetchall()
+    return [r[0] for r in rows]
+
+
 def insert_checkpoint(conn: psycopg.Connection, *, seq: int, head_hash: str, signed_at: datetime,
-                      key_fingerprint: str, payload: str, signature: str) -> int:
+                      key_fingerprint: str, payload: str, signature: str, format: str = "json-v1",
+                      root_hash: str | None = None, origin: str | None = None, note: str | None = None) -> int:
     with conn.transaction():
         _as_writer(conn)
         row = conn.execute(
-            "INSERT INTO trail_checkpoints (seq, head_hash, signed_at, key_fingerprint, payload, signature) "
-            "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-            (seq, head_hash, signed_at, key_fingerprint, payload, signature)).fetchone()
+            "INSERT INTO trail_checkpoints (seq, head_hash, signed_at, key_fingerprint, payload, signature, format, "
+            "root_hash, origin, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (seq, head_hash, signed_at, key_fingerprint, payload, signature, format, root_hash, origin,
+             note)).fetchone()
     return int(row[0])
+
+
+_CHECKPOINT_COLUMNS = ("id, seq, head_hash, signed_at, key_fingerprint, payload, signature, format, root_hash, "
+                       "origin, note")
 
 
 def checkpoints(conn: psycopg.Connection) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute("SELECT id, seq, head_hash, signed_at, key_fingerprint, payload, signature "
-                           "FROM trail_checkpoints ORDER BY seq, id").fetchall()
+        return cur.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM trail_checkpoints ORDER BY seq, id").fetchall()
+
+
+def latest_note_checkpoint(conn: psycopg.Connection) -> dict[str, Any] | None:
+    """The signed-note checkpoint of the largest tree (the latest signed of those), or None."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM trail_checkpoints WHERE format = 'c2sp-note' "
+                           "ORDER BY seq DESC, id DESC LIMIT 1").fetchone()
 
 
 def document_texts(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, str]:

@@ -358,7 +358,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             from engine.report import write_pdf
 
             status.update("writing the report")
-            write_pdf(conn, audit.audit_id, pdf)
+            write_pdf(conn, audit.audit_id, pdf, settings=settings)
     if as_json:
         _emit_json({**result.model_dump(mode="json"), "audit": audit.model_dump()})
     else:

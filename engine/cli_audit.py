@@ -96,7 +96,8 @@ def _batch_pdf(conn: Any, batch_id: str, result: Any, path: Path) -> None:
             "questions": {q.audit_id: {"question_id": q.question_id, "control_id": q.control_id,
                                        "expectations": q.expectations} for q in result.questions if q.audit_id}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_batch_pdf(conn, [q.audit_id for q in result.questions if q.audit_id], path, title=batch["name"], batch=meta)
+    write_batch_pdf(conn, [q.audit_id for q in result.questions if q.audit_id], path, title=batch["name"], batch=meta,
+                    settings=settings())
     err.print(f"batch report written to {path}", highlight=False)
 
 

@@ -34,17 +34,20 @@ report_app = typer.Typer(cls=_AuditFirst, no_args_is_help=True,
 
 
 def write_reports(conn: psycopg.Connection, audit_id: str, *, pdf: Path | None = None, html: Path | None = None,
-                  md: Path | None = None, json_file: Path | None = None) -> list[Path]:
+                  md: Path | None = None, json_file: Path | None = None, settings: Settings | None = None,
+                  include_rejected: bool = False) -> list[Path]:
     """Write the requested formats of one audit's report. Returns the files written."""
     from engine import report
 
     written = []
     if pdf is not None:
-        written.append(report.write_pdf(conn, audit_id, pdf))
-    for path, render in ((html, report.render_html), (md, report.render_markdown), (json_file, report.render_json)):
+        written.append(report.write_pdf(conn, audit_id, pdf, settings=settings, include_rejected=include_rejected))
+    for path, text in ((html, lambda: report.render_html(conn, audit_id, include_rejected=include_rejected)),
+                       (md, lambda: report.render_markdown(conn, audit_id, include_rejected=include_rejected)),
+                       (json_file, lambda: report.render_json(conn, audit_id))):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(conn, audit_id), encoding="utf-8")
+            path.write_text(text(), encoding="utf-8")
             written.append(path)
     return written
 
@@ -57,13 +60,18 @@ def render_cmd(
     md: Annotated[Path | None, typer.Option("--md", help="Markdown")] = None,
     json_file: Annotated[Path | None, typer.Option("--json", help="The canonical record (hashes to the record hash)")
                          ] = None,
+    include_rejected: Annotated[bool, typer.Option(
+        "--include-rejected", help="List every rejected candidate in the appendix (default: counts by reason)")
+    ] = False,
 ) -> None:
-    """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf)."""
+    """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf, signed)."""
 
     def body() -> int:
         target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{audit_id}.pdf")
-        with dbmod.connection(settings()) as conn:
-            written = write_reports(conn, audit_id, pdf=target_pdf, html=html, md=md, json_file=json_file)
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            written = write_reports(conn, audit_id, pdf=target_pdf, html=html, md=md, json_file=json_file,
+                                    settings=cfg, include_rejected=include_rejected)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)
         return 0
@@ -92,34 +100,91 @@ def _trail(cfg: Settings, offline: bool) -> Iterator[tuple[psycopg.Connection | 
 
 
 def _print_verify(result: Any, why_offline: str) -> None:
+    sig = result.signature
+    if sig.get("signer"):
+        covered = "covers the whole file" if sig.get("covers_whole_file") else "[red]does NOT cover the whole file[/]"
+        out.print(f"signature: {escape(sig['signer'])}, signed {sig.get('signing_time')}; {covered}; chain: "
+                  f"{escape(' <- '.join(sig.get('trust_path') or ['not trusted']))}", highlight=False, soft_wrap=True)
+    for p in result.proofs:
+        out.print(f"[green]PROVEN[/] {p['audit_id']}: leaf {p['leaf_index']} of the tree of size {p['tree_size']}, "
+                  f"root {p['root_hash']}, checkpoint signed by {escape(p['origin'])}", highlight=False, soft_wrap=True)
     if not result.trail_checked:
-        out.print(f"[yellow]trail not checked[/]: {escape(why_offline)}; compared with the hashes the PDF states "
-                  "(shows the attachment is the record the report shows, not that the trail holds it)")
+        out.print(f"[yellow]live trail not checked[/]: {escape(why_offline)}")
+    for c in result.consistency:
+        flag = "[green]CONSISTENT[/]" if c["consistent"] else "[red]INCONSISTENT[/]"
+        out.print(f"{flag} live log at tree size {c['tree_size']}"
+                  + (f", and on to the latest checkpoint (size {c['latest_size']})" if c.get("latest_size") else ""),
+                  highlight=False)
     for r in result.records:
         flag = "[green]MATCH[/]" if r.ok else "[red]MISMATCH[/]"
-        out.print(f"{flag} {r.audit_id} ({escape(r.attachment)}) sha256 {r.sha256}", highlight=False)
+        out.print(f"{flag} {r.audit_id} ({escape(r.attachment)}) sha256 {r.sha256}", highlight=False, soft_wrap=True)
         out.print(f"    trail {r.trail} · printed hash {r.printed} · attachment description {r.described} · "
                   f"canonical form {'yes' if r.canonical else 'no'}", highlight=False)
         for p in r.problems:
             err.print(f"    [red]{escape(p)}[/]", highlight=False)
     for p in result.problems:
-        err.print(f"[red]{escape(p)}[/]", highlight=False)
-    out.print("[green]OK: the embedded record(s) match[/]" if result.ok else "[red]FAILED: mismatch[/]")
+        err.print(f"[red]FAIL[/] {escape(p)}", highlight=False, soft_wrap=True)
+    out.print("[green]OK: the report verifies[/]" if result.ok else "[red]FAILED: the report does not verify[/]")
+
+
+def _public_key(cfg: Settings, path: Path | None) -> Any:
+    """The trail's public key: from --public-key, else this engine's own (None when it has none)."""
+    from engine import evidence_verify, signing
+    from engine.errors import ConfigError
+
+    if path is None:
+        return signing.load_public(cfg.signing_key_file)
+    try:
+        return evidence_verify.load_public_key(path.read_bytes())
+    except evidence_verify.VerifyError as exc:
+        raise ConfigError(f"--public-key {path}: {exc}") from exc
+
+
+def _trust(cfg: Settings, paths: list[Path]) -> list[Any]:
+    """Certificates trusted to sign reports: --trust-cert files, and this engine's configured PKCS#12 chain."""
+    from cryptography import x509
+
+    from engine.errors import ConfigError
+
+    certs = []
+    for path in paths:
+        data = path.read_bytes()
+        try:
+            certs += x509.load_pem_x509_certificates(data) if b"-----BEGIN" in data else [
+                x509.load_der_x509_certificate(data)]
+        except ValueError as exc:
+            raise ConfigError(f"--trust-cert {path} is not a PEM or DER certificate: {exc}") from exc
+    if cfg.report_signing_p12:
+        from engine.report_sign import identity
+
+        ident = identity(cfg)
+        certs += [ident.cert, *ident.chain][-1:]  # the organisation's root (or its own certificate)
+    return certs
 
 
 @report_app.command("verify")
 def verify_cmd(
     file: Annotated[Path, typer.Argument(help="A PDF written by 'evidence report' or 'evidence ask --pdf'",
                                          exists=True, dir_okay=False, readable=True)],
-    offline: Annotated[bool, typer.Option("--offline", help="Do not consult the trail")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Do not consult the trail: the signature, embedded proofs "
+                                                            "and checkpoints only")] = False,
+    public_key: Annotated[Path | None, typer.Option(
+        "--public-key", help="The trail's public key (PEM from 'evidence trail public-key'); default: this engine's",
+        exists=True, dir_okay=False)] = None,
+    trust_cert: Annotated[list[Path] | None, typer.Option(
+        "--trust-cert", help="A certificate trusted to sign reports (an organisation's CA); repeatable",
+        exists=True, dir_okay=False)] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Recompute each embedded record's SHA-256; compare with the trail (offline: the PDF). Exit 6 on mismatch."""
+    """Check the PDF signature, each record's inclusion proof and signed checkpoint, and (unless --offline) the
+    trail and its consistency with the checkpoint. Exit 6 on any failure."""
     from engine.report_verify import verify_pdf
 
     def body() -> int:
-        with _trail(settings(), offline) as (conn, why):
-            result = verify_pdf(file, conn)
+        cfg = settings()
+        key, trust = _public_key(cfg, public_key), _trust(cfg, trust_cert or [])
+        with _trail(cfg, offline) as (conn, why):
+            result = verify_pdf(file, conn, public_key=key, trust=trust)
         if as_json:
             emit_json(result.model_dump())
         else:

@@ -1,9 +1,11 @@
-"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, and amend stored audits."""
+"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, public-key, prove, consistency,
+and amend stored audits."""
 
 from __future__ import annotations
 
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -148,20 +150,27 @@ def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
 def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this audit's quotes (chain: always all)")
                                    ] = None,
                all_: Annotated[bool, typer.Option("--all", help="Every audit (the default)")] = False,
+               published: Annotated[list[Path] | None, typer.Option(
+                   "--published", help="A witness file or folder of checkpoints kept outside the database "
+                                       "(written by 'trail checkpoint --out'); repeatable")] = None,
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Recompute hashes and links, check checkpoints and quotes. Exit 6 on any failure."""
+    """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
+    on any failure."""
+    from engine.checkpoints import read_notes
     from engine.errors import IntegrityError
     from engine.trail_verify import verify_trail
 
     def body() -> int:
+        notes = [n for path in published or [] for n in read_notes(_existing(path))]
         with dbmod.connection(settings()) as conn:
-            report = verify_trail(conn, settings(), audit_id=None if all_ else audit_id)
+            report = verify_trail(conn, settings(), audit_id=None if all_ else audit_id, published=notes)
         if as_json:
             emit_json(report.model_dump())
         else:
             out.print(f"{report.audits_checked} audit(s), head seq {report.head_seq}, "
                       f"{report.checkpoints_checked} checkpoint(s)"
-                      f"{'' if report.signatures_checked else ' (signatures not checked)'}, "
+                      f"{'' if report.signatures_checked else ' (signatures not checked)'}"
+                      f"{f' ({len(notes)} published)' if notes else ''}, "
                       f"{report.quotes_checked} quote(s) checked", highlight=False)
             for p in report.problems:
                 where = f"seq {p.seq}" if p.seq is not None else "trail"
@@ -173,23 +182,128 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
     run(body)
 
 
+def _existing(path: Path) -> Path:
+    if not path.exists():
+        raise EngineError(f"{path} does not exist; give the witness file or folder written by "
+                          "'evidence trail checkpoint --out DIR'")
+    return path
+
+
 @trail_app.command("checkpoint")
-def checkpoint_cmd(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Sign {seq, head hash, time} with the Ed25519 key kept outside the database (created on first use)."""
-    from engine.checkpoints import create_checkpoint
+def checkpoint_cmd(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Also append the signed note to "
+                                                 "DIR/trail-checkpoints.txt (keep DIR outside the database)")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Sign a checkpoint of the log (C2SP signed note: origin, tree size, root; Ed25519) unless the latest
+    covers every audit, and print it."""
+    from engine.checkpoints import covering, publish
 
     def body() -> int:
         cfg = settings()
         with dbmod.connection(cfg) as conn:
-            cp = create_checkpoint(conn, cfg)
+            head = audit_trail.head(conn)
+            if head is None:
+                raise EngineError("the trail is empty: there is nothing to checkpoint yet; answer a question first")
+            cp = covering(conn, cfg, head[0])
+        written = publish(cp.note, out_dir) if out_dir is not None else None
         if as_json:
-            emit_json(cp.model_dump())
+            emit_json({**cp.model_dump(), "published_to": str(written) if written else None})
             return 0
         if cp.key_created:
-            out.print(f"created signing key {cp.key_file} — back it up; verification needs its public half")
-        out.print(f"checkpoint seq {cp.seq} head {cp.head_hash} signed {cp.signed_at}\n"
-                  f"key fingerprint (SHA-256) {cp.key_fingerprint}", highlight=False)
+            err.print(f"created signing key {cp.key_file} — back it up; verification needs its public half "
+                      "('evidence trail public-key')")
+        sys.stdout.write(cp.note)
+        err.print(f"tree size {cp.seq}, root {cp.root_hash}, head {cp.head_hash}; signed {cp.signed_at}; key "
+                  f"fingerprint (SHA-256) {cp.key_fingerprint}", highlight=False, soft_wrap=True)
+        if written:
+            err.print(f"appended to {escape(str(written))}", highlight=False)
         return 0
+
+    run(body)
+
+
+@trail_app.command("public-key")
+def public_key_cmd(
+    vkey: Annotated[bool, typer.Option("--vkey", help="The C2SP note verifier key instead of PEM")] = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write it to this file")] = None,
+) -> None:
+    """Print the trail's public key (PEM): what an outside verifier needs. Created on first use."""
+    from engine import signing
+    from engine.checkpoints import origin_of
+
+    def body() -> int:
+        cfg = settings()
+        key, created = signing.load_or_create(cfg.signing_key_file)
+        public = key.public_key()
+        fp = signing.fingerprint(public)
+        text = signing.verifier_key(origin_of(cfg, fp), public) + "\n" if vkey else signing.public_pem(public)
+        if out_file is not None:
+            out_file.parent.mkdir(parents=True, exist_ok=True)
+            out_file.write_text(text)
+            err.print(f"wrote {escape(str(out_file))}", highlight=False)
+        else:
+            sys.stdout.write(text)
+        err.print(f"{'created ' if created else ''}key {cfg.signing_key_file}; fingerprint (SHA-256) {fp}",
+                  highlight=False, soft_wrap=True)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("prove")
+def prove_cmd(audit_id: str,
+              out_file: Annotated[Path | None, typer.Option("--out", help="Write the bundle to this file")] = None
+              ) -> None:
+    """Print an inclusion-proof bundle (JSON): the audit's record hash, its leaf, the audit path and the
+    signed checkpoint. `python3 evidence_verify.py --proof P --record R --public-key K` checks it."""
+    import json
+
+    from engine.trail_proofs import inclusion_bundle
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            bundle = inclusion_bundle(conn, cfg, audit_id)
+        text = json.dumps(bundle, indent=2, ensure_ascii=False) + "\n"
+        if out_file is not None:
+            out_file.parent.mkdir(parents=True, exist_ok=True)
+            out_file.write_text(text, encoding="utf-8")
+            err.print(f"wrote {escape(str(out_file))}", highlight=False)
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("consistency")
+def consistency_cmd(
+    old: Annotated[str, typer.Argument(help="A tree size, or a file holding one signed checkpoint")],
+    new: Annotated[str | None, typer.Argument(help="The same kinds; default: the latest signed checkpoint")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Prove that the log at NEW extends the log at OLD (RFC 6962 consistency proof). Exit 6 if it does not."""
+    from engine.errors import IntegrityError
+    from engine.trail_proofs import consistency
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            result = consistency(conn, cfg, old, new)
+        if as_json:
+            emit_json(result)
+        else:
+            for label in ("old", "new"):
+                end = result[label]
+                out.print(f"{label}: size {end['size']} root {end['root_hash']} ({escape(end['source'])})",
+                          highlight=False, soft_wrap=True)
+            out.print(f"proof: {len(result['proof'])} hash(es)")
+            for h in result["proof"]:
+                out.print(f"  {h}", highlight=False)
+            out.print("[green]OK: consistent[/]" if result["consistent"]
+                      else f"[red]INCONSISTENT[/]: {escape(result['problem'])}")
+        return 0 if result["consistent"] else IntegrityError.exit_code
 
     run(body)
 
@@ -272,6 +386,9 @@ def amend_cmd(audit_id: str,
             record = build_amendment(target, kind="correction" if correction else "note", reason=reason, text=text,
                                      actor=actor or cfg.actor)
             appended = audit_trail.append(conn, record)
+            from engine.checkpoints import after_append
+
+            after_append(conn, cfg, appended.seq)
         if as_json:
             emit_json(appended.model_dump())
         else:

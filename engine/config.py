@@ -16,6 +16,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engine.errors import ConfigError
 
+# Where keys live and how reports are signed: they change no result, so no settings hash, and secrets
+# (a PKCS#12 password) never reach an audit record.
+NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
+                                 "report_signing_p12_password"})
 SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
 
 
@@ -121,6 +125,14 @@ class Settings(BaseSettings):
     memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
     # Audit trail.
     trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
+    trail_origin: str | None = Field(
+        default=None, description="Origin line of signed checkpoints (default evidence-engine/<key fingerprint[:16]>).")
+    checkpoint_on_append: bool = Field(
+        default=True, description="Sign a checkpoint after every audit appended (ask, batch, amend).")
+    report_signing_p12: Path | None = Field(
+        default=None, description="An organisation's PKCS#12 (key + certificate chain) that signs report PDFs; "
+                                  "unset: the engine's own certificate, issued by the trail key on first use.")
+    report_signing_p12_password: str | None = Field(default=None, description="Password of that PKCS#12.")
     actor: str | None = Field(default=None, description="Who asks (default: the OS user).")
     fault_injection: str | None = Field(
         default=None, description="Tests only: kill the process at a named point (e.g. 'audit:during').")
@@ -161,7 +173,8 @@ class Settings(BaseSettings):
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
         data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key",
-                                                          "trail_key_file", "actor", "fault_injection"})
+                                                          "trail_key_file", "actor", "fault_injection",
+                                                          *NOT_RESULT_SETTINGS})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

@@ -40,25 +40,35 @@ def _no_fetch() -> Any:
     return URLFetcher(allowed_protocols=())
 
 
-def _attachments(records: list[Embedded]) -> list[Any]:
+def _attachments(records: list[Embedded], proofs: dict[str, dict[str, Any]]) -> list[Any]:
     from weasyprint import Attachment
 
-    from engine.report_view import attachment_name
+    from engine.report_view import attachment_name, proof_attachment_name
 
-    return [Attachment(string=r.canonical.encode("utf-8"), name=attachment_name(r.audit_id),
-                       description=f"Canonical audit record {r.audit_id} (SHA-256 {r.hash})",
-                       created=r.recorded_at, modified=r.recorded_at, relationship="Source",
-                       url_fetcher=_no_fetch())
-            for r in records]
+    out = []
+    for r in records:
+        out.append(Attachment(string=r.canonical.encode("utf-8"), name=attachment_name(r.audit_id),
+                              description=f"Canonical audit record {r.audit_id} (SHA-256 {r.hash})",
+                              created=r.recorded_at, modified=r.recorded_at, relationship="Source",
+                              url_fetcher=_no_fetch()))
+        if r.audit_id in proofs:
+            bundle = proofs[r.audit_id]
+            out.append(Attachment(
+                string=json.dumps(bundle, indent=2, ensure_ascii=False).encode("utf-8"),
+                name=proof_attachment_name(r.audit_id), relationship="Supplement", url_fetcher=_no_fetch(),
+                description=f"Inclusion proof of {r.audit_id} in the trail's transparency log (tree size "
+                            f"{bundle['tree_size']}) with the signed checkpoint"))
+    return out
 
 
-def html_to_pdf(html: str, target: Path | io.BytesIO, records: list[Embedded]) -> None:
-    """Render `html` to a PDF/A-3b file with every record attached."""
+def html_to_pdf(html: str, target: Path | io.BytesIO, records: list[Embedded],
+                proofs: dict[str, dict[str, Any]] | None = None) -> None:
+    """Render `html` to a PDF/A-3b file with every record (and its inclusion proof, when given) attached."""
     from weasyprint import HTML
 
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     HTML(string=html, url_fetcher=_no_fetch()).write_pdf(
-        target, pdf_variant=PDF_VARIANT, attachments=_attachments(records))
+        target, pdf_variant=PDF_VARIANT, attachments=_attachments(records, proofs or {}))
 
 
 class PdfFacts(NamedTuple):

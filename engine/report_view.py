@@ -169,8 +169,13 @@ def method_view(record: dict[str, Any]) -> dict[str, Any]:
             "fallbacks": list(research.get("fallbacks") or []) + list(record.get("fallbacks") or [])}
 
 
-def integrity_view(row: dict[str, Any], checkpoint: dict[str, Any] | None) -> dict[str, Any]:
-    """Place in the chain, the latest signed checkpoint and whether it covers this audit."""
+def integrity_view(row: dict[str, Any], checkpoint: dict[str, Any] | None, *, proof: dict[str, Any] | None = None,
+                   signer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Place in the chain and in the transparency log, the checkpoint, and who signs the PDF.
+
+    `proof` is the audit's inclusion-proof bundle (PDF reports embed it); without one, the latest
+    checkpoint is shown with whether it covers this audit. `signer` describes the PDF signer.
+    """
     record = row["record"]
     cited = {r["document_id"] for r in record.get("requirements", []) if r.get("cited")}
     corpus = [{**d, "cited": d["document_id"] in cited} for d in record.get("corpus", [])]
@@ -178,7 +183,28 @@ def integrity_view(row: dict[str, Any], checkpoint: dict[str, Any] | None) -> di
     if checkpoint:
         cp = {**checkpoint, "signed_at": str(checkpoint["signed_at"]), "covers": checkpoint["seq"] >= row["seq"]}
     return {"seq": row["seq"], "hash": row["hash"], "prev_hash": row["prev_hash"], "checkpoint": cp,
-            "corpus": corpus, "attachment": attachment_name(row["audit_id"])}
+            "corpus": corpus, "attachment": attachment_name(row["audit_id"]), "proof": proof,
+            "proof_attachment": proof_attachment_name(row["audit_id"]), "signer": signer}
+
+
+REJECTION_MEANINGS = {
+    "does_not_address_question": "the quote does not answer this question: too few of its key terms, a low score, "
+                                 "or far below the best quote of its document or of all documents",
+    "requires_inference": "reading it as an answer needs more than it says: it leans on other text, states no "
+                          "obligation, or gives no time or period when one is asked for",
+    "incomplete_quote": "fewer than 10 words: too short to stand on its own",
+    "not_verbatim": "not the stored document text at its offsets (whitespace aside): never used",
+}
+
+
+def rejected_summary(rejected: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rejected candidates counted by reason, most frequent first, with what each reason means."""
+    counts: dict[str, int] = {}
+    for entry in rejected:
+        reason = entry.get("rejection_reason") or "rejected"
+        counts[reason] = counts.get(reason, 0) + 1
+    return [{"reason": reason, "count": n, "meaning": REJECTION_MEANINGS.get(reason, "")}
+            for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def attachment_name(audit_id: str) -> str:
@@ -186,16 +212,22 @@ def attachment_name(audit_id: str) -> str:
     return f"{audit_id}.json"
 
 
+def proof_attachment_name(audit_id: str) -> str:
+    """File name of an audit's inclusion-proof bundle inside a report PDF."""
+    return f"{audit_id}.proof.json"
+
+
 def audit_view(row: dict[str, Any], *, checkpoint: dict[str, Any] | None = None,
-               amendments: list[dict[str, Any]] | None = None, prefix: str | None = None) -> dict[str, Any]:
+               amendments: list[dict[str, Any]] | None = None, prefix: str | None = None,
+               proof: dict[str, Any] | None = None, signer: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything one audit's report shows. `prefix` keeps anchors unique when audits share a page."""
     record = row["record"]
     prefix = prefix or row["audit_id"]
     groups = evidence_groups(record, prefix)
     models = record.get("models") or {}
     return {"audit_id": row["audit_id"], "record": record, "prefix": prefix.lower(),
-            "answer": _answer_view(record, groups), **groups,
-            "method": method_view(record), "integrity": integrity_view(row, checkpoint),
+            "answer": _answer_view(record, groups), **groups, "rejected_summary": rejected_summary(groups["rejected"]),
+            "method": method_view(record), "integrity": integrity_view(row, checkpoint, proof=proof, signer=signer),
             "models": models, "skills": sorted((record.get("skills") or {}).items()),
             "model_label": model_label(record),
             "amendments": [{"kind": a["kind"], "audit_id": a["audit_id"], "actor": a["actor"],

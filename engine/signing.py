@@ -1,14 +1,20 @@
-"""The Ed25519 key that signs trail checkpoints. It lives in a file outside the database.
+"""The Ed25519 key that signs trail checkpoints (and vouches for report signatures). It lives in a
+file outside the database.
 
 The private key is created on first use (PEM, PKCS#8, mode 0600) at `Settings.trail_key_file`;
 its public key is written next to it (`.pub`, raw hex) so that a verifier can be given only the
-public half. The fingerprint is the SHA-256 of the raw public key, in hex.
+public half (`evidence trail public-key` prints it as PEM). The fingerprint is the SHA-256 of the
+raw public key, in hex. Checkpoints are C2SP signed notes (`sign_note`): the text, a blank line,
+and `— <key name> <base64(key ID || signature)>`, the key ID being the first 4 bytes of
+SHA-256(name || 0x0A || 0x01 || public key).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -16,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from engine.errors import ConfigError
+from engine.evidence_verify import SIG_PREFIX, note_key_id, raw_public
 
 _RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
@@ -31,14 +38,7 @@ def public_key_path(key_file: Path) -> Path:
 def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
     """The signing key, created (with its .pub) when missing. Returns (key, created)."""
     if key_file.exists():
-        try:
-            key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{key_file} is not an unencrypted PEM private key: {exc}; restore it from "
-                              "your backup (a new key cannot vouch for old checkpoints)") from exc
-        if not isinstance(key, Ed25519PrivateKey):
-            raise ConfigError(f"{key_file} holds a {type(key).__name__}; the trail signs with Ed25519")
-        return key, False
+        return _load(key_file), False
     try:
         key_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
@@ -47,11 +47,41 @@ def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
-    public_key_path(key_file).write_text(key.public_key().public_bytes(*_RAW).hex() + "\n")
+    if not publish_file(key_file, pem, mode=0o600):  # another process created it first: use theirs
+        return _load(key_file), False
+    publish_file(public_key_path(key_file), (key.public_key().public_bytes(*_RAW).hex() + "\n").encode())
     return key, True
+
+
+def _load(key_file: Path) -> Ed25519PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{key_file} is not an unencrypted PEM private key: {exc}; restore it from "
+                          "your backup (a new key cannot vouch for old checkpoints)") from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ConfigError(f"{key_file} holds a {type(key).__name__}; the trail signs with Ed25519")
+    return key
+
+
+def publish_file(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
+    """Create `path` with `data` only if it does not exist, atomically: written aside, then hard-linked.
+
+    Concurrent processes (parallel `ask`, batch workers) may all try; exactly one wins and nobody can
+    read a half-written file. Returns False when the file already existed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    return True
 
 
 def load_public(key_file: Path) -> Ed25519PublicKey | None:
@@ -65,6 +95,25 @@ def load_public(key_file: Path) -> Ed25519PublicKey | None:
     if key_file.exists():
         return load_or_create(key_file)[0].public_key()
     return None
+
+
+def public_pem(public: Ed25519PublicKey) -> str:
+    """The public key as PEM (SubjectPublicKeyInfo): what `evidence trail public-key` prints."""
+    return public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def verifier_key(name: str, public: Ed25519PublicKey) -> str:
+    """The C2SP note verifier key `<name>+<hex key ID>+<base64(0x01 || public key)>`."""
+    blob = base64.b64encode(b"\x01" + raw_public(public)).decode()
+    return f"{name}+{note_key_id(name, public).hex()}+{blob}"
+
+
+def sign_note(key: Ed25519PrivateKey, name: str, text: str) -> str:
+    """A C2SP signed note: `text` (newline-terminated), a blank line, one Ed25519 signature line."""
+    if not text.endswith("\n") or "\n\n" in text or " " in name or "+" in name or not name:
+        raise ValueError("a note's text ends with a newline and has no blank line; a key name has no space or +")
+    blob = note_key_id(name, key.public_key()) + key.sign(text.encode("utf-8"))
+    return f"{text}\n{SIG_PREFIX}{name} {base64.b64encode(blob).decode()}\n"
 
 
 def sign(key: Ed25519PrivateKey, payload: str) -> str:

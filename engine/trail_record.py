@@ -23,10 +23,11 @@ import psycopg
 
 from engine import store
 from engine.canonical import utc_timestamp
-from engine.config import Settings
+from engine.config import NOT_RESULT_SETTINGS, Settings
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
-_SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fault_injection", "actor"}
+_SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fault_injection", "actor",
+                    *NOT_RESULT_SETTINGS}
 
 
 def engine_version() -> str:
@@ -167,11 +168,13 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     """Write the audit of a finished run, once: a run that already has its audit returns that one.
 
     `finish(record)` may add to the record before it is hashed (batch runs add expectation outcomes).
+    A signed checkpoint covering the audit follows (`checkpoints.after_append`), unless configured off.
     """
-    from engine import audit_trail
+    from engine import audit_trail, checkpoints
 
     existing = audit_trail.by_run(conn, research["run_id"])
-    if existing is not None:
+    if existing is not None:  # e.g. resumed after a kill: the checkpoint may not have been written yet
+        checkpoints.after_append(conn, settings, existing["seq"])
         return audit_trail.Appended(seq=existing["seq"], audit_id=existing["audit_id"], hash=existing["hash"],
                                     prev_hash=existing["prev_hash"], created=False)
     models = {"embedding": embedder.identity, "relevance": relevance_identity(settings),
@@ -184,4 +187,6 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
         finish(record)
     answer = record["answer"]["final_answer"] or ""
     vectors = (embedder.encode_query(record["question"]), embedder.encode([answer])[0])
-    return audit_trail.append(conn, record, vectors=vectors, fault=settings.fault_injection)
+    appended = audit_trail.append(conn, record, vectors=vectors, fault=settings.fault_injection)
+    checkpoints.after_append(conn, settings, appended.seq)
+    return appended

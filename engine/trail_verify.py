@@ -7,9 +7,11 @@ What each check catches:
   record (the rewritten one is named when its successor still records the old hash);
 * JSONB copy, header columns, audit_requirements or audit_documents rows that differ from the
   hashed record: a changed relational copy;
-* a checkpoint whose signature fails, whose head hash differs from the chain's record at its seq,
-  or whose seq is beyond the chain's head: a chain rewritten (hashes recomputed) or cut short by
-  someone with database-admin rights, up to the last checkpoint;
+* a checkpoint (in the database, the local log, or a witness file published outside the database)
+  whose signature fails, whose RFC 6962 root (signed-note checkpoints; head hash for the older
+  format) differs from the live log's at its tree size, or whose size is beyond the chain's head: a
+  chain rewritten (hashes recomputed) or cut short by someone with database-admin rights, up to the
+  last checkpoint; the message names the checkpoint and where it was kept;
 * a quote that is no longer the document text at its offsets, or a document whose text no longer
   hashes to the SHA-256 in the record: changed evidence.
 """
@@ -23,10 +25,12 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine import audit_trail, signing
+from engine import audit_trail, signing, trail_tree
 from engine.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_timestamp
 from engine.checkpoints import file_checkpoints
+from engine.checkpoints import log_path as checkpoint_log
 from engine.config import Settings
+from engine.evidence_verify import VerifyError, split_note, verified_checkpoint
 from engine.sentences import normalize_ws
 
 
@@ -139,43 +143,81 @@ def _check_tables(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) 
     return problems
 
 
-def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dict[int, str],
-                       head_seq: int | None) -> tuple[list[Problem], int, bool]:
+def _stored_checkpoints(conn: psycopg.Connection, settings: Settings) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Checkpoints in the database and the local log (deduplicated); a local one missing from the database is
+    a problem (checkpoints were deleted)."""
     stored = audit_trail.checkpoints(conn)
-    from_file = file_checkpoints(settings)
-    problems: list[Problem] = []
-    public = signing.load_public(settings.signing_key_file)
     known = {(c["payload"], c["signature"]) for c in stored}
-    for c in from_file:
+    problems, extra = [], []
+    for c in file_checkpoints(settings):
         if (c["payload"], c["signature"]) not in known:
             problems.append(Problem(seq=c["seq"], check="checkpoint",
                                     message=f"checkpoint at seq {c['seq']} is in the local log, not in the database"))
-    everything = stored + [c for c in from_file if (c["payload"], c["signature"]) not in known]
+            extra.append({**c, "where": f"the local log {checkpoint_log(settings)}"})
+    return [{**c, "where": "the database"} for c in stored] + extra, problems
+
+
+def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Each checkpoint's (size, head hash or root) once its signature verifies; bad ones as problems."""
+    heads, problems = [], []
+    for c in items:
+        where = c["where"]
+        if c.get("format") == "c2sp-note":
+            try:
+                cp = verified_checkpoint(c["note"], public)
+            except VerifyError as exc:
+                problems.append(Problem(seq=c.get("seq"), check="checkpoint",
+                                        message=f"checkpoint at seq {c.get('seq')} in {where}: {exc}"))
+                continue
+            signature = split_note(c["note"])[1][0][1][4:].hex()
+            if c.get("seq") is not None and (c["seq"] != cp.size or c.get("root_hash") not in (None, cp.root.hex())
+                                             or c.get("signature") not in (None, signature)):
+                problems.append(Problem(seq=c["seq"], check="checkpoint", message=(
+                    f"checkpoint at seq {c['seq']} in {where}: columns differ from the signed note")))
+            heads.append({"seq": cp.size, "root": cp.root.hex(), "where": where})
+            continue
+        if not signing.verify(public, c["payload"], c["signature"]):
+            problems.append(Problem(seq=c["seq"], check="checkpoint",
+                                    message=f"checkpoint at seq {c['seq']} in {where}: bad signature"))
+            continue
+        payload = json.loads(c["payload"])
+        if payload.get("seq") != c["seq"] or payload.get("head_hash") != c["head_hash"]:
+            problems.append(Problem(seq=c["seq"], check="checkpoint",
+                                    message=f"checkpoint at seq {c['seq']}: columns differ from the signed payload"))
+        heads.append({"seq": payload["seq"], "head_hash": payload["head_hash"], "where": where})
+    return heads, problems
+
+
+def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dict[int, str],
+                       head_seq: int | None, published: list[tuple[str, str]]) -> tuple[list[Problem], int, bool]:
+    """Every signed checkpoint (database, local log, published witness files) against the live log."""
+    everything, problems = _stored_checkpoints(conn, settings)
+    everything += [{"format": "c2sp-note", "note": note, "seq": None, "where": where} for where, note in published]
+    public = signing.load_public(settings.signing_key_file)
     if everything and public is None:
         problems.append(Problem(seq=None, check="checkpoint", message=(
             f"{len(everything)} checkpoint(s) cannot be checked: no public key at "
             f"{signing.public_key_path(settings.signing_key_file)}")))
+        return problems, len(everything), False
+    heads, bad = _signed_heads(everything, public)
+    problems += bad
+    size = head_seq or 0
+    leaves = trail_tree.leaves(hashes.get(s, GENESIS_HASH) for s in range(1, size + 1))
+    roots = trail_tree.roots_at(leaves, [h["seq"] for h in heads if h["seq"] <= size])
     last_good = 0
-    for c in sorted(everything, key=lambda c: c["seq"]):
-        payload = json.loads(c["payload"])
-        if public is not None and not signing.verify(public, c["payload"], c["signature"]):
-            problems.append(Problem(seq=c["seq"], check="checkpoint",
-                                    message=f"checkpoint at seq {c['seq']}: bad signature"))
-            continue
-        if payload.get("seq") != c["seq"] or payload.get("head_hash") != c["head_hash"]:
-            problems.append(Problem(seq=c["seq"], check="checkpoint",
-                                    message=f"checkpoint at seq {c['seq']}: columns differ from the signed payload"))
-        seq, head_hash = payload["seq"], payload["head_hash"]
-        if head_seq is None or seq > head_seq:
-            problems.append(Problem(seq=(head_seq or 0) + 1, check="checkpoint", message=(
-                f"a signed checkpoint covers seq {seq}, but the chain ends at {head_seq or 0}: records were removed")))
-        elif hashes.get(seq) != head_hash:
+    for h in sorted(heads, key=lambda h: h["seq"]):
+        seq = h["seq"]
+        if seq > size:
+            problems.append(Problem(seq=size + 1, check="checkpoint", message=(
+                f"a checkpoint signed for seq {seq} ({h['where']}), but the chain ends at {size}: records were "
+                "removed")))
+        elif (roots[seq].hex() != h["root"]) if "root" in h else (hashes.get(seq) != h["head_hash"]):
             problems.append(Problem(seq=last_good + 1, check="checkpoint", exact=False, message=(
-                f"the chain differs from the checkpoint signed at seq {seq}: rewritten between seq {last_good + 1} "
-                f"and {seq}")))
+                f"the live log differs from the checkpoint signed at seq {seq} ({h['where']}): rewritten between "
+                f"seq {last_good + 1} and {seq}")))
         else:
-            last_good = seq
-    return problems, len(everything), public is not None
+            last_good = max(last_good, seq)
+    return problems, len(everything), True
 
 
 def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) -> tuple[list[Problem], int]:
@@ -200,13 +242,18 @@ def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) 
     return problems, len(reqs)
 
 
-def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str | None = None) -> VerifyReport:
-    """Verify the whole chain (and checkpoints); quotes of every audit, or of `audit_id` only."""
+def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str | None = None,
+                 published: list[tuple[str, str]] | None = None) -> VerifyReport:
+    """Verify the whole chain and every checkpoint; quotes of every audit, or of `audit_id` only.
+
+    `published` holds signed notes kept outside the database, as (where, note) pairs
+    (`checkpoints.read_notes`): the live log must reproduce each of their roots.
+    """
     rows = audit_trail.chain(conn)
     problems, records, hashes = _check_rows(rows)
     problems += _check_tables(conn, records)
     head_seq = rows[-1]["seq"] if rows else None
-    cp_problems, n_checkpoints, signed = _check_checkpoints(conn, settings, hashes, head_seq)
+    cp_problems, n_checkpoints, signed = _check_checkpoints(conn, settings, hashes, head_seq, published or [])
     problems += cp_problems
     if audit_id is not None:
         audit_trail.get(conn, audit_id)  # NotFoundError when unknown

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,7 +82,8 @@ def reports(server_settings, trail_template, embedder, tmp_path_factory) -> Iter
                                reason="checked by the second line", text="agreed", actor="reviewer")
         audit_trail.append(conn, note)
         create_checkpoint(conn, settings)
-        pdfs = {kind: report.write_pdf(conn, aid, out / f"{kind}.pdf") for kind, aid in audits.items()}
+        pdfs = {kind: report.write_pdf(conn, aid, out / f"{kind}.pdf", settings=settings)
+                for kind, aid in audits.items()}
     yield Reports(settings, audits, pdfs)
 
 
@@ -105,14 +107,17 @@ def cli(settings: Settings, *args: str):
 
 
 @pytest.mark.parametrize("kind", ["answered", "none", "hostile"])
-def test_pdf_text_holds_every_req_id_quote_and_the_footer(reports, conn, kind) -> None:
+def test_pdf_text_holds_every_verified_quote_counts_rejected_ones_and_the_footer(reports, conn, kind) -> None:
     record = audit_trail.get(conn, reports.audits[kind])["record"]
     pages = page_texts(reports.pdfs[kind])
     text = flat(" ".join(pages))
     assert record["requirements"]
     for req in record["requirements"]:
-        assert req["requirement_id"] in text
-        assert flat(req["exact_quote"]) in text, req["requirement_id"]
+        if req["verified"]:
+            assert req["requirement_id"] in text
+            assert flat(req["exact_quote"]) in text, req["requirement_id"]
+    rejected = [r for r in record["requirements"] if not r["verified"]]
+    assert rejected and f"total {len(rejected)}" in text and "--include-rejected" in text
     for number, page in enumerate(pages, 1):
         assert re.search(rf"page {number} of {len(pages)}\b", page), number
         assert reports.audits[kind] in page and "Compliance evidence report" in page
@@ -133,7 +138,7 @@ def test_answer_links_every_req_id_to_its_evidence_entry(reports, conn) -> None:
 def test_attachment_round_trips_to_the_stored_canonical_json(reports, conn, kind) -> None:
     row = audit_trail.get(conn, reports.audits[kind])
     attachments = PdfReader(str(reports.pdfs[kind])).attachments
-    assert list(attachments) == [f"{row['audit_id']}.json"]
+    assert sorted(attachments) == [f"{row['audit_id']}.json", f"{row['audit_id']}.proof.json"]
     data = attachments[f"{row['audit_id']}.json"][0]
     assert data == row["canonical"].encode("utf-8")
     assert sha256_hex(data.decode("utf-8")) == row["hash"]
@@ -193,23 +198,25 @@ def test_hostile_corpus_text_is_inert(reports, conn, fmt) -> None:
 
 
 @pytest.mark.parametrize(("kind", "heading", "absent"), [
-    ("none", "No authoritative evidence", "Evidence cited in the answer"),
-    ("refused", "Question refused", "Evidence cited in the answer"),
-    ("answered", "Evidence cited in the answer", "No authoritative evidence"),
-], ids=["no-evidence-own-page", "refused-own-page", "answered-has-evidence"])
+    ("none", "No authoritative evidence", "Cited requirements"),
+    ("refused", "Question refused", "Cited requirements"),
+    ("answered", "Cited requirements", "No authoritative evidence"),
+], ids=["no-evidence-page", "refused-page", "answered-has-evidence"])
 def test_result_pages(reports, kind, heading, absent) -> None:
     pages = page_texts(reports.pdfs[kind])
     text = flat(" ".join(pages))
     assert heading in text and absent not in text
     if kind == "none":
         page = flat(next(p for p in pages if "gives no answer" in flat(p)))
-        assert page.count("No authoritative evidence") == 1 and "What is missing" in page and "REQ-" not in page
+        assert "No authoritative evidence" in page and "What is missing" in page and "REQ-" not in page
         assert QUESTIONS["none"] in page
 
 
 def _alter_attachment(source: Path, target: Path) -> None:
     writer = PdfWriter(clone_from=str(source))
     for item in writer.attachment_list:
+        if item.name.endswith(".proof.json"):
+            continue
         record = json.loads(item.content)
         record["record"]["answer"]["grounding_confidence"] = "high"
         item.content = json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
@@ -310,9 +317,9 @@ def test_batch_report_summarizes_then_shows_each_question(reports, conn, tmp_pat
             assert needle in summary, needle
     assert html.count('class="page-break batch-item"') == 3
     path = report.write_batch_pdf(conn, ids, tmp_path / "batch.pdf", title="Batch report", batch=_batch_meta(
-        reports.audits))
+        reports.audits), settings=reports.settings)
     reader = PdfReader(str(path))
-    assert sorted(reader.attachments) == sorted(f"{i}.json" for i in ids)
+    assert sorted(reader.attachments) == sorted(f"{i}{ext}" for i in ids for ext in (".json", ".proof.json"))
     pages = [p.extract_text() for p in reader.pages]
     assert all(re.search(rf"page {n} of {len(pages)}\b", p) for n, p in enumerate(pages, 1))
     result = cli(reports.settings, "report", "verify", str(path), "--json")
@@ -331,7 +338,7 @@ def test_ask_writes_the_pdf_of_the_audit_it_records(trail_settings, tmp_path) ->
     result = cli(trail_settings, "ask", QUESTIONS["answered"], "--pdf", str(path))
     assert result.exit_code == 0, result.output
     aid = re.search(r"audit (AUD-\S+)", result.stdout).group(1)
-    assert list(PdfReader(str(path)).attachments) == [f"{aid}.json"]
+    assert sorted(PdfReader(str(path)).attachments) == [f"{aid}.json", f"{aid}.proof.json"]
     assert cli(trail_settings, "report", "verify", str(path)).exit_code == 0
 
 
@@ -360,7 +367,188 @@ def test_statement_parts(links, expected) -> None:
                          ids=["answered", "no-evidence", "refused"])
 def test_markdown_report_states_the_result(reports, conn, kind, says) -> None:
     md = report.render_markdown(conn, reports.audits[kind])
+    full = report.render_markdown(conn, reports.audits[kind], include_rejected=True)
     row = audit_trail.get(conn, reports.audits[kind])
     assert says in md and f"`{row['hash']}`" in md and md.startswith("# Compliance evidence report")
     for req in row["record"]["requirements"]:
-        assert f'<a id="{reports.audits[kind].lower()}-{req["requirement_id"].lower()}"></a>' in md
+        anchor = f'<a id="{reports.audits[kind].lower()}-{req["requirement_id"].lower()}"></a>'
+        assert anchor in full and (anchor in md) == bool(req["verified"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Signed reports: PAdES signature, embedded inclusion proofs, offline verification, tampering
+# ---------------------------------------------------------------------------------------------------
+
+def _key_pem(settings: Settings, tmp_path: Path) -> Path:
+    from engine import signing
+
+    path = tmp_path / "trail-key.pem"
+    path.write_text(signing.public_pem(signing.load_public(settings.signing_key_file)))
+    return path
+
+
+def _signed_variant(conn, settings: Settings, audit_id: str, *, record_text: str | None = None,
+                    proof: dict | None = None) -> bytes:
+    """A report PDF signed with the engine's real identity, with an edited record or another proof inside:
+    what an insider holding the report-signing key could make. Only the trail's checks can catch it."""
+    import io
+
+    from engine import report_sign
+    from engine.report_pdf import html_to_pdf
+
+    pdf = report.pdf_context(conn, settings, [audit_id])
+    html, records = report._single(conn, audit_id, pdf=pdf)
+    if record_text is not None:
+        records = [records[0]._replace(canonical=record_text)]
+    buffer = io.BytesIO()
+    html_to_pdf(html, buffer, records, {audit_id: proof or pdf.proofs[audit_id]})
+    return report_sign.sign_pdf(buffer.getvalue(), pdf.identity, reason="test")
+
+
+def _incremental_update(source: Path, target: Path) -> None:
+    """What the issue measured: a visible note on page 1 and a new /Subject, as a PDF incremental update."""
+    from pypdf.annotations import FreeText
+
+    writer = PdfWriter(str(source), incremental=True)
+    writer.add_annotation(0, FreeText(text="RESULT: NO RECORDS NEED TO BE KEPT", rect=(50, 700, 500, 760)))
+    writer.add_metadata({"/Subject": "No records need to be kept"})
+    writer.write(str(target))
+
+
+def _verify(settings: Settings, path: Path, key: Path, *extra: str) -> tuple[int, dict, str]:
+    result = cli(settings, "report", "verify", str(path), "--offline", "--public-key", str(key), *extra, "--json")
+    human = cli(settings, "report", "verify", str(path), "--offline", "--public-key", str(key), *extra)
+    return result.exit_code, json.loads(result.stdout), human.output
+
+
+def test_signed_report_verifies_offline_with_only_the_public_key(reports, tmp_path) -> None:
+    key = _key_pem(reports.settings, tmp_path)
+    code, outcome, human = _verify(reports.settings, reports.pdfs["answered"], key)
+    assert code == 0, outcome["problems"]
+    assert outcome["signature"]["covers_whole_file"] and outcome["signature"]["trust_path"][-1] == "the trail key"
+    proof = outcome["proofs"][0]
+    assert proof["audit_id"] == reports.audits["answered"] and proof["tree_size"] >= proof["leaf_index"] + 1
+    assert "PROVEN" in human and "OK: the report verifies" in human
+
+
+def test_standalone_verifier_runs_as_a_copied_file(reports, tmp_path) -> None:
+    """The auditor's case: one file beside the PDF, no engine package, no database."""
+    source = Path(__file__).resolve().parent.parent / "engine" / "evidence_verify.py"
+    script = shutil.copy(source, tmp_path / "evidence_verify.py")
+    key = _key_pem(reports.settings, tmp_path)
+    pdf = shutil.copy(reports.pdfs["answered"], tmp_path / "report.pdf")
+    env = {"PATH": "/usr/bin:/bin"}
+    ok = subprocess.run([sys.executable, "-I", str(script), str(pdf), "--public-key", str(key), "--json"],
+                        capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["records"][0]["audit_id"] == reports.audits["answered"]
+    Path(pdf).write_bytes(Path(pdf).read_bytes() + b"%% appended\n")
+    bad = subprocess.run([sys.executable, "-I", str(script), str(pdf), "--public-key", str(key)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert bad.returncode == 6 and "changed after it was signed" in bad.stderr
+
+
+@pytest.mark.parametrize("tamper", ["appended-bytes", "incremental-update", "rewritten-attachment"])
+def test_any_change_after_signing_fails_and_says_what_changed(reports, tmp_path, tamper) -> None:
+    key = _key_pem(reports.settings, tmp_path)
+    path = tmp_path / "tampered.pdf"
+    original = reports.pdfs["answered"]
+    if tamper == "appended-bytes":
+        path.write_bytes(original.read_bytes() + b"\n% RESULT: NO RECORDS NEED TO BE KEPT\n")
+    elif tamper == "incremental-update":
+        _incremental_update(original, path)
+    else:
+        _alter_attachment(original, path)
+    code, outcome, human = _verify(reports.settings, path, key)
+    assert code == 6 and not outcome["ok"]
+    problems = " ".join(outcome["problems"])
+    if tamper == "appended-bytes":
+        assert "changed after it was signed" in problems and "appended after the signed range" in problems
+    elif tamper == "incremental-update":
+        assert "1 incremental update(s)" in problems
+        assert "/Subject: 'How long must transaction records be kept?' -> 'No records need to be kept'" in problems
+        assert "/FreeText added: 'RESULT: NO RECORDS NEED TO BE KEPT'" in problems
+        assert "FAIL changed after signing: page 1: /FreeText added" in human
+    else:  # a whole new file: the signature no longer covers it, and the record no longer matches its hashes
+        assert outcome["records"][0]["printed"] == "mismatch"
+        assert not outcome["signature"].get("covers_whole_file", False)
+
+
+@pytest.mark.parametrize("tamper", ["edited-record", "swapped-proof", "checkpoint-other-key", "wrong-public-key"])
+def test_signed_but_unprovable_contents_fail(reports, conn, tmp_path, tamper) -> None:
+    """Even a validly signed PDF fails when what it embeds is not provably in the trail."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from engine import signing
+    from engine.evidence_verify import split_note
+    from engine.trail_proofs import inclusion_bundle
+
+    aid, key = reports.audits["answered"], _key_pem(reports.settings, tmp_path)
+    canonical = audit_trail.get(conn, aid)["canonical"]
+    proof = inclusion_bundle(conn, reports.settings, aid)
+    path = tmp_path / "variant.pdf"
+    if tamper == "edited-record":
+        path.write_bytes(_signed_variant(conn, reports.settings, aid, record_text=canonical.replace(
+            "transaction records", "transaction files", 1)))
+        expected = "no embedded record hashes to the proof's record hash"
+    elif tamper == "swapped-proof":
+        path.write_bytes(_signed_variant(conn, reports.settings, aid, proof=inclusion_bundle(
+            conn, reports.settings, reports.audits["none"])))
+        expected = f"{aid}: embedded without a valid inclusion proof"
+    elif tamper == "checkpoint-other-key":
+        body, _ = split_note(proof["checkpoint"])
+        origin = body.split("\n", 1)[0]
+        forged = {**proof, "checkpoint": signing.sign_note(Ed25519PrivateKey.generate(), origin, body)}
+        path.write_bytes(_signed_variant(conn, reports.settings, aid, proof=forged))
+        expected = "not signed by the given public key"
+    else:
+        path.write_bytes(reports.pdfs["answered"].read_bytes())
+        key.write_text(signing.public_pem(Ed25519PrivateKey.generate().public_key()))
+        expected = "is not issued by the trail key"
+    code, outcome, _ = _verify(reports.settings, path, key)
+    assert code == 6 and any(expected in p for p in outcome["problems"]), outcome["problems"]
+    if tamper == "edited-record":
+        assert outcome["signature"]["covers_whole_file"] and outcome["signature"]["trust_path"]
+
+
+def test_include_rejected_lists_every_candidate(reports, conn, tmp_path) -> None:
+    aid = reports.audits["answered"]
+    path = report.write_pdf(conn, aid, tmp_path / "full.pdf", settings=reports.settings, include_rejected=True)
+    text = flat(" ".join(page_texts(path)))
+    for req in audit_trail.get(conn, aid)["record"]["requirements"]:
+        assert req["requirement_id"] in text and flat(req["exact_quote"]) in text
+    assert len(page_texts(path)) > len(page_texts(reports.pdfs["answered"]))
+
+
+def test_signing_keeps_pdf_a_3b_and_any_reader_sees_a_valid_signature(reports) -> None:
+    """The checks run offline here (no veraPDF): pyHanko and poppler's pdfsig validate the signature;
+    the PDF/A-3b identification, the document info and the XMP are exactly as rendered; the signature
+    widget is printable, not hidden, with an appearance; nothing follows the last %%EOF."""
+    from io import BytesIO
+
+    from asn1crypto import x509 as asn1_x509
+    from cryptography.hazmat.primitives import serialization
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko_certvalidator import ValidationContext
+
+    from engine.report_sign import identity
+
+    root = identity(reports.settings).chain[-1].public_bytes(serialization.Encoding.DER)
+    data = reports.pdfs["answered"].read_bytes()
+    status = validate_pdf_signature(PdfFileReader(BytesIO(data)).embedded_signatures[0], ValidationContext(
+        trust_roots=[asn1_x509.Certificate.load(root)], allow_fetching=False))
+    assert status.intact and status.valid and status.trusted and status.coverage.name == "ENTIRE_FILE"
+    unsigned_end = data.rfind(b"%%EOF", 0, len(data) - 8) + len(b"%%EOF")
+    before, after = PdfReader(BytesIO(data[:unsigned_end])), PdfReader(BytesIO(data))
+    assert dict(before.metadata) == dict(after.metadata)
+    xmp = after.trailer["/Root"]["/Metadata"].get_object().get_data()
+    assert xmp == before.trailer["/Root"]["/Metadata"].get_object().get_data()
+    assert b'pdfaid:part="3"' in xmp and b'pdfaid:conformance="B"' in xmp
+    widget = next(a.get_object() for a in after.pages[0]["/Annots"] if a.get_object().get("/FT") == "/Sig")
+    assert widget["/F"] & 4 and not widget["/F"] & (1 | 2 | 32) and "/N" in widget["/AP"]
+    assert "/NeedAppearances" not in after.trailer["/Root"]["/AcroForm"]
+    assert data.endswith(b"%%EOF\n") or data.endswith(b"%%EOF")
+    if shutil.which("pdfsig"):
+        out = subprocess.run(["pdfsig", str(reports.pdfs["answered"])], capture_output=True, text=True).stdout
+        assert "Signature is Valid" in out and "Total document signed" in out

@@ -96,7 +96,8 @@ def test_record_holds_the_lineage_and_verifies(trail) -> None:
     assert audit_trail.get(trail.conn, trail.audits[1].audit_id)["prev_hash"] == trail.audits[0].hash
     report = verify_trail(trail.conn, trail.settings)
     assert report.ok, report.problems
-    assert (report.audits_checked, report.checkpoints_checked, report.signatures_checked) == (3, 1, True)
+    # a checkpoint after each of the three appends, and the explicit one after the third
+    assert (report.audits_checked, report.checkpoints_checked, report.signatures_checked) == (3, 4, True)
     assert report.quotes_checked == sum(len(audit_trail.get(trail.conn, a.audit_id)["record"]["requirements"])
                                         for a in trail.audits)
 
@@ -149,7 +150,8 @@ TAMPER = {
     "swap-rows": ("UPDATE audits SET seq = 1000 WHERE seq = 2; UPDATE audits SET seq = 2 WHERE seq = 3; "
                   "UPDATE audits SET seq = 3 WHERE seq = 1000", 2),
     "truncate-tail": ("DELETE FROM audits WHERE seq >= 3", 3),
-    "checkpoint-signature": ("UPDATE trail_checkpoints SET signature = repeat('0', 128)", 3),
+    "checkpoint-signature": ("UPDATE trail_checkpoints SET signature = repeat('0', 128)", 1),
+    "checkpoint-note": ("UPDATE trail_checkpoints SET note = replace(note, E'\\n3\\n', E'\\n2\\n') WHERE seq = 3", 3),
     "document-text": ("UPDATE documents SET text = replace(text, 'six years', 'two years')", 1),
 }
 
@@ -181,8 +183,9 @@ def test_forged_chain_with_recomputed_hashes_is_caught_by_the_checkpoint(trail) 
         superuser(trail.conn, "UPDATE audits SET canonical = %s, record = %s, prev_hash = %s, hash = %s WHERE seq = %s",
                   (text, json.dumps(env["record"]), env["prev_hash"], prev, row["seq"]))
     report = verify_trail(trail.conn, trail.settings)
-    assert not report.ok and [p.check for p in report.problems] == ["checkpoint"], report.problems
-    assert report.first_bad_seq == 1 and "rewritten" in report.problems[0].message
+    assert not report.ok and {p.check for p in report.problems} == {"checkpoint"}, report.problems
+    # the checkpoint signed at size 1 still matches, the one at size 2 no longer: record 2 was rewritten
+    assert report.first_bad_seq == 2 and "rewritten between seq 2 and 2" in report.problems[0].message
 
 
 def test_deleted_checkpoint_is_noticed_from_the_local_log(trail) -> None:
@@ -293,3 +296,91 @@ def test_impact_lists_stale_audits_after_a_changed_document(trail_conn, trail_se
     assert after["stale_audits"] == [first.audit_id]
     assert any("seven years" in q["exact_quote"] for q in after["quotes_gone"])
     assert verify_trail(trail_conn, trail_settings).ok  # the old version's text is still there
+
+
+def _forge_from(trail, seq: int) -> None:
+    """An administrator rewrites record `seq`, recomputes every later hash, and removes every checkpoint the
+    engine kept (database rows and the local log): only what was published elsewhere remembers."""
+    rows = audit_trail.chain(trail.conn)
+    prev = rows[seq - 2]["hash"] if seq > 1 else "0" * 64
+    for row in rows[seq - 1:]:
+        env = json.loads(row["canonical"])
+        if row["seq"] == seq:
+            env["record"]["answer"]["final_answer"] = "No records need to be kept."
+        env["prev_hash"] = prev
+        text = canonical_json(env)
+        prev = sha256_hex(text)
+        superuser(trail.conn, "UPDATE audits SET canonical = %s, record = %s, prev_hash = %s, hash = %s WHERE seq = %s",
+                  (text, json.dumps(env["record"]), env["prev_hash"], prev, row["seq"]))
+    superuser(trail.conn, "DELETE FROM trail_checkpoints")
+    (trail.settings.home / "keys" / "checkpoints.jsonl").unlink()
+
+
+def test_log_rewritten_after_a_checkpoint_was_published(trail, tmp_path) -> None:
+    witness = tmp_path / "witness"
+    published = _cli(trail.settings, "trail", "checkpoint", "--out", str(witness))
+    assert published.exit_code == 0, published.output
+    note = (witness / "trail-checkpoints.txt").read_text()
+    assert note.split("\n")[1] == "3" and "\n\n\u2014 evidence-engine/" in note
+    assert _cli(trail.settings, "trail", "verify", "--published", str(witness)).exit_code == 0
+    _forge_from(trail, 2)
+    alone = verify_trail(trail.conn, trail.settings)
+    assert alone.ok  # nothing the engine itself kept can tell any more...
+    bad = _cli(trail.settings, "trail", "verify", "--published", str(witness), "--json")
+    outcome = json.loads(bad.stdout)
+    assert bad.exit_code == 6 and outcome["first_bad_seq"] == 1  # ...the published note can
+    assert "trail-checkpoints.txt:1" in outcome["problems"][0]["message"]
+    assert "differs from the checkpoint signed at seq 3" in outcome["problems"][0]["message"]
+    inconsistent = _cli(trail.settings, "trail", "consistency", str(witness / "trail-checkpoints.txt"), "3")
+    assert inconsistent.exit_code == 6 and "INCONSISTENT" in inconsistent.output
+
+
+def test_report_made_before_a_rewrite_fails_against_the_live_log(trail, tmp_path) -> None:
+    from engine import report
+
+    path = report.write_pdf(trail.conn, trail.audits[0].audit_id, tmp_path / "r.pdf", settings=trail.settings)
+    assert _cli(trail.settings, "report", "verify", str(path)).exit_code == 0
+    _forge_from(trail, 1)
+    offline = _cli(trail.settings, "report", "verify", str(path), "--offline")
+    assert offline.exit_code == 0  # the report itself is intact and proves its record...
+    live = _cli(trail.settings, "report", "verify", str(path), "--json")
+    problems = " ".join(json.loads(live.stdout)["problems"])
+    assert live.exit_code == 6 and "rewritten after the report was signed" in problems  # ...the live log moved
+
+
+def test_prove_consistency_and_public_key_commands(trail, tmp_path) -> None:
+    from engine.evidence_verify import load_public_key, verify_bundle
+
+    key = _cli(trail.settings, "trail", "public-key")
+    assert key.exit_code == 0 and key.stdout.startswith("-----BEGIN PUBLIC KEY-----")
+    vkey = _cli(trail.settings, "trail", "public-key", "--vkey").stdout.strip()
+    assert load_public_key(vkey).public_bytes_raw() == load_public_key(key.stdout).public_bytes_raw()
+    proved = _cli(trail.settings, "trail", "prove", trail.audits[1].audit_id)
+    assert proved.exit_code == 0, proved.output
+    bundle = json.loads(proved.stdout)
+    assert (bundle["leaf_index"], bundle["tree_size"]) == (1, 3)
+    record = audit_trail.get(trail.conn, trail.audits[1].audit_id)["canonical"].encode()
+    assert verify_bundle(bundle, record, load_public_key(key.stdout))["seq"] == 2
+    unknown = _cli(trail.settings, "trail", "prove", "AUD-19990101-0000000000")
+    assert unknown.exit_code == 7 and "no audit" in unknown.output
+    good = _cli(trail.settings, "trail", "consistency", "1", "3", "--json")
+    assert good.exit_code == 0 and json.loads(good.stdout)["consistent"]
+    backwards = _cli(trail.settings, "trail", "consistency", "3", "1")
+    assert backwards.exit_code != 0 and "must not be larger" in backwards.output
+
+
+def test_checkpoint_signed_by_another_key_fails_verify(trail, tmp_path) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from engine import signing
+    from engine.evidence_verify import split_note
+
+    row = audit_trail.latest_note_checkpoint(trail.conn)
+    body, _ = split_note(row["note"])
+    witness = tmp_path / "w"
+    witness.mkdir()
+    (witness / "trail-checkpoints.txt").write_text(signing.sign_note(Ed25519PrivateKey.generate(),
+                                                                     row["origin"], body))
+    result = _cli(trail.settings, "trail", "verify", "--published", str(witness), "--json")
+    assert result.exit_code == 6
+    assert "not signed by the given public key" in json.loads(result.stdout)["problems"][0]["message"]
