@@ -270,16 +270,49 @@ def _prompt_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
     return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
 
 
+def _states_requirement(chunk: dict[str, Any]) -> bool:
+    """A chunk with no sentence that imposes, permits or recommends anything yields no quote Verify keeps."""
+    return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
+               for s in split_sentences(chunk["text"]))
+
+
+def with_rejected_proposals(rules: list[Requirement], proposals: list[Requirement]) -> list[Requirement]:
+    """The rules extraction, then the model's unlocated proposals (kept on record), numbered after it."""
+    numbering = _Numbering()
+    for r in rules:
+        numbering.counters[r.requirement_id[4]] = max(numbering.counters[r.requirement_id[4]],
+                                                      int(r.requirement_id[5:]))
+    return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
+
+
 def extract_node(state: dict, deps: Any) -> dict:
-    """Graph node. Rules: modal sentences of the evidence. LLM: proposed quotes, located and numbered by code."""
+    """Graph node. Rules: modal sentences of the evidence. LLM: proposed quotes, located and numbered by code.
+
+    The model sees only the chunks that state a requirement. When not one of its proposals is
+    verbatim text of its chunk, the step falls back to rules (recorded), keeping the proposals on
+    record as rejected.
+    """
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 
     evidence = state["evidence"]
-    if not evidence:
-        return evidence_update([], 0, requirements=[])
+    needed = [c for c in evidence if _states_requirement(c)] if deps.llm is not None else []
+    if not needed:
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(evidence)])
+    unlocated: list[Requirement] = []
+
+    def accept(reply: ExtractReply) -> list[Requirement] | None:
+        found = requirements_from_proposals(reply.quotes, needed)
+        if found and all(r.char_end == 0 for r in found):
+            unlocated.extend(found)
+            return None
+        return found
+
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(evidence),
-        accept=lambda reply: requirements_from_proposals(reply.quotes, evidence),
-        question=state["stem"], chunks=[_prompt_chunk(c) for c in evidence])
+        rules=lambda: extract_from_chunks(evidence), accept=accept,
+        question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
+    if unlocated:
+        requirements = with_rejected_proposals(requirements, unlocated)
+        fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
+                     "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
     return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements])
