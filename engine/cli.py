@@ -189,7 +189,7 @@ def _print_research(result: Any, verbose: bool, usage: dict[str, Any] | None = N
 
     availability = availability_line(usage, result.fallbacks)
     if availability:
-        out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False)
+        out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False, soft_wrap=True)
     if result.rejected:
         out.print(f"[bold red]Rejected:[/] {escape(result.rejection_reason or '')} (run {result.run_id})")
         return
@@ -222,7 +222,7 @@ def _print_research(result: Any, verbose: bool, usage: dict[str, Any] | None = N
                           str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
         out.print(table)
         if usage is not None:
-            out.print(escape(usage_line(usage) or ""), highlight=False)
+            out.print(escape(usage_line(usage) or ""), highlight=False, soft_wrap=True)
 
 
 def _print_answer(answer: dict[str, Any]) -> None:

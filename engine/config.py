@@ -78,8 +78,8 @@ class Settings(BaseSettings):
                                                               "per call.")
     llm_deadline_s: float = Field(
         default=60.0, gt=0,
-        description="Wall time one question may spend on LLM requests and back-off waits; then every later step "
-                    "runs its rules version without calling.")
+        description="Seconds one question may spend waiting for the LLM (requests and back-off waits); then "
+                    "every later step runs its rules version without calling.")
     llm_backoff_base_s: float = Field(default=0.5, ge=0, description="First back-off after a failed request; "
                                                                      "doubles per retry, with full jitter.")
     llm_backoff_max_s: float = Field(default=8.0, ge=0, description="Longest back-off (Retry-After aside).")

@@ -200,9 +200,11 @@ class LLMClient:
         left, limit = self.pacer.remaining(), self.pacer.policy.deadline_s
         self._emit("waiting", f"{skill}: waiting for the LLM (request {call.attempts}, timeout {timeout:.0f} s, "
                               f"{left:.0f} s left of the {limit:g} s deadline)")
+        started = self.pacer.clock()
         try:
             reply = model.invoke(messages, timeout=timeout)
         except Exception as exc:  # noqa: BLE001 - transport errors of any client library
+            self.pacer.charge(self.pacer.clock() - started)
             failure = classify_failure(exc)
             self.request_failures += 1
             call.error = failure.reason
@@ -218,7 +220,9 @@ class LLMClient:
                 self.sleep(wait)
                 call.waited += wait
                 self.pacer.waited_s += wait
+                self.pacer.charge(wait)
             return "retry"
+        self.pacer.charge(self.pacer.clock() - started)
         call.output_chars += reply_chars(reply)
         try:
             result = schema.model_validate(reply_payload(reply))
@@ -239,7 +243,8 @@ class LLMClient:
     def usage(self) -> dict[str, Any]:
         """What this question cost and how the endpoint behaved (for the audit record and the CLI)."""
         used = [r.skill for r in self.records if r.ok]
-        return {"requests": self.calls, "calls": len(self.records), "answered": len(used),
+        return {"requests": self.calls, "calls": sum(1 for r in self.records if r.attempts),
+                "skipped": sum(1 for r in self.records if not r.attempts), "answered": len(used),
                 "input_chars": sum(r.input_chars for r in self.records),
                 "output_chars": sum(r.output_chars for r in self.records),
                 "parse_failures": self.parse_failures, "request_failures": self.request_failures,
@@ -266,10 +271,14 @@ def availability_line(usage: dict[str, Any] | None, fallbacks: list[str]) -> str
 
 
 def usage_line(usage: dict[str, Any] | None) -> str | None:
-    """Calls and characters of one question, e.g. `LLM: 7 calls (7 requests), 28,512 chars in, 3,104 out`."""
+    """Calls and characters of one question, e.g. `LLM: 7 call(s), 7 request(s) (0 failed,
+    0 unusable), 0 step(s) skipped, 29,538 chars in, 3,104 chars out, 0 s waiting`.
+
+    Skipped: calls never sent (the LLM unavailable: circuit open or deadline spent; or the budget spent).
+    """
     if usage is None:
         return None
-    return (f"LLM: {usage.get('calls', 0)} calls ({usage.get('requests', 0)} requests, "
-            f"{usage.get('request_failures', 0)} failed, {usage.get('parse_failures', 0)} unusable), "
-            f"{usage.get('input_chars', 0):,} chars in, {usage.get('output_chars', 0):,} chars out, "
-            f"{usage.get('waited_s', 0.0):g} s waiting")
+    return (f"LLM: {usage.get('calls', 0)} call(s), {usage.get('requests', 0)} request(s) "
+            f"({usage.get('request_failures', 0)} failed, {usage.get('parse_failures', 0)} unusable), "
+            f"{usage.get('skipped', 0)} step(s) skipped, {usage.get('input_chars', 0):,} chars in, "
+            f"{usage.get('output_chars', 0):,} chars out, {usage.get('waited_s', 0.0):g} s waiting")

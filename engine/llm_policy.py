@@ -8,9 +8,9 @@
   403, 404) opens the circuit at once.
 * `breaker_failures` consecutive failed requests (unusable replies included) open the circuit: the
   rest of the run uses rules without calling.
-* `deadline_s` bounds the wall time one question spends on LLM requests and waits, counted from its
-  first request; each request's timeout is cut to what is left. When it is spent, every later step
-  uses rules without calling.
+* `deadline_s` bounds the time one question spends on LLM requests and back-off waits (the rules
+  work between calls does not count); each request's timeout is cut to what is left. When it is
+  spent, every later step uses rules without calling.
 
 `Pacer` holds that state for one client (one question); it is pure apart from the clock and the
 random draw, both injectable for tests.
@@ -108,27 +108,27 @@ class Pacer:
         self.policy = policy
         self.clock = clock
         self.draw = draw
-        self.started: float | None = None
+        self.spent = 0.0  # seconds in requests and waits so far
         self.consecutive_failures = 0
         self.open_reason: str | None = None  # set when the circuit opens or the deadline is spent
         self.opened_at_skill: str | None = None
         self.waited_s = 0.0
 
     def remaining(self) -> float:
-        if self.started is None:
-            return self.policy.deadline_s
-        return self.policy.deadline_s - (self.clock() - self.started)
+        return self.policy.deadline_s - self.spent
+
+    def charge(self, seconds: float) -> None:
+        """Count time spent waiting for the LLM (a request, or a back-off)."""
+        self.spent += max(0.0, seconds)
 
     def blocked(self, skill: str) -> str | None:
         """Why no request may be sent now (circuit open, deadline spent), or None."""
-        if self.open_reason is None and self.started is not None and self.remaining() <= 0:
+        if self.open_reason is None and self.remaining() <= 0:
             self._open(f"the LLM deadline of {self.policy.deadline_s:g} s for this question is spent", skill)
         return None if self.open_reason is None else f"LLM unavailable: {self.open_reason}; rules used without calling"
 
     def timeout(self) -> float:
-        """Timeout of the next request; starts the deadline clock on the first one."""
-        if self.started is None:
-            self.started = self.clock()
+        """Timeout of the next request: the configured one, cut to what the deadline leaves."""
         return max(0.05, min(self.policy.timeout_s, self.remaining()))
 
     def succeeded(self) -> None:

@@ -8,8 +8,9 @@ replies with a tool call (or JSON text when no tool is offered). What it plays i
 `POST /_control` and every request is logged for `GET /_log`:
 
 * `honest`: sound replies (modal sentences copied exactly, rules-like statements, no findings);
-* `fabricate`: invented quotes (a figure or word changed), every quote verified, and statements
-  that give one source's figure to another ("... five years ... [REQ-S001, REQ-P001]");
+* `fabricate`: invented quotes (a figure or word changed), every quote verified (and IDs it was
+  not shown), and statements that give one source's figure to another ("... five years ...
+  [REQ-S001, REQ-P001]");
 * `inject`: a gullible model: it obeys "IGNORE PREVIOUS INSTRUCTIONS" when it finds it anywhere
   outside a data block (system message, or user text outside the blocks), else honest;
 * `malformed`: in turn prose around broken JSON, a tool call with broken arguments, the wrong
@@ -126,9 +127,11 @@ class Model:
         if skill == "extract":
             return {"quotes": [{"chunk_id": q["chunk_id"], "quote": invent(q["quote"])}
                                for q in self.quotes(user, question)[:20]]}
-        if skill == "verify":
+        if skill == "verify":  # every quote it was shown, and IDs it was not shown, all "verified"
+            shown = [rid for rid, _ in blocks(user, "requirement")]
+            guessed = [f"REQ-{k}{i:03d}" for k in "SP" for i in range(1, 11)]
             return {"verdicts": [{"requirement_id": rid, "verified": True, "rationale": "trust me"}
-                                 for rid, _ in blocks(user, "requirement")]}
+                                 for rid in dict.fromkeys([*shown, *guessed])]}
         if skill == "compose":
             return {"statements": self.misleading(user) or self.statements(user)}
         return self.honest(skill, user)
@@ -221,7 +224,7 @@ class Handler(BaseHTTPRequestHandler):
             if fail_first is not None and n >= int(fail_first):
                 behaviour = "honest"
             entry = {"n": n, "t": time.monotonic(), "skill": skill, "behaviour": behaviour,
-                     "headers": dict(self.headers.items()), "body": body, "obeyed": False}
+                     "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body, "obeyed": False}
             model.log.append(entry)
             options = dict(model.options)
         self.reply(behaviour, skill, system, user, body, entry, options)
@@ -253,6 +256,7 @@ class Handler(BaseHTTPRequestHandler):
             payload, entry["obeyed"] = self.model.inject(skill, user, system)
         else:
             payload = self.model.honest(skill, user)
+        entry["reply"] = payload
         args = json.dumps(payload)
         self._send(200, completion(body, args, None) if body.get("tools") else completion(body, None, args))
 
