@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from engine.config import Settings
 from engine.errors import ConfigError, LLMOutputError
 from engine.llm_policy import CallPolicy, Pacer, classify_failure
-from engine.skills import load_skill
+from engine.skills import fence_token, fenced, load_skill
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -172,6 +172,7 @@ class LLMClient:
         reply_format = ("Reply with one JSON object matching this JSON schema (as a call of the tool of that name "
                         f"when tools are offered):\n{json.dumps(schema.model_json_schema())}")
         system, user = skill.messages(reply_format, **variables)
+        token = fence_token(variables, skill.sha256)
         messages: list[Any] = [SystemMessage(system), HumanMessage(user)]
         model, call = self._bound(schema), _Call()
         while call.attempts <= self.max_retries:
@@ -185,9 +186,11 @@ class LLMClient:
                 return outcome
             if outcome == "stop":
                 break
-            if outcome == "re-ask":
-                messages = [*messages, HumanMessage(f"Your reply was not usable ({call.error}). Reply again with "
-                                                    "only the JSON object.")]
+            if outcome == "re-ask":  # the problem quotes the reply: data, fenced with this request's token
+                problem = call.error if token not in call.error else "it did not match the schema"
+                messages = [*messages, HumanMessage("Your reply was not usable; the problem:\n"
+                                                    f"{fenced(problem, token, 'problem')}\n"
+                                                    "Reply again with only the JSON object.")]
         self._record(skill_name, skill.sha256, False, call)
         raise LLMOutputError(f"skill '{skill_name}': {call.error}", retryable=False)
 

@@ -281,6 +281,8 @@ def test_malformed_replies_fall_back_step_by_step(llm_settings, embedder, double
     assert steps[:3] == ["guard", "classify", "rewrite"] and {"extract", "verify", "compose"} <= set(steps)
     usage = asked.record["llm_usage"]
     assert usage["answered"] == 0 and usage["parse_failures"] >= 6 and usage["requests"] == len(double.log())
+    re_asked = [e for e in double.log() if len(e["body"]["messages"]) == 3]  # the problem goes back fenced
+    assert re_asked and all(e["body"]["messages"][2]["content"].count("<<<BEGIN problem #") == 1 for e in re_asked)
     _same_as_rules(asked.answer, rules_answers[RETENTION])
 
 
