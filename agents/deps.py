@@ -40,12 +40,14 @@ class Deps:
               scope: Filters | None = None) -> Deps:
         """Assemble dependencies; `chat_model` overrides the configured endpoint (tests inject fakes)."""
         from engine.llm import make_chat_model
+        from engine.llm_policy import CallPolicy
 
         embedder = embedder or Embedder.from_settings(settings)
         llm = None
         if (backend or settings.backend) == "llm":
             llm = LLMClient(chat_model or make_chat_model(settings),
-                            budget=budget or settings.llm_budget_multi_hop, max_retries=settings.llm_max_retries)
+                            budget=budget or settings.llm_budget_multi_hop, max_retries=settings.llm_max_retries,
+                            policy=CallPolicy.from_settings(settings))
         retriever = Retriever(conn, embedder, settings, scope=scope)
         memory = trail_memory(conn, embedder, settings) if settings.memory_enabled else None
         return cls(conn=conn, embedder=embedder, settings=settings, retriever=retriever, llm=llm, qa_memory=memory)

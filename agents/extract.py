@@ -313,9 +313,29 @@ def candidate_chunks(evidence: list[dict[str, Any]], parts: list[Any]) -> list[d
     return [by_id[cid] for cid in order if cid in by_id]
 
 
+def _states_requirement(chunk: dict[str, Any]) -> bool:
+    """A chunk with no sentence that imposes, permits or recommends anything yields no quote Verify keeps."""
+    return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
+               for s in split_sentences(chunk["text"]))
+
+
+def with_rejected_proposals(rules: list[Requirement], proposals: list[Requirement]) -> list[Requirement]:
+    """The rules extraction, then the model's unlocated proposals (kept on record), numbered after it."""
+    numbering = _Numbering()
+    for r in rules:
+        numbering.counters[r.requirement_id[4]] = max(numbering.counters[r.requirement_id[4]],
+                                                      int(r.requirement_id[5:]))
+    return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
+
+
 def extract_node(state: dict, deps: Any) -> dict:
     """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
-    candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code."""
+    candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
+
+    The model sees only the candidate chunks that state a requirement. When not one of its proposals
+    is verbatim text of its chunk, the step falls back to rules (recorded), keeping the proposals on
+    record as rejected.
+    """
     from agents.parts import question_parts
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from agents.select import rank_part, relevance_model
@@ -325,12 +345,26 @@ def extract_node(state: dict, deps: Any) -> dict:
     parts = [rank_part(i, q, evidence, model, deps.conn) for i, q in enumerate(question_parts(state["stem"]))]
     dumped = [p.model_dump(mode="json") for p in parts]
     chunks = candidate_chunks(evidence, parts)
-    if not chunks:
-        return evidence_update([], 0, requirements=[], parts=dumped)
+    needed = [c for c in chunks if _states_requirement(c)] if deps.llm is not None else []
+    if not needed:
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(chunks)],
+                               parts=dumped)
+    unlocated: list[Requirement] = []
+
+    def accept(reply: ExtractReply) -> list[Requirement] | None:
+        found = requirements_from_proposals(reply.quotes, needed)
+        if found and all(r.char_end == 0 for r in found):
+            unlocated.extend(found)
+            return None
+        return found
+
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(chunks),
-        accept=lambda reply: requirements_from_proposals(reply.quotes, chunks),
-        question=state["stem"], chunks=[_prompt_chunk(c) for c in chunks])
+        rules=lambda: extract_from_chunks(chunks), accept=accept,
+        question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
+    if unlocated:
+        requirements = with_rejected_proposals(requirements, unlocated)
+        fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
+                     "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
     return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements],
                            parts=dumped)

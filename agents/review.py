@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
@@ -88,24 +89,32 @@ def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requi
     cited = [by_id[x] for x in sorted(ids)]
     quotes = " ".join(normalize_ws(r.exact_quote) for r in cited)
     problems = [f"statement {i} quotes text its requirements do not contain: \"{span[:60]}\""
-                for span in _QUOTED.findall(text) if normalize_ws(span) not in quotes]
+                for span in _QUOTED.findall(text)
+                if not any(normalize_ws(span) in normalize_ws(r.exact_quote) for r in cited)]
     support_text = " ".join([quotes, *(f"{r.document_title} {r.section_path}" for r in cited)])
     support_terms = set(tokenize(support_text))
     for sentence in _unquoted_sentences(text):
         why = _unsupported(sentence, support_terms, support_text, framing)
         if why:
             problems.append(f"statement {i} {why}")
-    return problems
+    return problems + statement_problems(i, text, ids, by_id)
 
 
 def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en") -> Review:
     """Code checks only; an LLM's answer gets the same checks as the rules one. `language` is the
-    answer's (ISO 639-1): its framing words may stand outside quotation marks too."""
+    answer's (ISO 639-1): its framing words may stand outside quotation marks too.
+
+    Besides support (`_statement_problems`), each figure, period and modal verb must belong to the
+    quotes its citation names, and conflicting requirements must be presented together
+    (`agents.attribution`).
+    """
     by_id = {r.requirement_id: r for r in verified}
     framing = FRAMING | FRAMING_BY_LANGUAGE.get(language, frozenset())
     reasons = []
+    cited_ids = []
     for i, statement in enumerate(answer.statements, 1):
         ids = set(statement.requirement_ids) | set(_CITED.findall(statement.text))
+        cited_ids.append((statement.text, ids))
         if not ids:
             reasons.append(f"statement {i} cites no REQ-ID")
             continue
@@ -116,6 +125,7 @@ def review_answer(answer: ComposedAnswer, verified: list[Requirement], language:
         if not _CITED.search(statement.text):
             reasons.append(f"statement {i} does not cite its REQ-IDs inline")
         reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing))
+    reasons.extend(answer_conflict_problems(cited_ids, verified))
     return Review(passed=not reasons, reasons=reasons, composer=answer.composer)
 
 

@@ -266,22 +266,30 @@ class VerifyReply(BaseModel):
 
 def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdict],
                        notes: list[str]) -> list[JudgedRequirement] | None:
-    """Replace rules verdicts by the model's, for requirements that passed the code checks only.
+    """Apply the model's verdicts where code allows them: the model may reject what code accepts, never
+    accept what code rejects (the verbatim and length checks, and the rules gate: relevance, the time
+    rule, the relative checks).
 
-    Verdicts for unknown or code-rejected IDs, and self-contradicting ones (verified with a reason,
-    rejected without), are ignored and noted; requirements the model skipped keep the rules verdict.
-    Returns None when no verdict was usable (the caller then records a fallback).
+    Only requirements that code verified are open to the model. Verdicts on other IDs (unknown,
+    rejected by code) and self-contradicting ones (verified with a reason, rejected without) are
+    ignored and noted; requirements the model skipped keep the rules verdict. Returns None when no
+    verdict was usable (the caller then records a fallback).
     """
-    eligible = {j.requirement.requirement_id for j in judged if j.decided_by != "code"}
+    eligible = {j.requirement.requirement_id for j in judged if j.verified}
+    rejected = {j.requirement.requirement_id for j in judged if not j.verified}
     usable: dict[str, LLMVerdict] = {}
-    ignored = []
+    ignored, overruled = [], []
     for verdict in verdicts:
-        if verdict.requirement_id not in eligible or verdict.verified == (verdict.rejection_reason is not None):
+        if verdict.verified and verdict.requirement_id in rejected:
+            overruled.append(verdict.requirement_id)
+        elif verdict.requirement_id not in eligible or verdict.verified == (verdict.rejection_reason is not None):
             ignored.append(verdict.requirement_id)
         else:
             usable.setdefault(verdict.requirement_id, verdict)
     if ignored:
         notes.append(f"verify: ignored llm verdicts on unknown, unverifiable or contradictory {', '.join(ignored)}")
+    if overruled:
+        notes.append(f"verify: ignored llm verdicts accepting {', '.join(overruled)}: code rejected them")
     skipped = sorted(eligible - usable.keys())
     if skipped and usable:
         notes.append(f"verify: no llm verdict for {', '.join(skipped)}; rules verdict kept")
@@ -302,7 +310,7 @@ def verify_node(state: dict, deps: Any) -> dict:
     parts = [Part.model_validate(p) for p in state.get("parts") or []] or [Part(index=0, question=question, ranked=[])]
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps))
-    eligible = [j.requirement for j in by_rules if j.decided_by != "code"]
+    eligible = [j.requirement for j in by_rules if j.verified]  # the model may only reject what code accepts
     judged, fallbacks, notes, calls = by_rules, [], [], 0
     if deps.llm is not None and eligible:
         judged, fallbacks, calls = llm_or_rules_within(

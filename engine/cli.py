@@ -256,8 +256,16 @@ def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
     run(body)
 
 
-def _print_research(result: Any, verbose: bool) -> None:
-    """Human output of a research run: steps, evidence, and (with --verbose) per-node metrics."""
+def _print_research(result: Any, verbose: bool, usage: dict[str, Any] | None = None) -> None:
+    """Human output of a research run: steps, evidence, and (with --verbose) per-node metrics.
+
+    With the llm backend, how far the LLM answered comes first ("LLM unavailable: answered by rules").
+    """
+    from engine.llm import availability_line, usage_line
+
+    availability = availability_line(usage, result.fallbacks)
+    if availability:
+        out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False, soft_wrap=True)
     if result.rejected:
         out.print(f"[bold red]Rejected:[/] {escape(result.rejection_reason or '')} (run {result.run_id})")
         return
@@ -291,6 +299,8 @@ def _print_research(result: Any, verbose: bool) -> None:
             table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
                           str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
         out.print(table)
+        if usage is not None:
+            out.print(escape(usage_line(usage) or ""), highlight=False, soft_wrap=True)
 
 
 def _print_answer(answer: dict[str, Any]) -> None:
@@ -327,6 +337,17 @@ def _print_answer(answer: dict[str, Any]) -> None:
         out.print("[red]missing:[/] " + escape(item))
 
 
+def _llm_events(status: Any, verbose: bool) -> Any:
+    """Show which step waits for the LLM (spinner); retries and an unavailable LLM also as lines on stderr."""
+
+    def on_event(kind: str, message: str) -> None:
+        status.update(escape(message))
+        if kind != "waiting" or (verbose and not err.is_terminal):
+            err.print(f"[yellow]LLM[/] {escape(message)}", highlight=False)
+
+    return on_event
+
+
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
                       verbose: bool, actor: str | None = None, pdf: Path | None = None) -> int:
     from agents.deps import Deps
@@ -342,6 +363,9 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
 
         def progress(name: str) -> None:
             status.update(f"running [bold]{name}[/]")
+
+        if deps.llm is not None:
+            deps.llm.on_event = _llm_events(status, verbose)
 
         if question is not None:
             new_id = f"run-{uuid.uuid4().hex[:12]}"
@@ -359,10 +383,11 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
 
             status.update("writing the report")
             write_pdf(conn, audit.audit_id, pdf, settings=settings)
+    usage = deps.llm.usage() if deps.llm is not None else None
     if as_json:
-        _emit_json({**result.model_dump(mode="json"), "audit": audit.model_dump()})
+        _emit_json({**result.model_dump(mode="json"), "llm_usage": usage, "audit": audit.model_dump()})
     else:
-        _print_research(result, verbose)
+        _print_research(result, verbose, usage)
         out.print(f"audit [bold]{audit.audit_id}[/] (seq {audit.seq}, hash {audit.hash[:16]}…)"
                   + ("" if audit.created else " (recorded earlier)"), highlight=False)
     if pdf is not None:

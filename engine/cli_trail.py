@@ -171,7 +171,8 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
                       f"{report.checkpoints_checked} checkpoint(s)"
                       f"{'' if report.signatures_checked else ' (signatures not checked)'}"
                       f"{f' ({len(notes)} published)' if notes else ''}, "
-                      f"{report.quotes_checked} quote(s) checked", highlight=False)
+                      f"{report.quotes_checked} quote(s) located, {report.proposals_checked} rejected proposal(s) "
+                      f"hashed, not located (rule {report.quote_rule})", highlight=False)
             for p in report.problems:
                 where = f"seq {p.seq}" if p.seq is not None else "trail"
                 err.print(f"[red]FAIL[/] {where} {p.audit_id or ''} [{p.check}] {escape(p.message)}", highlight=False)

@@ -101,8 +101,25 @@ class Settings(BaseSettings):
     llm_api_key: str | None = Field(default=None, description="API key for the endpoint (never stored in audits).")
     llm_model: str = "gpt-4o-mini"
     llm_temperature: float = 0.0
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = Field(default=2, description="Re-asks after an unusable reply, per call.")
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one request (cut to what the deadline "
+                                                                 "leaves).")
+    llm_max_retries: int = Field(default=2, ge=0, description="Re-asks after an unusable reply or a failed request, "
+                                                              "per call.")
+    llm_deadline_s: float = Field(
+        default=60.0, gt=0,
+        description="Seconds one question may spend waiting for the LLM (requests and back-off waits); then "
+                    "every later step runs its rules version without calling.")
+    llm_backoff_base_s: float = Field(default=0.5, ge=0, description="First back-off after a failed request; "
+                                                                     "doubles per retry, with full jitter.")
+    llm_backoff_max_s: float = Field(default=8.0, ge=0, description="Longest back-off (Retry-After aside).")
+    llm_retry_after_max_s: float = Field(
+        default=30.0, ge=0,
+        description="A Retry-After longer than this (or than the deadline leaves) is not waited for: the step "
+                    "falls back to rules.")
+    llm_breaker_failures: int = Field(
+        default=3, ge=1,
+        description="Consecutive failed requests (errors, timeouts, unusable replies) after which the circuit "
+                    "opens: the rest of the run uses rules without calling.")
     llm_budget_simple: int = Field(default=4, description="LLM calls allowed for a simple question.")
     llm_budget_multi_hop: int = Field(default=11, description="LLM calls allowed for a multi-hop question.")
     llm_budget_evidence: int = Field(

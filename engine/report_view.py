@@ -13,6 +13,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
+from engine.llm import availability_line, usage_line
 from engine.sentences import normalize_ws, split_sentences
 
 REQ_ID = re.compile(r"\[(REQ-[A-Z]\d{3,})\]")
@@ -159,6 +160,8 @@ def method_view(record: dict[str, Any]) -> dict[str, Any]:
              for i, s in enumerate(research.get("steps") or [])]
     settings = record.get("settings") or {}
     metrics = metrics_by_node(research.get("metrics") or [])
+    # The evidence stage's fallbacks are in the run's list and in the record's own: each once.
+    fallbacks = list(dict.fromkeys([*(research.get("fallbacks") or []), *(record.get("fallbacks") or [])]))
     return {"steps": steps, "question_type": research.get("question_type"), "options": research.get("options"),
             "memory_hit": research.get("memory_hit"), "dead_ends": memory.get("dead_ends", []),
             "leads": memory.get("leads", []),
@@ -166,7 +169,8 @@ def method_view(record: dict[str, Any]) -> dict[str, Any]:
             "other_settings": [(k, v) for k, v in sorted(settings.items()) if k not in RETRIEVAL_KEYS],
             "metrics": metrics, "total_seconds": sum(m["seconds"] for m in metrics),
             "llm_calls": sum(m["llm_calls"] for m in metrics),
-            "fallbacks": list(research.get("fallbacks") or []) + list(record.get("fallbacks") or [])}
+            "fallbacks": fallbacks, "llm_usage": usage_line(record.get("llm_usage")),
+            "llm_availability": availability_line(record.get("llm_usage"), fallbacks)}
 
 
 def integrity_view(row: dict[str, Any], checkpoint: dict[str, Any] | None, *, proof: dict[str, Any] | None = None,

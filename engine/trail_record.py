@@ -124,8 +124,12 @@ def _answer(evidence: dict[str, Any] | None, research: dict[str, Any]) -> dict[s
 
 def build_record(conn: psycopg.Connection, settings: Settings, research: dict[str, Any], *, actor: str | None,
                  asked_at: datetime, models: dict[str, Any], skills: dict[str, str],
-                 batch: dict[str, Any] | None = None, audit_id: str | None = None) -> dict[str, Any]:
+                 batch: dict[str, Any] | None = None, audit_id: str | None = None,
+                 llm_usage: dict[str, Any] | None = None) -> dict[str, Any]:
     """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`).
+
+    `llm_usage` (llm backend) is what the question cost and how the endpoint behaved
+    (`LLMClient.usage()`: requests, calls, characters in and out, waits, whether the circuit opened).
 
     `batch` (batch runs only) carries the batch id, checklist name and hash, question id, control
     id, the auditor's expectations and whether each was met; it is hashed with the rest.
@@ -148,6 +152,7 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
         "review": (evidence or {}).get("review"),
         "evidence_audit_trail": (evidence or {}).get("evidence_audit_trail"),
         "fallbacks": (evidence or {}).get("fallbacks", []),
+        **({"llm_usage": llm_usage} if llm_usage is not None else {}),
     }
 
 
@@ -181,8 +186,10 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
               "llm": None if llm is None else {"model": settings.llm_model, "base_url": settings.llm_base_url,
                                                 "temperature": settings.llm_temperature}}
     skills = dict(getattr(llm, "skill_hashes", {}) or {})
+    usage = llm.usage() if llm is not None and hasattr(llm, "usage") else None
     record = build_record(conn, settings, research, actor=actor or settings.actor,
-                          asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch)
+                          asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch,
+                          llm_usage=usage)
     if finish is not None:
         finish(record)
     answer = record["answer"]["final_answer"] or ""

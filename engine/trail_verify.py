@@ -14,6 +14,19 @@ What each check catches:
   last checkpoint; the message names the checkpoint and where it was kept;
 * a quote that is no longer the document text at its offsets, or a document whose text no longer
   hashes to the SHA-256 in the record: changed evidence.
+
+Which requirements are located in the document text is a versioned rule, `QUOTE_RULE`, named in
+every report. It reads each requirement's own verdict, which is part of the hashed record, so it
+applies to old and new records alike and no record is ever edited:
+
+* `quotes@1` (engine 0.1.0 before this rule was named): every requirement on record was located.
+  An LLM's proposal that code could not find in its chunk is stored rejected `not_verbatim` with
+  offsets 0-0, so every audit holding one failed, and a trail holding one could never verify again.
+* `quotes@2` (current): a requirement rejected `not_verbatim` is a *proposal*. It claims no place
+  in any document; its text is covered by the record hash and the relational copy like the rest,
+  and it is counted (`proposals_checked`), not located. A proposal that is marked verified or cited
+  is a problem. Every other requirement (verified, or rejected for relevance) claims its offsets
+  and is located there.
 """
 
 from __future__ import annotations
@@ -32,6 +45,9 @@ from engine.checkpoints import log_path as checkpoint_log
 from engine.config import Settings
 from engine.evidence_verify import VerifyError, split_note, verified_checkpoint
 from engine.sentences import normalize_ws
+
+QUOTE_RULE = "quotes@2"
+PROPOSAL_REASON = "not_verbatim"  # the verdict that makes a requirement a proposal under quotes@2
 
 
 class Problem(BaseModel):
@@ -53,7 +69,9 @@ class VerifyReport(BaseModel):
     head_hash: str | None
     checkpoints_checked: int
     signatures_checked: bool
-    quotes_checked: int
+    quotes_checked: int = Field(description="Requirements located at their offsets in the stored document text")
+    proposals_checked: int = Field(default=0, description="Rejected not_verbatim proposals: hashed, not located")
+    quote_rule: str = Field(default=QUOTE_RULE, description="The versioned rule deciding what is located")
     first_bad_seq: int | None
     problems: list[Problem]
 
@@ -220,13 +238,24 @@ def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dic
     return problems, len(everything), True
 
 
-def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) -> tuple[list[Problem], int]:
-    """Every quote is still the stored document text at its offsets; cited documents still hash right."""
+def _check_proposal(rec: dict[str, Any], r: dict[str, Any]) -> Problem | None:
+    """A proposal claims no place in a document; it must not claim to be evidence either."""
+    if r.get("verified") or r.get("cited"):
+        return Problem(seq=rec["_seq"], audit_id=rec["audit_id"], check="quote", message=(
+            f"{r['requirement_id']}: rejected {PROPOSAL_REASON}, yet marked verified or cited"))
+    return None
+
+
+def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) -> tuple[list[Problem], int, int]:
+    """Every quote a record locates is still the stored document text at its offsets; cited documents still
+    hash right. Proposals (rule `QUOTE_RULE`) are counted, not located. Returns problems, quotes, proposals."""
     reqs = [(rec, r) for rec in records.values() for r in rec.get("requirements", [])]
-    texts = audit_trail.document_texts(conn, list({r["document_id"] for _, r in reqs}))
-    problems: list[Problem] = []
+    proposals = [(rec, r) for rec, r in reqs if r.get("rejection_reason") == PROPOSAL_REASON]
+    located = [(rec, r) for rec, r in reqs if r.get("rejection_reason") != PROPOSAL_REASON]
+    problems: list[Problem] = [p for rec, r in proposals if (p := _check_proposal(rec, r)) is not None]
+    texts = audit_trail.document_texts(conn, list({r["document_id"] for _, r in located}))
     checked_docs: dict[str, bool] = {}
-    for rec, r in reqs:
+    for rec, r in located:
         doc_id, text = r["document_id"], texts.get(r["document_id"])
         snapshot = {d["document_id"]: d["content_sha256"] for d in rec.get("corpus", [])}
         if text is not None and doc_id not in checked_docs and doc_id in snapshot:
@@ -239,7 +268,7 @@ def _check_quotes(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) 
             where = "document missing" if text is None else f"chars {r['doc_char_start']}-{r['doc_char_end']}"
             problems.append(Problem(seq=rec["_seq"], audit_id=rec["audit_id"], check="quote", message=(
                 f"{r['requirement_id']}: quote is not the text of {doc_id} at {where}")))
-    return problems, len(reqs)
+    return problems, len(located), len(proposals)
 
 
 def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str | None = None,
@@ -258,12 +287,12 @@ def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str 
     if audit_id is not None:
         audit_trail.get(conn, audit_id)  # NotFoundError when unknown
         records = {audit_id: records[audit_id]} if audit_id in records else {}
-    quote_problems, n_quotes = _check_quotes(conn, records)
+    quote_problems, n_quotes, n_proposals = _check_quotes(conn, records)
     problems += quote_problems
     # A checkpoint mismatch only bounds the damage; a problem pinned to one record is more precise.
     seqs = [p.seq for p in problems if p.seq is not None and p.exact] or [
         p.seq for p in problems if p.seq is not None]
     return VerifyReport(ok=not problems, audits_checked=len(rows), head_seq=head_seq,
                         head_hash=rows[-1]["hash"] if rows else None, checkpoints_checked=n_checkpoints,
-                        signatures_checked=signed, quotes_checked=n_quotes,
+                        signatures_checked=signed, quotes_checked=n_quotes, proposals_checked=n_proposals,
                         first_bad_seq=min(seqs) if seqs else None, problems=problems)

@@ -39,8 +39,8 @@ NO_FINDINGS = {"findings": []}
 
 
 def _deps(corpus_conn, corpus_settings, embedder, *replies, budget: int | None = None) -> Deps:
-    settings = corpus_settings if budget is None else corpus_settings.model_copy(
-        update={"llm_budget_evidence": budget})
+    settings = corpus_settings.model_copy(update={"llm_backoff_base_s": 0.0, **(
+        {"llm_budget_evidence": budget} if budget is not None else {})})
     model = scripted(*(tool_reply(r) if isinstance(r, dict) else r for r in replies))
     return Deps.build(corpus_conn, settings, embedder=embedder, backend="llm", chat_model=model)
 
@@ -207,7 +207,9 @@ def test_every_step_failing_gives_the_rules_result(corpus_conn, corpus_settings,
     deps = _deps(corpus_conn, corpus_settings, embedder, *(["{not json"] * 20))
     result = run_evidence(QUESTION, EVIDENCE, deps)
     assert [f.split(":")[0] for f in result.fallbacks] == ["extract", "verify", "compose"]
-    assert result.llm_calls == corpus_settings.llm_budget_evidence  # retries count; then the budget is spent
+    # three unusable replies in a row open the circuit: verify and compose do not call at all
+    assert result.llm_calls == corpus_settings.llm_breaker_failures == 3
+    assert all("LLM unavailable: circuit open after 3 consecutive failed requests" in f for f in result.fallbacks[1:])
     same = ("status", "statements", "verified_requirements", "conflicts", "final_answer", "review")
     assert {k: getattr(result, k) for k in same} == {k: getattr(rules_result, k) for k in same}
 
@@ -295,17 +297,22 @@ def _judged(rid: str, verified: bool, decided_by: str = "rules") -> JudgedRequir
                              rationale="", score=0.5, decided_by=decided_by)
 
 
-@pytest.mark.parametrize(("verdicts", "verified"), [
-    ([LLMVerdict(requirement_id="REQ-S001", verified=True)], {"REQ-S001"}),
-    ([LLMVerdict(requirement_id="REQ-S002", verified=True)], None),
-    ([LLMVerdict(requirement_id="REQ-S001", verified=True, rejection_reason="requires_inference")], None),
-    ([LLMVerdict(requirement_id="REQ-S009", verified=True)], None),
-], ids=["eligible", "code-rejected-id", "contradictory", "unknown-id"])
-def test_apply_llm_verdicts(verdicts, verified) -> None:
+@pytest.mark.parametrize(("verdicts", "verified", "note"), [
+    ([LLMVerdict(requirement_id="REQ-S003", verified=True)], {"REQ-S003"}, None),
+    ([LLMVerdict(requirement_id="REQ-S003", verified=False, rejection_reason="requires_inference")], set(), None),
+    ([LLMVerdict(requirement_id="REQ-S001", verified=True)], None, "accepting REQ-S001: code rejected them"),
+    ([LLMVerdict(requirement_id="REQ-S002", verified=True)], None, "accepting REQ-S002: code rejected them"),
+    ([LLMVerdict(requirement_id="REQ-S003", verified=True, rejection_reason="requires_inference")], None,
+     "contradictory REQ-S003"),
+    ([LLMVerdict(requirement_id="REQ-S009", verified=True)], None, "contradictory REQ-S009"),
+], ids=["agrees-with-code", "rejects-what-code-accepts", "accepts-what-the-gate-rejected",
+        "accepts-what-code-found-not-verbatim", "contradictory", "unknown-id"])
+def test_apply_llm_verdicts_may_reject_never_accept(verdicts, verified, note) -> None:
     notes: list[str] = []
-    judged = apply_llm_verdicts([_judged("REQ-S001", False), _judged("REQ-S002", False, "code")], verdicts, notes)
+    judged = apply_llm_verdicts([_judged("REQ-S001", False), _judged("REQ-S002", False, "code"),
+                                 _judged("REQ-S003", True)], verdicts, notes)
     assert (None if judged is None else {j.requirement.requirement_id for j in judged if j.verified}) == verified
-    assert bool(notes) == (verified is None)
+    assert (note is None and not notes) or any(note in n for n in notes)
 
 
 def test_rules_composition_with_conflict_passes_the_stricter_review() -> None:
@@ -316,4 +323,6 @@ def test_rules_composition_with_conflict_passes_the_stricter_review() -> None:
     paraphrase = ComposedAnswer(statements=[Statement(
         text="A firm must retain transaction records for at least six years [REQ-S001].",
         requirement_ids=["REQ-S001"])], composer="llm")
-    assert review_answer(paraphrase, verified).passed
+    assert review_answer(paraphrase, verified[:1]).passed
+    hidden = review_answer(paraphrase, verified)  # the policy that says five years is left out
+    assert not hidden.passed and "although they conflict (six years vs five years)" in hidden.reasons[0]

@@ -12,8 +12,9 @@ from tests.fakes import scripted, tool_reply
 SIMPLE = "How long must transaction records be kept?"
 
 
-def _deps(corpus_conn, corpus_settings, embedder, model, budget: int = 11) -> Deps:
-    return Deps.build(corpus_conn, corpus_settings, embedder=embedder, backend="llm", chat_model=model, budget=budget)
+def _deps(corpus_conn, corpus_settings, embedder, model, budget: int = 11, **settings) -> Deps:
+    settings = corpus_settings.model_copy(update={"llm_backoff_base_s": 0.0, **settings})
+    return Deps.build(corpus_conn, settings, embedder=embedder, backend="llm", chat_model=model, budget=budget)
 
 
 def test_sound_replies_are_used(corpus_conn, corpus_settings, embedder) -> None:
@@ -40,7 +41,8 @@ def test_hostile_replies_fall_back_to_rules(corpus_conn, corpus_settings, embedd
     wrong_schema = [tool_reply({"kind": "simple"})] * 3
     timeouts = [TimeoutError("endpoint timed out")] * 3
     question = "How long must transaction records be kept and how often must access rights be reviewed?"
-    deps = _deps(corpus_conn, corpus_settings, embedder, scripted(*broken, *wrong_schema, *timeouts))
+    deps = _deps(corpus_conn, corpus_settings, embedder, scripted(*broken, *wrong_schema, *timeouts),
+                 llm_breaker_failures=100)  # each step fails on its own here; the breaker has its own tests
     result = run_research(question, deps)
     rules = run_research(question, Deps.build(corpus_conn, corpus_settings, embedder=embedder, backend="rules"))
     assert [f.split(":")[0] for f in result.fallbacks][:3] == ["guard", "classify", "rewrite"]
