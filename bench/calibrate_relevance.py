@@ -53,6 +53,7 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
         for i, q in enumerate(questions, 1):
             hits = retriever.search(q["Question"], k=depth)
             cands = [{"text": h.chunk.text, "heading": h.chunk.section_heading, "cosine": h.dense_score,
+                      "lexical": h.lexical_score,
                       "score": h.score, "rank": r, "dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank}
                      for r, h in enumerate(hits, 1)]
             missing = [c for c in cands if c["cosine"] is None]

@@ -22,6 +22,8 @@ def train_command(
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the encoder's share of the pairs.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of the split, data order, negatives and weights.")] = 13,
     batch_size: Annotated[int, typer.Option(min=2, help="Questions per training batch.")] = 32,
+    stop_after: Annotated[int | None, typer.Option(
+        min=1, help="Stop after this many epochs of the schedule (resume later with the same command).")] = None,
     fp32: Annotated[bool, typer.Option("--fp32", help="Export fp32 instead of int8.")] = False,
     base: Annotated[Path | None, typer.Option(
         help="sentence-transformers directory to start from (default: the shipped all-MiniLM-L6-v2).")] = None,
@@ -41,7 +43,8 @@ def train_command(
         rows = read_pairs(pairs)
         try:
             train(rows, out_dir, base=base or default_model_dir(), epochs=epochs, seed=seed, batch_size=batch_size,
-                  quantize=not fp32, log=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
+                  quantize=not fp32, stop_after=stop_after,
+                  log=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
         except ValueError as exc:
             raise InputError(f"{pairs}: {exc}") from exc
         out.print(f"relevance model written to {out_dir}", soft_wrap=True)

@@ -60,8 +60,12 @@ def _latest_checkpoint(work: Path) -> tuple[int, Path | None]:
 
 def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batch_size: int = 32,
              lr: float = 3e-5, max_length: int = 160, seed: int = 13, resume: bool = True,
-             log: Callable[[str], None] = print) -> Any:
-    """Fine-tune `base` on `pairs`; returns the trained SentenceTransformer (also saved per epoch)."""
+             stop_after: int | None = None, log: Callable[[str], None] = print) -> Any:
+    """Fine-tune `base` on `pairs`; returns the trained SentenceTransformer (also saved per epoch).
+
+    `stop_after` ends the run after that many epochs of the `epochs`-epoch schedule (the learning
+    rate follows the full schedule); a later run with `resume` continues it.
+    """
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -71,8 +75,9 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
     start_epoch, checkpoint = _latest_checkpoint(work) if resume else (0, None)
     model = SentenceTransformer(str(checkpoint or base), device="cpu")
     model.max_seq_length = max_length
-    if start_epoch >= epochs:
-        log(f"all {epochs} epoch(s) already trained in {work}")
+    last = min(epochs, stop_after or epochs)
+    if start_epoch >= last:
+        log(f"{last} of {epochs} epoch(s) already trained in {work}")
         return model
     plan = [batches(triplets(pairs, e, seed), batch_size) for e in range(epochs)]
     total = sum(len(b) for b in plan)
@@ -88,7 +93,7 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
         scheduler.step()
     model.train()
     started = time.time()
-    for epoch in range(start_epoch, epochs):
+    for epoch in range(start_epoch, last):
         for batch in plan[epoch]:
             loss = _step(model, batch)
             loss.backward()

@@ -52,7 +52,7 @@ def fit_pair_head(encoder: Any, pairs: list[Pair], *, name: str, log: Callable[[
 
 
 def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: int = 13, batch_size: int = 32,
-          quantize: bool = True, name: str | None = None, work: Path | None = None,
+          quantize: bool = True, name: str | None = None, work: Path | None = None, stop_after: int | None = None,
           log: Callable[[str], None] = print) -> Path:
     """Train a relevance model directory from labelled pairs. Returns `out`."""
     from engine.relevance.export import export_onnx
@@ -67,12 +67,14 @@ def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: in
     work = work or out.parent / f".{out.name}-work"
     log(f"{len(encoder_pairs)} pairs fine-tune the encoder; {len(scorer_pairs)} fit the scorer; "
         f"{len(pairs) - len(encoder_pairs) - len(scorer_pairs)} held out")
-    model = finetune(encoder_pairs, base, work, epochs=epochs, seed=seed, batch_size=batch_size, log=log)
+    model = finetune(encoder_pairs, base, work, epochs=epochs, seed=seed, batch_size=batch_size,
+                     stop_after=stop_after, log=log)
     name = name or out.name
     staging = out.parent / f".{out.name}-staging"
     shutil.rmtree(staging, ignore_errors=True)
     export_onnx(model, staging, name=name, quantize=quantize,
-                extra={"base": Path(base).name, "epochs": epochs, "seed": seed, "pairs": len(pairs)})
+                extra={"base": Path(base).name, "epochs": epochs, "epochs_trained": min(epochs, stop_after or epochs),
+                       "seed": seed, "pairs": len(pairs)})
     scorer = fit_pair_head(OnnxEncoder(staging), scorer_pairs, name=f"{name}-scorer", log=log)
     scorer.save(staging)
     shutil.rmtree(out, ignore_errors=True)
