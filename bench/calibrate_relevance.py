@@ -35,6 +35,7 @@ from engine.embeddings import Embedder  # noqa: E402
 from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import RANK_FEATURES, Head, Scorer, balanced_accuracy, load_scorer, sigmoid  # noqa: E402
+from engine.relevance.train import with_random_negatives  # noqa: E402
 from engine.retrieval import Retriever  # noqa: E402
 
 
@@ -186,7 +187,12 @@ def main(argv: list[str] | None = None) -> None:
     fitted.thresholds.update({"select_floor": best[1], "select_gap": best[2], "select_max": best[3]})
 
     held_probs = probabilities(held)
-    gate = gate_figures(fitted, embedder, read_pairs(args.pairs)) if args.pairs.exists() else {}
+    gate = {}
+    if args.pairs.exists():  # hard negatives only (BM25's best non-gold passages), and with random ones too
+        hard = read_pairs(args.pairs)
+        mixed = with_random_negatives(hard, 3, 2)
+        gate = {**{f"{k}_hard": v for k, v in gate_figures(fitted, embedder, hard).items()},
+                **{f"{k}_mixed": v for k, v in gate_figures(fitted, embedder, mixed).items()}}
     result = {
         "calibrate_questions": len(calib), "heldout_questions": len(held),
         "calibrate_selection": best[0],

@@ -29,8 +29,11 @@ def _answer(question: str, deps: Deps) -> dict:
     ("How long must transaction records be kept?",
      "A firm must retain transaction records for at least six years from the date of the transaction.", True, None),
     ("How long must transaction records be kept?",
+     "Transaction records must be kept securely and must be available to the Authority on request.", False,
+     "requires_inference"),
+    ("How long must transaction records be kept?",
      "Records must be kept in a durable medium that allows them to be retrieved and reproduced in their original "
-     "form.", False, "requires_inference"),
+     "form.", False, "does_not_address_question"),
     ("How long must transaction records be kept?",
      "Passwords must be at least twelve characters long and must not be reused across systems.", False,
      "does_not_address_question"),
@@ -40,7 +43,7 @@ def _answer(question: str, deps: Deps) -> dict:
     ("How long must transaction records be kept?",
      '"Record" means any information, in any form, that a firm must retain under this Regulation.', False,
      "does_not_address_question"),
-], ids=["answers", "on-topic-no-period", "off-topic", "leans-on-context", "definition"])
+], ids=["answers", "on-topic-no-period", "about-the-medium", "off-topic", "leans-on-context", "definition"])
 def test_judge(question: str, quote: str, verified: bool, reason: str | None, embedder) -> None:
     verdict = judge(question, quote, embedder=embedder)
     assert (verdict.verified, verdict.rejection_reason) == (verified, reason), verdict

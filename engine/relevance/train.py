@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from engine.relevance.encoder import OnnxEncoder
-from engine.relevance.pairs import Pair, split_of
+from engine.relevance.pairs import Pair, grouped, split_of
 from engine.relevance.scorer import PAIR_FEATURES, Head, Scorer, best_threshold, pair_features
 
 
@@ -39,8 +39,31 @@ def pair_rows(encoder: Any, pairs: list[Pair]) -> list[dict[str, float]]:
             for p in pairs]
 
 
+RANDOM_NEGATIVES = 2  # per question: passages of other questions, so that off-topic text is seen too
+
+
+def with_random_negatives(pairs: list[Pair], k: int = RANDOM_NEGATIVES, seed: int = 13) -> list[Pair]:
+    """`pairs` plus `k` passages of other questions per question, labelled 0. Pure (seeded).
+
+    Hard negatives alone (passages retrieval ranks high for sharing the question's words) teach a
+    head that *low* word overlap means an answer, and off-topic text then passes the gate.
+    """
+    rng = random.Random(seed)
+    passages = list(dict.fromkeys(p.passage for p in pairs))
+    out = list(pairs)
+    for _, rows in grouped(pairs):
+        own = {r.passage for r in rows}
+        for _ in range(k):
+            text = rng.choice(passages)
+            if text not in own:
+                out.append(Pair(question=rows[0].question, passage=text, label=0, question_id=rows[0].question_id))
+    return out
+
+
 def fit_pair_head(encoder: Any, pairs: list[Pair], *, name: str, log: Callable[[str], None]) -> Scorer:
-    """Fit the pair head and the gate threshold on `pairs` (questions the encoder did not train on)."""
+    """Fit the pair head and the gate threshold on `pairs` (questions the encoder did not train on),
+    with random negatives added (`with_random_negatives`)."""
+    pairs = with_random_negatives(pairs)
     rows = pair_rows(encoder, pairs)
     labels = [p.label for p in pairs]
     head = Head.fit(rows, labels, PAIR_FEATURES)
