@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict
 
 from engine.canonical import GENESIS_HASH, canonical_json, normalize, sha256_hex
-from engine.errors import NotFoundError, StorageError
+from engine.errors import InputError, NotFoundError, StorageError
 
 APPEND_LOCK = 7702005
 WRITER_ROLE = "evidence_trail_writer"
@@ -133,6 +133,28 @@ def _insert_details(conn: psycopg.Connection, record: dict[str, Any],
 def by_run(conn: psycopg.Connection, run_id: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(f"SELECT {_HEADER} FROM audits WHERE run_id = %s", (run_id,)).fetchone()
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def resolve_id(conn: psycopg.Connection, given: str) -> str:
+    """The audit id that `given` names: the id itself or any unique start of one (a pasted 'AUD-20261…'
+    works too). NotFoundError when none matches, InputError when several do."""
+    text = given.strip().rstrip("…").rstrip(".").strip()
+    if not text:
+        raise InputError("an audit id is empty; 'evidence trail list' shows the stored ones")
+    if conn.execute("SELECT 1 FROM audits WHERE audit_id = %s", (text,)).fetchone():
+        return text
+    rows = [r[0] for r in conn.execute("SELECT audit_id FROM audits WHERE audit_id LIKE %s ORDER BY seq LIMIT 6",
+                                       (_like_prefix(text),))]
+    if not rows:
+        raise NotFoundError(f"no audit '{given}' in the trail; 'evidence trail list' shows the stored ones")
+    if len(rows) > 1:
+        shown = ", ".join(rows[:5]) + (", ..." if len(rows) > 5 else "")
+        raise InputError(f"'{given}' is the start of several audit ids ({shown}); give more of the id")
+    return rows[0]
 
 
 def get(conn: psycopg.Connection, audit_id: str) -> dict[str, Any]:

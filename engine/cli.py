@@ -162,18 +162,25 @@ class _IngestDisplay:
         name = printable(str(path))
         for warning in result.warnings:
             err.print(f"warning {name}: {printable(warning)}", markup=False, highlight=False)
+        for note in result.notes:
+            err.print(f"note {name}: {printable(note)}", markup=False, highlight=False)
         if result.status == "failed":
             err.print(f"failed {name}: {printable(result.error or '')}", markup=False, highlight=False)
         elif not as_json:
-            self.bar.console.print(f"{result.status:11} {name} ({result.chunks} chunks)", markup=False,
+            kind = f", {result.source_type}" if result.source_type else ""
+            self.bar.console.print(f"{result.status:11} {name} ({result.chunks} chunks{kind})", markup=False,
                                    highlight=False)
 
 
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories (recursive).")],
-    source_type: Annotated[str | None, typer.Option("--source-type", help="|".join(SOURCE_TYPES))] = None,
-    title: Annotated[str | None, typer.Option("--title")] = None,
+    source_type: Annotated[str | None, typer.Option(
+        "--source-type", help=f"One of {', '.join(SOURCE_TYPES)}. Without it: the stored version's type for a "
+                              "new version, else EVIDENCE_SOURCE_TYPE, else inferred from the file name or title "
+                              "(printed as a note), else the file is refused.")] = None,
+    title: Annotated[str | None, typer.Option(
+        "--title", help="Document title. Without it: the stored title for a new version, else the file's own.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto|pdf|docx|html|md|txt|obliqa")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (no progress shown).")] = False,
     follow_symlinks: Annotated[bool, typer.Option(
@@ -233,11 +240,20 @@ def search(
     run(body)
 
 
-@app.command()
-def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
-              all_versions: Annotated[bool, typer.Option("--all-versions")] = False) -> None:
-    """List ingested documents."""
+documents_app = typer.Typer(help="Ingested documents: list them (full ids), or one document's sections.")
+app.add_typer(documents_app, name="documents")
+
+
+@documents_app.callback(invoke_without_command=True)
+def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False,
+              all_versions: Annotated[bool, typer.Option(
+                  "--all-versions", help="Superseded versions too (they stay readable).")] = False) -> None:
+    """List ingested documents, one per line with its full id (`evidence documents sections ID` lists a
+    document's sections)."""
     from engine import store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     def body() -> int:
         with dbmod.connection(_settings()) as conn:
@@ -245,12 +261,48 @@ def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
         if as_json:
             _emit_json([d.model_dump(mode="json") for d in docs])
             return 0
-        table = Table()
-        for col in ("id", "v", "type", "title", "current"):
-            table.add_column(col)
         for d in docs:
-            table.add_row(d.id, str(d.version), d.source_type, d.title, "yes" if d.is_current else "no")
-        out.print(table)
+            state = "current" if d.is_current else f"superseded by {d.superseded_by}"
+            out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}", markup=False,
+                      highlight=False)
+        out.print(f"{len(docs)} document(s)" + ("" if all_versions else " (--all-versions: superseded ones too)"))
+        return 0
+
+    run(body)
+
+
+@documents_app.command("sections")
+def document_sections(
+    document: Annotated[str, typer.Argument(help="Document id (or a unique start of one), path, file name or "
+                                                 "title; an id of a superseded version lists that version's")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """List a document's sections in reading order: citation, the number `trail impact DOC#NUMBER` takes,
+    and the section path."""
+    from engine import store
+    from engine.citations import derived_citation
+    from engine.errors import NotFoundError
+
+    def body() -> int:
+        with dbmod.connection(_settings()) as conn:
+            versions = store.find_documents(conn, document)
+            if not versions:
+                raise NotFoundError(f"no document '{document}': give a document id (or its start), path, file "
+                                    "name or title ('evidence documents' lists them)")
+            doc = next((d for d in versions if d.id == document), None) or next(
+                (d for d in versions if d.is_current), versions[-1])
+            sections = store.document_sections(conn, doc.id)
+        rows = [{"citation": s["citation"] or derived_citation(s["section_number"], s["section_path"]),
+                 "section_number": s["section_number"], "section_path": s["section_path"],
+                 "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
+        if as_json:
+            _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
+            return 0
+        out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
+        for r in rows:
+            where = f"#{r['section_number']}" if r["section_number"] else "(no number)"
+            out.print(f"{r['citation'] or '-':14} {where:12} {r['section_path'] or '(no section)'}  "
+                      f"[{r['chunks']} chunk(s)]", markup=False, highlight=False)
         return 0
 
     run(body)

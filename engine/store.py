@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engine.chunking import ChunkDraft
+from engine.errors import InputError
 from engine.models import Chunk, Document
 
 _DOC_COLUMNS = ("id, source_key, version, content_sha256, title, source_type, source_uri, format, "
@@ -284,15 +285,41 @@ def count_rows(conn: psycopg.Connection) -> dict[str, int]:
     return out
 
 
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
-    """Every version of the documents `name` identifies: a document id, a source key, a title or a file name."""
+    """Every version of the documents `name` identifies: a document id, a source key, a title or a file
+    name; else any unique start of a document id ('doc_e32d93ae', or a pasted 'doc_e32d93aef80d…').
+
+    InputError when the start of an id fits versions of several documents.
+    """
     sql = (f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key FROM documents "
            "WHERE id = %(n)s OR source_key = %(n)s OR lower(title) = lower(%(n)s) OR source_uri = %(n)s "
            "OR source_uri LIKE %(tail)s) ORDER BY source_key, version")
-    tail = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    tail = "%/" + _escape_like(name)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, {"n": name, "tail": tail}).fetchall()
+        prefix = name.strip().rstrip("…").rstrip(".").strip()
+        if not rows and len(prefix) >= 5:
+            rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key "
+                               "FROM documents WHERE id LIKE %s) ORDER BY source_key, version",
+                               (_escape_like(prefix) + "%",)).fetchall()
+            if len({r["source_key"] for r in rows}) > 1:
+                ids = sorted({r["id"] for r in rows if r["id"].startswith(prefix)})
+                raise InputError(f"'{name}' is the start of the ids of several documents ({', '.join(ids[:5])}"
+                                 f"{', ...' if len(ids) > 5 else ''}); give more of the id")
     return [Document(**row) for row in rows]
+
+
+def document_sections(conn: psycopg.Connection, document_id: str) -> list[dict[str, Any]]:
+    """A document version's sections in reading order: number, path, heading, citation and chunk count."""
+    sql = ("SELECT section_number, section_path, section_heading, min(metadata->>'citation') AS citation, "
+           "count(*) AS chunks, min(ordinal) AS first FROM chunks WHERE document_id = %s "
+           "GROUP BY section_number, section_path, section_heading ORDER BY first")
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, (document_id,)).fetchall()
 
 
 # --- the embedding space of the dense index ------------------------------------------------------

@@ -23,6 +23,7 @@ import psycopg
 
 from engine import store
 from engine.canonical import utc_timestamp
+from engine.citations import quote_citation
 from engine.config import Settings
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
@@ -91,9 +92,11 @@ def _requirements(conn: psycopg.Connection, evidence: dict[str, Any]) -> list[di
         chunk = chunks.get(r["chunk_id"])
         base = chunk.char_start if chunk else -1
         doc = docs.get(chunk.document_id) if chunk else None
+        citation = quote_citation(chunk.section_number, chunk.section_path, chunk.metadata,
+                                  base + r["char_start"]) if chunk else ""
         out.append({**r, "cited": r["requirement_id"] in cited,
                     "source_key": doc.source_key if doc else "",
-                    "section_number": chunk.section_number if chunk else "",
+                    "section_number": chunk.section_number if chunk else "", "citation": citation,
                     "doc_char_start": base + r["char_start"], "doc_char_end": base + r["char_end"]})
     return out
 
