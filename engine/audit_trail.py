@@ -262,11 +262,22 @@ def document_texts(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, st
     return {r[0]: r[1] for r in rows}
 
 
-def citing(conn: psycopg.Connection, keys: Sequence[str], section: str | None) -> list[dict[str, Any]]:
-    """Requirements of answers that rest on a document (by id or source key), optionally one section."""
+def superseded(conn: psycopg.Connection) -> dict[str, str]:
+    """{audit id: the audit that answers it again} from `trail rerun` (its new answer's `supersedes`, or
+    the correction that points to it)."""
+    rows = conn.execute(
+        "SELECT record->>'supersedes', audit_id, seq FROM audits WHERE kind = 'answer' AND record ? 'supersedes' "
+        "UNION ALL SELECT amends, record->>'superseded_by', seq FROM audits "
+        "WHERE kind = 'correction' AND record ? 'superseded_by' ORDER BY 3").fetchall()
+    return {old: new for old, new, _ in rows}
+
+
+def citing(conn: psycopg.Connection, keys: Sequence[str] | None, section: str | None) -> list[dict[str, Any]]:
+    """Requirements of answers that rest on a document (by id or source key; None: any), optionally one section."""
     sql = ("SELECT r.*, a.seq, a.question, a.created_at, a.status FROM audit_requirements r "
-           "JOIN audits a USING (audit_id) WHERE r.cited AND (r.document_id = ANY(%(k)s) OR r.source_key = ANY(%(k)s))")
-    params: dict[str, Any] = {"k": list(keys)}
+           "JOIN audits a USING (audit_id) WHERE r.cited AND a.kind = 'answer' AND (%(k)s::text[] IS NULL OR "
+           "r.document_id = ANY(%(k)s) OR r.source_key = ANY(%(k)s))")
+    params: dict[str, Any] = {"k": None if keys is None else list(keys)}
     if section:
         sql += (" AND (rtrim(r.section_number, '.') = %(s)s OR r.section_number LIKE %(p1)s "
                 "OR r.section_number LIKE %(p2)s)")

@@ -308,15 +308,21 @@ def document_sections(
     run(body)
 
 
-def _print_research(result: Any, verbose: bool) -> None:
-    """Human output of a research run: steps, evidence, and (with --verbose) per-node metrics."""
-    if result.rejected:
-        out.print(f"[bold red]Rejected:[/] {escape(result.rejection_reason or '')} (run {result.run_id})")
-        return
-    out.print(f"[bold]{escape(result.stem)}[/]  "
-              f"({result.question_type}, backend {result.backend}, run {result.run_id})")
-    if result.language and result.language.get("note"):
-        out.print("[yellow]language:[/] " + escape(result.language["note"]), highlight=False)
+def _print_lines(lines: list[Any]) -> None:
+    from rich.text import Text
+
+    for line in lines:
+        out.print(Text(line.text, style=line.style))
+
+
+def answer_width() -> int:
+    """Columns for wrapped answers: the terminal's (80 when not a terminal), at most 100 for reading."""
+    return max(40, min(out.width, 100))
+
+
+def _print_research(result: Any) -> None:
+    """--verbose: every research step with its queries, and every passage found (in order found)."""
+    out.print(f"run {result.run_id}: {result.question_type}, backend {result.backend}", highlight=False)
     if result.options:
         out.print("options (stripped before research): " + escape(" | ".join(result.options)))
     for step in result.steps:
@@ -325,64 +331,49 @@ def _print_research(result: Any, verbose: bool) -> None:
         for query in step["queries"]:
             out.print(f"    query: {escape(query)}", highlight=False)
     out.print(f"[bold]{len(result.evidence)} evidence chunks[/] (in order found)")
-    if verbose:
-        for i, item in enumerate(result.evidence, 1):
-            via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
-            out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
-                      f"{escape(item['section_path'])}{via}", highlight=False)
-            out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
-    if result.evidence_result:
-        _print_answer(result.evidence_result)
-    if result.fallbacks:
-        out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(result.fallbacks)))
-    if verbose:
-        table = Table(title="node metrics")
-        for col in ("node", "seconds", "llm calls", "in chars", "out chars", "parse failures", "fallbacks"):
-            table.add_column(col)
-        for m in result.metrics:
-            table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
-                          str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
-        out.print(table)
+    for i, item in enumerate(result.evidence, 1):
+        via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
+        out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
+                  f"{escape(item['section_path'])}{via}", highlight=False)
+        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
 
 
-def _print_answer(answer: dict[str, Any]) -> None:
-    """The answer with its inline REQ-IDs, then every requirement with its verdict."""
-    colour = "green" if answer["status"] == "ANSWERED" else "red"
-    out.print(f"\n[bold {colour}]{answer['status']}[/]  grounding confidence: {answer['grounding_confidence']}  "
-              f"(review {'passed' if answer['review']['passed'] else 'FAILED'})")
-    parts = answer.get("parts") or []
-    if len(parts) > 1:  # one short section per part, each with its own direct answer
-        for part in parts:
-            out.print(f"[bold]({part['index'] + 1}) {escape(part['question'])}[/]", highlight=False)
-            mine = [st for st in answer["statements"] if st.get("part", 0) == part["index"]]
-            for statement in mine:
-                out.print("- " + escape(statement["text"]), highlight=False)
-            for item in [] if mine else part["missing_evidence"]:
-                out.print("[red]- no authoritative evidence for this part:[/] " + escape(item), highlight=False)
-    else:
-        if answer.get("direct_answer"):
-            out.print("[bold]Answer:[/] " + escape(answer["direct_answer"]), highlight=False)
-        for statement in [st for st in answer["statements"] if st.get("kind") != "direct"] or (
-                [] if answer.get("direct_answer") else [{"text": answer["final_answer"]}]):
-            out.print("- " + escape(statement["text"]), highlight=False)
-    table = Table(title="requirements", show_lines=True)
-    for col in ("REQ-ID", "modality", "verdict", "quote", "source"):
+def _print_metrics(result: Any) -> None:
+    table = Table(title="node metrics")
+    for col in ("node", "seconds", "llm calls", "in chars", "out chars", "parse failures", "fallbacks"):
         table.add_column(col)
-    for req in answer["extracted_requirements"]:
-        verdict = "[green]verified[/]" if req["verified"] else f"[yellow]{req['rejection_reason']}[/]"
-        table.add_row(req["requirement_id"], req["modality"], verdict, escape(req["exact_quote"]),
-                      escape(f"{req['document_title']} v{req['document_version']}, {req['section_path']}"))
+    for m in result.metrics:
+        table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
+                      str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
     out.print(table)
-    if answer["unused_requirements"]:
-        out.print("verified but unused: " + ", ".join(answer["unused_requirements"]))
-    for item in answer["missing_evidence"]:
-        out.print("[red]missing:[/] " + escape(item))
+
+
+def print_answer(record: dict[str, Any], *, show_rejected: bool, verbose: bool, result: Any = None) -> None:
+    """What `ask` and `resume` print: the answer of the recorded audit, and with --verbose how it was found."""
+    from engine.answer_view import answer_lines, research_line
+
+    if verbose and result is not None:
+        _print_research(result)
+        out.print()
+    width = answer_width()
+    _print_lines(answer_lines(record, width=width, show_rejected=show_rejected))
+    if not verbose:
+        _print_lines(research_line(record, width))
+    fallbacks = record.get("fallbacks") or (result.fallbacks if result is not None else [])
+    if fallbacks:
+        out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(fallbacks)))
+    if verbose and result is not None:
+        _print_metrics(result)
 
 
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
-                      verbose: bool, actor: str | None = None, pdf: Path | None = None) -> int:
+                      verbose: bool, actor: str | None = None, pdf: Path | None = None, *,
+                      documents: list[str] | None = None, source_types: list[str] | None = None,
+                      show_rejected: bool = False) -> int:
     from agents.deps import Deps
-    from agents.research import postgres_checkpointer, resume_research, run_research
+    from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
+    from engine import audit_trail
+    from engine import scope as scopes
     from engine.audit_trail import crash_point
     from engine.trail_record import record_research
 
@@ -390,7 +381,12 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
     asked_at = datetime.now(UTC)
     with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver, \
             err.status("starting", spinner="dots") as status:
-        deps = Deps.build(conn, settings, backend=backend)
+        if question is not None:
+            filters, scope = scopes.resolve(conn, documents or (), source_types or ())
+        else:  # a resumed run keeps the scope it was started with
+            scope = run_scope(run_id or "", saver)
+            filters = scopes.filters_of(scope)
+        deps = Deps.build(conn, settings, backend=backend, scope=filters)
 
         def progress(name: str) -> None:
             status.update(f"running [bold]{name}[/]")
@@ -398,14 +394,15 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
         if question is not None:
             new_id = f"run-{uuid.uuid4().hex[:12]}"
             err.print(f"run {new_id} (if interrupted: evidence resume {new_id})", highlight=False)
-            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress)
+            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress, scope=scope)
         else:
             result = resume_research(run_id or "", deps, saver, progress=progress)
         crash_point(settings.fault_injection, "audit:before")
         status.update("recording the audit")
         audit = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                actor=actor, asked_at=asked_at)
+                                actor=actor, asked_at=asked_at, scope=result.scope)
         crash_point(settings.fault_injection, "audit:after")
+        record = audit_trail.get(conn, audit.audit_id)["record"]
         if pdf is not None:
             from engine.report import write_pdf
 
@@ -414,9 +411,9 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
     if as_json:
         _emit_json({**result.model_dump(mode="json"), "audit": audit.model_dump()})
     else:
-        _print_research(result, verbose)
-        out.print(f"audit [bold]{audit.audit_id}[/] (seq {audit.seq}, hash {audit.hash[:16]}…)"
-                  + ("" if audit.created else " (recorded earlier)"), highlight=False)
+        print_answer(record, show_rejected=show_rejected, verbose=verbose, result=result)
+        out.print(f"\naudit [bold]{audit.audit_id}[/] (seq {audit.seq})" + ("" if audit.created else
+                  " (recorded earlier)") + f"\nrecord hash {audit.hash}", highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
     return QUESTION_REFUSED if result.rejected else 0
@@ -425,16 +422,31 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The compliance question.")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The whole research result and audit as JSON (every "
+                                                        "candidate, rejected ones too).")] = False,
     backend: Annotated[str | None, typer.Option("--backend", help="rules (default) or llm")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-node metrics.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Research steps with their queries, every "
+                                                                  "passage found, per-node metrics.")] = False,
     actor: Annotated[str | None, typer.Option("--actor", help="Who asks (default: the OS user).")] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Write the PDF report of the recorded audit here.")] = None,
+    documents: Annotated[list[str] | None, typer.Option(
+        "--document", help="Answer from this document only: id (or a unique start of one), path, file name or "
+                           "title; repeat for several. Recorded in the audit.")] = None,
+    source_types: Annotated[list[str] | None, typer.Option(
+        "--source-type", help=f"Answer from documents of this type only ({', '.join(SOURCE_TYPES)}); repeat for "
+                              "several. Recorded in the audit.")] = None,
+    show_rejected: Annotated[bool, typer.Option(
+        "--show-rejected", help="Also list the rejected candidate quotes with their reasons.")] = False,
 ) -> None:
-    """Answer a question from the corpus and record the audit (research, extract, verify, compose, review)."""
+    """Answer a question from the corpus and record the audit (research, extract, verify, compose, review).
+
+    Prints the direct answer, the cited requirements with their citations (Art. 33(1), Section 4.2(b)),
+    conflicts and missing evidence. Exit status 8 when the guard refuses the question.
+    """
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")
-    run(lambda: _research_command(question, None, as_json, backend, verbose, actor, pdf))
+    run(lambda: _research_command(question, None, as_json, backend, verbose, actor, pdf, documents=documents,
+                                  source_types=source_types, show_rejected=show_rejected))
 
 
 @app.command()
@@ -443,9 +455,50 @@ def resume(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
     actor: Annotated[str | None, typer.Option("--actor")] = None,
+    show_rejected: Annotated[bool, typer.Option("--show-rejected", help="Also list the rejected candidates.")
+                             ] = False,
 ) -> None:
     """Continue a run that was interrupted (or show a finished one); its audit is recorded once."""
-    run(lambda: _research_command(None, run_id, as_json, None, verbose, actor))
+    run(lambda: _research_command(None, run_id, as_json, None, verbose, actor, show_rejected=show_rejected))
+
+
+@app.command("export")
+def export_cmd(
+    audit_ids: Annotated[list[str], typer.Argument(help="Audits (AUD-…, or unique starts of them)")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="csv, xlsx or json")] = "csv",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (csv and json: standard "
+                                                                      "output when not given; xlsx needs it)")] = None,
+    cited_only: Annotated[bool, typer.Option("--cited-only", help="Only the requirements the answers cite")] = False,
+) -> None:
+    """Export the requirements of audits for working papers: audit, REQ-ID, citation, verbatim quote, modality,
+    verdict, cited, binding, document title, id, version and SHA-256, section, question, time."""
+    from engine import audit_trail
+    from engine import export as exports
+    from engine.errors import InputError
+
+    def body() -> int:
+        if fmt not in exports.FORMATS:
+            raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
+        if fmt == "xlsx" and output is None:
+            raise InputError("--format xlsx writes a file: give --output PATH (for example --output out/audit.xlsx)")
+        with dbmod.connection(_settings()) as conn:
+            ids = list(dict.fromkeys(audit_trail.resolve_id(conn, a) for a in audit_ids))
+            rows = exports.requirement_rows(conn, ids, cited_only=cited_only)
+        if fmt == "xlsx":
+            exports.write_xlsx(rows, output)  # type: ignore[arg-type]
+        else:
+            text = exports.to_csv(rows) if fmt == "csv" else exports.to_json(rows)
+            if output is None:
+                import sys
+
+                sys.stdout.write(text)
+                return 0
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        err.print(f"wrote {len(rows)} requirement(s) of {len(ids)} audit(s) to {output}", highlight=False)
+        return 0
+
+    run(body)
 
 
 def main() -> None:

@@ -51,7 +51,8 @@ def write_reports(conn: psycopg.Connection, audit_id: str, *, pdf: Path | None =
 
 @report_app.command("render")
 def render_cmd(
-    audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…); 'evidence trail list' shows them")],
+    audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…, or a unique start of one); 'evidence trail list' "
+                                                 "shows them")],
     pdf: Annotated[Path | None, typer.Option("--pdf", help="PDF/A-3b with the record embedded")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Standalone HTML page")] = None,
     md: Annotated[Path | None, typer.Option("--md", help="Markdown")] = None,
@@ -61,9 +62,12 @@ def render_cmd(
     """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf)."""
 
     def body() -> int:
-        target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{audit_id}.pdf")
+        from engine.audit_trail import resolve_id
+
         with dbmod.connection(settings()) as conn:
-            written = write_reports(conn, audit_id, pdf=target_pdf, html=html, md=md, json_file=json_file)
+            full_id = resolve_id(conn, audit_id)
+            target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{full_id}.pdf")
+            written = write_reports(conn, full_id, pdf=target_pdf, html=html, md=md, json_file=json_file)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)
         return 0

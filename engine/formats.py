@@ -134,6 +134,7 @@ def heading_of(line: str, *, in_provision: bool = False) -> tuple[str, str, int]
 
 
 _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
+_CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
 
 class _SectionBuilder:
@@ -157,10 +158,10 @@ class _SectionBuilder:
         self.points: list[list[Any]] = []
         self.awaiting_title = False
 
-    def _add(self, piece: str) -> tuple[int, int]:
+    def _add(self, piece: str, joiner: str = "\n\n") -> tuple[int, int]:
         if self.parts:
-            self.parts.append("\n\n")
-            self.length += 2
+            self.parts.append(joiner)
+            self.length += len(joiner)
         start = self.length
         self.parts.append(piece)
         self.length += len(piece)
@@ -252,7 +253,11 @@ class _SectionBuilder:
             if seen is not None and seen[0]:
                 self._close()
                 self.position = seen[1]
-        start, _ = self._add(text)
+        # A point continues its lead-in's sentence ("shall designate ... where:" / "(a) ...;" / "(b) ..."),
+        # so it is joined with one line break, which the sentence splitter reads as a continuation.
+        continues = (seen is not None and not seen[0] and self.body_start is not None
+                     and self.parts[-1].rstrip().endswith(_CONTINUES))
+        start, _ = self._add(text, "\n" if continues else "\n\n")
         if self.body_start is None:
             self.body_start = start
         if seen is not None and not seen[0]:

@@ -220,6 +220,17 @@ def _lexical_rows(conn: psycopg.Connection, drafts: list[ChunkDraft], title: str
     return rows, [length for _, length in freqs]
 
 
+_VOCABULARY_WORD = re.compile(r"[a-z]{4,30}")
+
+
+def vocabulary_words(title: str, drafts: list[ChunkDraft]) -> set[str]:
+    """The document's surface words for spelling correction (as sql/008_vocabulary.sql collects them)."""
+    words: set[str] = set()
+    for text in (title, *(d.text for d in drafts)):
+        words.update(w for w in re.split(r"[^a-z]+", text.lower()) if _VOCABULARY_WORD.fullmatch(w))
+    return words
+
+
 def embedding_text(title: str, draft: ChunkDraft) -> str:
     """What the dense index sees: the section heading gives a short chunk its context."""
     heading = draft.section_heading if draft.section_heading and draft.section_heading != draft.text else ""
@@ -314,6 +325,7 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
         store.insert_chunks(conn, prep.doc_id, prep.drafts, vectors, lengths)
         store.insert_postings(conn, rows)
         store.adjust_lexical_stats(conn, [d.id for d in prep.drafts], 1)
+        store.insert_vocabulary(conn, vocabulary_words(prep.title, prep.drafts))
     return FileResult(path=str(prep.path), status="new_version" if previous else "added", document_id=prep.doc_id,
                       version=version, title=prep.title, chunks=len(prep.drafts), warnings=prep.parsed.warnings,
                       source_type=prep.source_type, notes=prep.notes)

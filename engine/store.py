@@ -84,6 +84,36 @@ def term_ids(conn: psycopg.Connection, terms: Iterable[str], *, create: bool) ->
     return dict(rows)
 
 
+def insert_vocabulary(conn: psycopg.Connection, words: Iterable[str]) -> None:
+    """Add surface words (lowercase letters, 4-30 characters) to the vocabulary the spelling correction reads."""
+    words = sorted(set(words))
+    if words:
+        conn.execute("INSERT INTO vocabulary (word) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING", (words,))
+
+
+def vocabulary_near(conn: psycopg.Connection, words: Sequence[str], slack: int = 2) -> list[str]:
+    """Corpus words that could be a misspelling of one of `words`: a length within `slack` of it and its
+    first or second letter in the same place (the candidates an edit distance is then computed for)."""
+    if not words:
+        return []
+    lengths = [len(w) for w in words]
+    rows = conn.execute(
+        "SELECT word FROM vocabulary WHERE length(word) BETWEEN %s AND %s "
+        "AND (left(word, 1) = ANY(%s) OR substr(word, 2, 1) = ANY(%s))",
+        (min(lengths) - slack, max(lengths) + slack, sorted({w[0] for w in words}),
+         sorted({w[1:2] for w in words}))).fetchall()
+    return [r[0] for r in rows]
+
+
+def term_frequencies(conn: psycopg.Connection, terms: Iterable[str]) -> dict[str, int]:
+    """Current chunks holding each lexical term (stem), for terms that occur in the current corpus."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    rows = conn.execute("SELECT term, df FROM lexical_terms WHERE term = ANY(%s) AND df > 0", (terms,)).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
 def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, version: int, content_sha256: str,
                     file_sha256: str | None, title: str, source_type: str, source_uri: str, fmt: str, text: str,
                     metadata: dict[str, Any]) -> None:
@@ -311,6 +341,16 @@ def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
                 raise InputError(f"'{name}' is the start of the ids of several documents ({', '.join(ids[:5])}"
                                  f"{', ...' if len(ids) > 5 else ''}); give more of the id")
     return [Document(**row) for row in rows]
+
+
+def has_section(conn: psycopg.Connection, document_ids: Sequence[str], section: str) -> bool:
+    """Whether any of these document versions has the section `section` (or one below it: 4.2 -> 4.2.1, 4.2(a))."""
+    prefix = section.rstrip(".")
+    like = _escape_like(prefix)
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ANY(%s) AND "
+                       "(rtrim(section_number, '.') = %s OR section_number LIKE %s OR section_number LIKE %s))",
+                       (list(document_ids), prefix, like + ".%", like + "(%")).fetchone()
+    return bool(row[0])
 
 
 def document_sections(conn: psycopg.Connection, document_id: str) -> list[dict[str, Any]]:
