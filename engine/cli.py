@@ -213,10 +213,12 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument()],
     k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
-    source_types: Annotated[list[str] | None, typer.Option("--source-type")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    source_types: Annotated[list[str] | None, typer.Option(
+        "--source-type", help=f"Only documents of this type ({', '.join(SOURCE_TYPES)}); repeat for several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Hits with their chunks and every score.")] = False,
 ) -> None:
-    """Hybrid search over the current corpus."""
+    """Hybrid search over the current corpus (dense + BM25, fused): passages with citation, section and scores."""
+    from engine.citations import chunk_citation
     from engine.embeddings import Embedder
     from engine.retrieval import Filters, Retriever
 
@@ -231,8 +233,10 @@ def search(
         for i, h in enumerate(hits, 1):
             c = h.chunk
             scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
+            cite = chunk_citation(c.section_number, c.section_path, c.metadata)
             out.print(f"[bold]{i}.[/] {h.score:.3f}  {scores}  [cyan]{escape(c.document_title)}[/] "
-                      f"v{c.document_version} \\[{c.source_type}]  {escape(c.section_path)}", highlight=False)
+                      f"v{c.document_version} \\[{c.source_type}]  {escape(cite + ' · ' if cite else '')}"
+                      f"{escape(c.section_path)}", highlight=False)
             out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
             out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
         return 0
