@@ -16,7 +16,7 @@ from rich.table import Table
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli_audit import audit_app
-from engine.cli_common import QUESTION_REFUSED, emit_json, err, out, run
+from engine.cli_common import QUESTION_REFUSED, FullHelpGroup, emit_json, err, out, run
 from engine.cli_relevance import relevance_app
 from engine.cli_report import report_app
 from engine.cli_trail import trail_app
@@ -25,9 +25,11 @@ from engine.errors import printable, redact
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.",
+app = typer.Typer(cls=FullHelpGroup, add_completion=False, no_args_is_help=True,
+                  help="Evidence Engine: grounded, auditable answers.",
                   rich_markup_mode=None, pretty_exceptions_enable=False)
-db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
+db_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                     help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
@@ -244,7 +246,8 @@ def search(
     run(body)
 
 
-documents_app = typer.Typer(help="Ingested documents: list them (full ids), or one document's sections.")
+documents_app = typer.Typer(cls=FullHelpGroup,
+                            help="Ingested documents: list them (full ids), or one document's sections.")
 app.add_typer(documents_app, name="documents")
 
 
@@ -474,8 +477,11 @@ def export_cmd(
                                                                       "output when not given; xlsx needs it)")] = None,
     cited_only: Annotated[bool, typer.Option("--cited-only", help="Only the requirements the answers cite")] = False,
 ) -> None:
-    """Export the requirements of audits for working papers: audit, REQ-ID, citation, verbatim quote, modality,
-    verdict, cited, binding, document title, id, version and SHA-256, section, question, time."""
+    """Export the requirements of audits for working papers (CSV, XLSX, JSON).
+
+    One row per requirement: audit, REQ-ID, citation, verbatim quote, modality, verdict, cited, binding,
+    document title, id, version and SHA-256, section, question, time.
+    """
     from engine import audit_trail
     from engine import export as exports
     from engine.errors import InputError

@@ -13,11 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from engine import batch_store
 from engine import db as dbmod
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings, secret_values
 from engine.errors import redact
 
-audit_app = typer.Typer(no_args_is_help=True, help="Audit checklists run as batches (audits/*.yaml).")
+audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="Audit checklists run as batches (audits/*.yaml).")
 FAIL_ON_HELP = "any | no-evidence | expect | never (default: the definition's fail_on)"
 
 

@@ -11,16 +11,15 @@ import click
 import psycopg
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
 
 from engine import db as dbmod
 from engine import embedded_db
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
 from engine.errors import IntegrityError, StorageError
 
 
-class _AuditFirst(TyperGroup):
+class _AuditFirst(FullHelpGroup):
     """`evidence report AUD-…` runs `render`; `evidence report verify FILE` runs `verify`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

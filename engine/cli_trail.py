@@ -11,10 +11,11 @@ from rich.markup import escape
 
 from engine import audit_trail
 from engine import db as dbmod
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.errors import EngineError
 
-trail_app = typer.Typer(no_args_is_help=True, help="The audit trail: append-only, hash-chained, verifiable.")
+trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="The audit trail: append-only, hash-chained, verifiable.")
 
 
 def _when(value: str | None, name: str) -> datetime | None:
