@@ -37,7 +37,7 @@ install: sysdeps $(VENV)/.installed
 demo: install
 	$(BIN)/evidence ingest examples/corpus
 	$(BIN)/evidence search "How long must transaction records be kept?" -k 3
-	$(BIN)/evidence ask "How long must transaction records be kept, and when must a personal data breach be notified?" --verbose
+	$(BIN)/evidence ask "How long must transaction records be kept, and when must a personal data breach be notified?"
 	@# The sample checklist includes a question the corpus cannot answer: show the gate, don't fail the demo on it.
 	$(BIN)/evidence audit run audits/sample.yaml --pdf out/sample-audit.pdf --fail-on never
 	$(BIN)/evidence trail checkpoint --out out/witness

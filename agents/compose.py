@@ -101,6 +101,9 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
 
 def _where(req: Requirement) -> str:
     section = req.section_path.split(" > ")[-1] if req.section_path else ""
+    if section and re.match(r"(?:Article|Recitals?|Preamble|Annex|Schedule|Appendix|Part|Chapter|Title|Subpart|"
+                            r"Section|Rule|§)(?:\s|$)", section):  # names itself: "Article 33 Notification ..."
+        return f"{req.document_title} ({section})"
     return f"{req.document_title}" + (f" (section {section})" if section else "")
 
 

@@ -42,6 +42,8 @@ class ResearchResult(BaseModel):
     backend: str
     evidence_result: dict[str, Any] | None = None
     language: dict[str, Any] | None = Field(default=None, description="Question and corpus language, and a note")
+    scope: dict[str, Any] | None = Field(default=None, description="Documents and source types the question "
+                                                                   "was limited to (engine.scope), or None")
 
 
 CHECKPOINT_SETUP_LOCK = 7702002  # advisory lock: one process runs LangGraph's checkpointer set-up at a time
@@ -103,17 +105,21 @@ def _result(run_id: str, state: dict[str, Any], deps: Deps) -> ResearchResult:
         rejected=bool(state.get("rejected")), rejection_reason=state.get("rejection_reason"),
         steps=state.get("steps", []), evidence=state.get("evidence", []), working_memory=state.get("memory", {}),
         metrics=state.get("metrics", []), fallbacks=state.get("fallbacks", []), memory_hit=state.get("memory_hit"),
-        backend=deps.backend, evidence_result=state.get("evidence_result"), language=state.get("language"))
+        backend=deps.backend, evidence_result=state.get("evidence_result"), language=state.get("language"),
+        scope=state.get("scope"))
 
 
 def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkpointer: Any = None,
-                 progress: Callable[[str], None] | None = None) -> ResearchResult:
-    """Research a question from scratch."""
+                 progress: Callable[[str], None] | None = None, scope: dict[str, Any] | None = None
+                 ) -> ResearchResult:
+    """Research a question from scratch. `scope` (as `engine.scope.resolve` records it) is kept with the
+    run, so a resumed run reads the same documents; the search filters themselves travel in `deps`."""
     run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
     graph = build_graph(checkpointer)
     if checkpointer is not None and graph.get_state(_config(run_id, deps, None)).values:
         raise EngineError(f"research run '{run_id}' already exists; continue it with 'evidence resume {run_id}'")
-    initial = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [], "memory": {}}
+    initial = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [], "memory": {},
+               "scope": scope}
     state = graph.invoke(initial, _config(run_id, deps, progress))
     return _result(run_id, state, deps)
 
@@ -128,6 +134,12 @@ def resume_research(run_id: str, deps: Deps, checkpointer: Any, *,
         raise NotFoundError(f"no research run '{run_id}' in the checkpoint store; start it with 'evidence ask'")
     state = graph.invoke(None, config) if snapshot.next else snapshot.values
     return _result(run_id, state, deps)
+
+
+def run_scope(run_id: str, checkpointer: Any) -> dict[str, Any] | None:
+    """The scope a stored run was started with (None: the whole corpus, or no such run)."""
+    snapshot = build_graph(checkpointer).get_state({"configurable": {"thread_id": run_id}})
+    return (snapshot.values or {}).get("scope") if snapshot else None
 
 
 def run_or_resume(question: str, deps: Deps, run_id: str, checkpointer: Any, *,

@@ -91,21 +91,48 @@ class RewriteReply(BaseModel):
     alternatives: list[str] = Field(min_length=2, max_length=2)
 
 
+def spelled(deps: object, aspect: str) -> tuple[str, list[tuple[str, str]]]:
+    """The aspect with words unknown to the corpus corrected from its vocabulary (engine.spelling)."""
+    from engine.spelling import correct, english_words
+
+    conn, settings = getattr(deps, "conn", None), getattr(deps, "settings", None)
+    if conn is None:
+        return aspect, []
+    english = english_words(settings.relevance_dir / "tokenizer.json") if settings is not None else frozenset()
+    fixed = correct(conn, aspect, english)
+    return fixed.text, fixed.changes
+
+
 def rewrite_node(state: dict, deps: object) -> dict:
     from agents.runtime import llm_or_rules
 
     current = state["current"]
     tried = state["memory"].get("queries_tried", [])
     texts = [e["text"] for e in state["evidence"][:8]]
+    # Lexical fallback: words the corpus does not hold are searched as its nearest words; the aspect as
+    # written stays one of the queries, and 'searched for' tells the reader.
+    aspect, changes = spelled(deps, current["aspect"])
 
     def rules() -> list[str]:
-        return rewrite_queries(current["aspect"], attempt=current["attempt"], tried=tried, evidence_texts=texts)
+        return rewrite_queries(aspect, attempt=current["attempt"], tried=tried, evidence_texts=texts)
 
     def accept(reply: RewriteReply) -> list[str] | None:
         queries = [q.strip() for q in [reply.primary, *reply.alternatives] if q.strip()]
         return queries if len(set(queries)) == 3 else None
 
     queries, fallbacks = llm_or_rules(deps, "rewrite", "rewrite", RewriteReply, rules=rules,  # type: ignore[arg-type]
-                                      accept=accept, aspect=current["aspect"], question=state["stem"],
+                                      accept=accept, aspect=aspect, question=state["stem"],
                                       tried=tried, attempt=current["attempt"])
-    return {"current": {**current, "queries": queries}, "fallbacks": fallbacks}
+    update: dict = {"current": {**current, "queries": queries}, "fallbacks": fallbacks}
+    if changes:
+        if current["attempt"] == 1 and current["aspect"] not in queries:
+            update["current"]["queries"] = [*queries, current["aspect"]]
+        update["memory"] = {"spelling": [f"{a} -> {b}" for a, b in changes]}
+        if not state["memory"].get("searched_for"):
+            update["memory"]["searched_for"] = aspect
+    if not state.get("steps") and current["attempt"] == 1:
+        # The question itself, corrected the same way, is what the evidence stage judges passages against.
+        stem, stem_changes = (aspect, changes) if current["aspect"] == state["stem"] else spelled(deps, state["stem"])
+        if stem_changes:
+            update["stem"] = stem
+    return update

@@ -52,3 +52,4 @@ class ResearchState(EvidenceState):
     iterations: int
     decision: str                 # last replan decision: next_step | retry | complete
     memory_hit: dict[str, Any] | None
+    scope: dict[str, Any] | None  # the documents / source types the question is limited to (engine.scope)

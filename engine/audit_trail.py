@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict
 
 from engine.canonical import GENESIS_HASH, canonical_json, normalize, sha256_hex
-from engine.errors import NotFoundError, StorageError
+from engine.errors import InputError, NotFoundError, StorageError
 
 APPEND_LOCK = 7702005
 WRITER_ROLE = "evidence_trail_writer"
@@ -133,6 +133,28 @@ def _insert_details(conn: psycopg.Connection, record: dict[str, Any],
 def by_run(conn: psycopg.Connection, run_id: str) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(f"SELECT {_HEADER} FROM audits WHERE run_id = %s", (run_id,)).fetchone()
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def resolve_id(conn: psycopg.Connection, given: str) -> str:
+    """The audit id that `given` names: the id itself or any unique start of one (a pasted 'AUD-20261…'
+    works too). NotFoundError when none matches, InputError when several do."""
+    text = given.strip().rstrip("…").rstrip(".").strip()
+    if not text:
+        raise InputError("an audit id is empty; 'evidence trail list' shows the stored ones")
+    if conn.execute("SELECT 1 FROM audits WHERE audit_id = %s", (text,)).fetchone():
+        return text
+    rows = [r[0] for r in conn.execute("SELECT audit_id FROM audits WHERE audit_id LIKE %s ORDER BY seq LIMIT 6",
+                                       (_like_prefix(text),))]
+    if not rows:
+        raise NotFoundError(f"no audit '{given}' in the trail; 'evidence trail list' shows the stored ones")
+    if len(rows) > 1:
+        shown = ", ".join(rows[:5]) + (", ..." if len(rows) > 5 else "")
+        raise InputError(f"'{given}' is the start of several audit ids ({shown}); give more of the id")
+    return rows[0]
 
 
 def get(conn: psycopg.Connection, audit_id: str) -> dict[str, Any]:
@@ -259,11 +281,22 @@ def document_texts(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, st
     return {r[0]: r[1] for r in rows}
 
 
-def citing(conn: psycopg.Connection, keys: Sequence[str], section: str | None) -> list[dict[str, Any]]:
-    """Requirements of answers that rest on a document (by id or source key), optionally one section."""
+def superseded(conn: psycopg.Connection) -> dict[str, str]:
+    """{audit id: the audit that answers it again} from `trail rerun` (its new answer's `supersedes`, or
+    the correction that points to it)."""
+    rows = conn.execute(
+        "SELECT record->>'supersedes', audit_id, seq FROM audits WHERE kind = 'answer' AND record ? 'supersedes' "
+        "UNION ALL SELECT amends, record->>'superseded_by', seq FROM audits "
+        "WHERE kind = 'correction' AND record ? 'superseded_by' ORDER BY 3").fetchall()
+    return {old: new for old, new, _ in rows}
+
+
+def citing(conn: psycopg.Connection, keys: Sequence[str] | None, section: str | None) -> list[dict[str, Any]]:
+    """Requirements of answers that rest on a document (by id or source key; None: any), optionally one section."""
     sql = ("SELECT r.*, a.seq, a.question, a.created_at, a.status FROM audit_requirements r "
-           "JOIN audits a USING (audit_id) WHERE r.cited AND (r.document_id = ANY(%(k)s) OR r.source_key = ANY(%(k)s))")
-    params: dict[str, Any] = {"k": list(keys)}
+           "JOIN audits a USING (audit_id) WHERE r.cited AND a.kind = 'answer' AND (%(k)s::text[] IS NULL OR "
+           "r.document_id = ANY(%(k)s) OR r.source_key = ANY(%(k)s))")
+    params: dict[str, Any] = {"k": None if keys is None else list(keys)}
     if section:
         sql += (" AND (rtrim(r.section_number, '.') = %(s)s OR r.section_number LIKE %(p1)s "
                 "OR r.section_number LIKE %(p2)s)")

@@ -16,7 +16,7 @@ from rich.table import Table
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli_audit import audit_app
-from engine.cli_common import QUESTION_REFUSED, emit_json, err, out, run
+from engine.cli_common import QUESTION_REFUSED, FullHelpGroup, emit_json, err, out, run
 from engine.cli_relevance import relevance_app
 from engine.cli_report import report_app
 from engine.cli_trail import trail_app
@@ -25,9 +25,11 @@ from engine.errors import printable, redact
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evidence Engine: grounded, auditable answers.",
+app = typer.Typer(cls=FullHelpGroup, add_completion=False, no_args_is_help=True,
+                  help="Evidence Engine: grounded, auditable answers.",
                   rich_markup_mode=None, pretty_exceptions_enable=False)
-db_app = typer.Typer(no_args_is_help=True, help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
+db_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                     help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
 app.add_typer(db_app, name="db")
 app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
@@ -162,18 +164,25 @@ class _IngestDisplay:
         name = printable(str(path))
         for warning in result.warnings:
             err.print(f"warning {name}: {printable(warning)}", markup=False, highlight=False)
+        for note in result.notes:
+            err.print(f"note {name}: {printable(note)}", markup=False, highlight=False)
         if result.status == "failed":
             err.print(f"failed {name}: {printable(result.error or '')}", markup=False, highlight=False)
         elif not as_json:
-            self.bar.console.print(f"{result.status:11} {name} ({result.chunks} chunks)", markup=False,
+            kind = f", {result.source_type}" if result.source_type else ""
+            self.bar.console.print(f"{result.status:11} {name} ({result.chunks} chunks{kind})", markup=False,
                                    highlight=False)
 
 
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories (recursive).")],
-    source_type: Annotated[str | None, typer.Option("--source-type", help="|".join(SOURCE_TYPES))] = None,
-    title: Annotated[str | None, typer.Option("--title")] = None,
+    source_type: Annotated[str | None, typer.Option(
+        "--source-type", help=f"One of {', '.join(SOURCE_TYPES)}. Without it: the stored version's type for a "
+                              "new version, else EVIDENCE_SOURCE_TYPE, else inferred from the file name or title "
+                              "(printed as a note), else the file is refused.")] = None,
+    title: Annotated[str | None, typer.Option(
+        "--title", help="Document title. Without it: the stored title for a new version, else the file's own.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto|pdf|docx|html|md|txt|obliqa")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (no progress shown).")] = False,
     follow_symlinks: Annotated[bool, typer.Option(
@@ -206,10 +215,12 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument()],
     k: Annotated[int, typer.Option("-k", help="How many results.")] = 10,
-    source_types: Annotated[list[str] | None, typer.Option("--source-type")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    source_types: Annotated[list[str] | None, typer.Option(
+        "--source-type", help=f"Only documents of this type ({', '.join(SOURCE_TYPES)}); repeat for several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Hits with their chunks and every score.")] = False,
 ) -> None:
-    """Hybrid search over the current corpus."""
+    """Hybrid search over the current corpus (dense + BM25, fused): passages with citation, section and scores."""
+    from engine.citations import chunk_citation
     from engine.embeddings import Embedder
     from engine.retrieval import Filters, Retriever
 
@@ -224,8 +235,10 @@ def search(
         for i, h in enumerate(hits, 1):
             c = h.chunk
             scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
+            cite = chunk_citation(c.section_number, c.section_path, c.metadata)
             out.print(f"[bold]{i}.[/] {h.score:.3f}  {scores}  [cyan]{escape(c.document_title)}[/] "
-                      f"v{c.document_version} \\[{c.source_type}]  {escape(c.section_path)}", highlight=False)
+                      f"v{c.document_version} \\[{c.source_type}]  {escape(cite + ' · ' if cite else '')}"
+                      f"{escape(c.section_path)}", highlight=False)
             out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
             out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
         return 0
@@ -233,11 +246,21 @@ def search(
     run(body)
 
 
-@app.command()
-def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
-              all_versions: Annotated[bool, typer.Option("--all-versions")] = False) -> None:
-    """List ingested documents."""
+documents_app = typer.Typer(cls=FullHelpGroup,
+                            help="Ingested documents: list them (full ids), or one document's sections.")
+app.add_typer(documents_app, name="documents")
+
+
+@documents_app.callback(invoke_without_command=True)
+def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False,
+              all_versions: Annotated[bool, typer.Option(
+                  "--all-versions", help="Superseded versions too (they stay readable).")] = False) -> None:
+    """List ingested documents, one per line with its full id (`evidence documents sections ID` lists a
+    document's sections)."""
     from engine import store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     def body() -> int:
         with dbmod.connection(_settings()) as conn:
@@ -245,34 +268,68 @@ def documents(as_json: Annotated[bool, typer.Option("--json")] = False,
         if as_json:
             _emit_json([d.model_dump(mode="json") for d in docs])
             return 0
-        table = Table()
-        for col in ("id", "v", "type", "title", "current"):
-            table.add_column(col)
         for d in docs:
-            table.add_row(d.id, str(d.version), d.source_type, d.title, "yes" if d.is_current else "no")
-        out.print(table)
+            state = "current" if d.is_current else f"superseded by {d.superseded_by}"
+            out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}", markup=False,
+                      highlight=False)
+        out.print(f"{len(docs)} document(s)" + ("" if all_versions else " (--all-versions: superseded ones too)"))
         return 0
 
     run(body)
 
 
-def _print_research(result: Any, verbose: bool, usage: dict[str, Any] | None = None) -> None:
-    """Human output of a research run: steps, evidence, and (with --verbose) per-node metrics.
+@documents_app.command("sections")
+def document_sections(
+    document: Annotated[str, typer.Argument(help="Document id (or a unique start of one), path, file name or "
+                                                 "title; an id of a superseded version lists that version's")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """List a document's sections in reading order: citation, the number `trail impact DOC#NUMBER` takes,
+    and the section path."""
+    from engine import store
+    from engine.citations import derived_citation
+    from engine.errors import NotFoundError
 
-    With the llm backend, how far the LLM answered comes first ("LLM unavailable: answered by rules").
-    """
-    from engine.llm import availability_line, usage_line
+    def body() -> int:
+        with dbmod.connection(_settings()) as conn:
+            versions = store.find_documents(conn, document)
+            if not versions:
+                raise NotFoundError(f"no document '{document}': give a document id (or its start), path, file "
+                                    "name or title ('evidence documents' lists them)")
+            doc = next((d for d in versions if d.id == document), None) or next(
+                (d for d in versions if d.is_current), versions[-1])
+            sections = store.document_sections(conn, doc.id)
+        rows = [{"citation": s["citation"] or derived_citation(s["section_number"], s["section_path"]),
+                 "section_number": s["section_number"], "section_path": s["section_path"],
+                 "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
+        if as_json:
+            _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
+            return 0
+        out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
+        for r in rows:
+            where = f"#{r['section_number']}" if r["section_number"] else "(no number)"
+            out.print(f"{r['citation'] or '-':14} {where:12} {r['section_path'] or '(no section)'}  "
+                      f"[{r['chunks']} chunk(s)]", markup=False, highlight=False)
+        return 0
 
-    availability = availability_line(usage, result.fallbacks)
-    if availability:
-        out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False, soft_wrap=True)
-    if result.rejected:
-        out.print(f"[bold red]Rejected:[/] {escape(result.rejection_reason or '')} (run {result.run_id})")
-        return
-    out.print(f"[bold]{escape(result.stem)}[/]  "
-              f"({result.question_type}, backend {result.backend}, run {result.run_id})")
-    if result.language and result.language.get("note"):
-        out.print("[yellow]language:[/] " + escape(result.language["note"]), highlight=False)
+    run(body)
+
+
+def _print_lines(lines: list[Any]) -> None:
+    from rich.text import Text
+
+    for line in lines:
+        out.print(Text(line.text, style=line.style))
+
+
+def answer_width() -> int:
+    """Columns for wrapped answers: the terminal's (80 when not a terminal), at most 100 for reading."""
+    return max(40, min(out.width, 100))
+
+
+def _print_research(result: Any) -> None:
+    """--verbose: every research step with its queries, and every passage found (in order found)."""
+    out.print(f"run {result.run_id}: {result.question_type}, backend {result.backend}", highlight=False)
     if result.options:
         out.print("options (stripped before research): " + escape(" | ".join(result.options)))
     for step in result.steps:
@@ -281,60 +338,39 @@ def _print_research(result: Any, verbose: bool, usage: dict[str, Any] | None = N
         for query in step["queries"]:
             out.print(f"    query: {escape(query)}", highlight=False)
     out.print(f"[bold]{len(result.evidence)} evidence chunks[/] (in order found)")
-    if verbose:
-        for i, item in enumerate(result.evidence, 1):
-            via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
-            out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
-                      f"{escape(item['section_path'])}{via}", highlight=False)
-            out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
-    if result.evidence_result:
-        _print_answer(result.evidence_result)
-    if result.fallbacks:
-        out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(result.fallbacks)))
-    if verbose:
-        table = Table(title="node metrics")
-        for col in ("node", "seconds", "llm calls", "in chars", "out chars", "parse failures", "fallbacks"):
-            table.add_column(col)
-        for m in result.metrics:
-            table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
-                          str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
-        out.print(table)
-        if usage is not None:
-            out.print(escape(usage_line(usage) or ""), highlight=False, soft_wrap=True)
+    for i, item in enumerate(result.evidence, 1):
+        via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
+        out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
+                  f"{escape(item['section_path'])}{via}", highlight=False)
+        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
 
 
-def _print_answer(answer: dict[str, Any]) -> None:
-    """The answer with its inline REQ-IDs, then every requirement with its verdict."""
-    colour = "green" if answer["status"] == "ANSWERED" else "red"
-    out.print(f"\n[bold {colour}]{answer['status']}[/]  grounding confidence: {answer['grounding_confidence']}  "
-              f"(review {'passed' if answer['review']['passed'] else 'FAILED'})")
-    parts = answer.get("parts") or []
-    if len(parts) > 1:  # one short section per part, each with its own direct answer
-        for part in parts:
-            out.print(f"[bold]({part['index'] + 1}) {escape(part['question'])}[/]", highlight=False)
-            mine = [st for st in answer["statements"] if st.get("part", 0) == part["index"]]
-            for statement in mine:
-                out.print("- " + escape(statement["text"]), highlight=False)
-            for item in [] if mine else part["missing_evidence"]:
-                out.print("[red]- no authoritative evidence for this part:[/] " + escape(item), highlight=False)
-    else:
-        if answer.get("direct_answer"):
-            out.print("[bold]Answer:[/] " + escape(answer["direct_answer"]), highlight=False)
-        for statement in [st for st in answer["statements"] if st.get("kind") != "direct"] or (
-                [] if answer.get("direct_answer") else [{"text": answer["final_answer"]}]):
-            out.print("- " + escape(statement["text"]), highlight=False)
-    table = Table(title="requirements", show_lines=True)
-    for col in ("REQ-ID", "modality", "verdict", "quote", "source"):
+def _print_metrics(result: Any) -> None:
+    table = Table(title="node metrics")
+    for col in ("node", "seconds", "llm calls", "in chars", "out chars", "parse failures", "fallbacks"):
         table.add_column(col)
-    for req in answer["extracted_requirements"]:
-        verdict = "[green]verified[/]" if req["verified"] else f"[yellow]{req['rejection_reason']}[/]"
-        table.add_row(req["requirement_id"], req["modality"], verdict, escape(req["exact_quote"]),
-                      escape(f"{req['document_title']} v{req['document_version']}, {req['section_path']}"))
+    for m in result.metrics:
+        table.add_row(m["node"], f"{m['seconds']:.3f}", str(m["llm_calls"]), str(m["input_chars"]),
+                      str(m["output_chars"]), str(m["parse_failures"]), str(m["fallbacks"]))
     out.print(table)
-    if answer["unused_requirements"]:
-        out.print("verified but unused: " + ", ".join(answer["unused_requirements"]))
-    for item in answer["missing_evidence"]:
-        out.print("[red]missing:[/] " + escape(item))
+
+
+def print_answer(record: dict[str, Any], *, show_rejected: bool, verbose: bool, result: Any = None) -> None:
+    """What `ask` and `resume` print: the answer of the recorded audit, and with --verbose how it was found."""
+    from engine.answer_view import answer_lines, research_line
+
+    if verbose and result is not None:
+        _print_research(result)
+        out.print()
+    width = answer_width()
+    _print_lines(answer_lines(record, width=width, show_rejected=show_rejected))
+    if not verbose:
+        _print_lines(research_line(record, width))
+    fallbacks = record.get("fallbacks") or (result.fallbacks if result is not None else [])
+    if fallbacks:
+        out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(fallbacks)))
+    if verbose and result is not None:
+        _print_metrics(result)
 
 
 def _llm_events(status: Any, verbose: bool) -> Any:
@@ -349,9 +385,13 @@ def _llm_events(status: Any, verbose: bool) -> Any:
 
 
 def _research_command(question: str | None, run_id: str | None, as_json: bool, backend: str | None,
-                      verbose: bool, actor: str | None = None, pdf: Path | None = None) -> int:
+                      verbose: bool, actor: str | None = None, pdf: Path | None = None, *,
+                      documents: list[str] | None = None, source_types: list[str] | None = None,
+                      show_rejected: bool = False) -> int:
     from agents.deps import Deps
-    from agents.research import postgres_checkpointer, resume_research, run_research
+    from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
+    from engine import audit_trail
+    from engine import scope as scopes
     from engine.audit_trail import crash_point
     from engine.trail_record import record_research
 
@@ -359,7 +399,12 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
     asked_at = datetime.now(UTC)
     with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver, \
             err.status("starting", spinner="dots") as status:
-        deps = Deps.build(conn, settings, backend=backend)
+        if question is not None:
+            filters, scope = scopes.resolve(conn, documents or (), source_types or ())
+        else:  # a resumed run keeps the scope it was started with
+            scope = run_scope(run_id or "", saver)
+            filters = scopes.filters_of(scope)
+        deps = Deps.build(conn, settings, backend=backend, scope=filters)
 
         def progress(name: str) -> None:
             status.update(f"running [bold]{name}[/]")
@@ -370,14 +415,15 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
         if question is not None:
             new_id = f"run-{uuid.uuid4().hex[:12]}"
             err.print(f"run {new_id} (if interrupted: evidence resume {new_id})", highlight=False)
-            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress)
+            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress, scope=scope)
         else:
             result = resume_research(run_id or "", deps, saver, progress=progress)
         crash_point(settings.fault_injection, "audit:before")
         status.update("recording the audit")
         audit = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                actor=actor, asked_at=asked_at)
+                                actor=actor, asked_at=asked_at, scope=result.scope)
         crash_point(settings.fault_injection, "audit:after")
+        record = audit_trail.get(conn, audit.audit_id)["record"]
         if pdf is not None:
             from engine.report import write_pdf
 
@@ -387,9 +433,16 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
     if as_json:
         _emit_json({**result.model_dump(mode="json"), "llm_usage": usage, "audit": audit.model_dump()})
     else:
-        _print_research(result, verbose, usage)
-        out.print(f"audit [bold]{audit.audit_id}[/] (seq {audit.seq}, hash {audit.hash[:16]}…)"
-                  + ("" if audit.created else " (recorded earlier)"), highlight=False)
+        from engine.llm import availability_line, usage_line
+
+        availability = availability_line(usage, result.fallbacks)
+        if availability:  # with the llm backend, how far the LLM answered comes first
+            out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False, soft_wrap=True)
+        print_answer(record, show_rejected=show_rejected, verbose=verbose, result=result)
+        if verbose and usage is not None:
+            out.print(escape(usage_line(usage) or ""), highlight=False, soft_wrap=True)
+        out.print(f"\naudit [bold]{audit.audit_id}[/] (seq {audit.seq})" + ("" if audit.created else
+                  " (recorded earlier)") + f"\nrecord hash {audit.hash}", highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
     return QUESTION_REFUSED if result.rejected else 0
@@ -398,16 +451,31 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The compliance question.")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The whole research result and audit as JSON (every "
+                                                        "candidate, rejected ones too).")] = False,
     backend: Annotated[str | None, typer.Option("--backend", help="rules (default) or llm")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Per-node metrics.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Research steps with their queries, every "
+                                                                  "passage found, per-node metrics.")] = False,
     actor: Annotated[str | None, typer.Option("--actor", help="Who asks (default: the OS user).")] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="Write the PDF report of the recorded audit here.")] = None,
+    documents: Annotated[list[str] | None, typer.Option(
+        "--document", help="Answer from this document only: id (or a unique start of one), path, file name or "
+                           "title; repeat for several. Recorded in the audit.")] = None,
+    source_types: Annotated[list[str] | None, typer.Option(
+        "--source-type", help=f"Answer from documents of this type only ({', '.join(SOURCE_TYPES)}); repeat for "
+                              "several. Recorded in the audit.")] = None,
+    show_rejected: Annotated[bool, typer.Option(
+        "--show-rejected", help="Also list the rejected candidate quotes with their reasons.")] = False,
 ) -> None:
-    """Answer a question from the corpus and record the audit (research, extract, verify, compose, review)."""
+    """Answer a question from the corpus and record the audit (research, extract, verify, compose, review).
+
+    Prints the direct answer, the cited requirements with their citations (Art. 33(1), Section 4.2(b)),
+    conflicts and missing evidence. Exit status 8 when the guard refuses the question.
+    """
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")
-    run(lambda: _research_command(question, None, as_json, backend, verbose, actor, pdf))
+    run(lambda: _research_command(question, None, as_json, backend, verbose, actor, pdf, documents=documents,
+                                  source_types=source_types, show_rejected=show_rejected))
 
 
 @app.command()
@@ -416,9 +484,53 @@ def resume(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
     actor: Annotated[str | None, typer.Option("--actor")] = None,
+    show_rejected: Annotated[bool, typer.Option("--show-rejected", help="Also list the rejected candidates.")
+                             ] = False,
 ) -> None:
     """Continue a run that was interrupted (or show a finished one); its audit is recorded once."""
-    run(lambda: _research_command(None, run_id, as_json, None, verbose, actor))
+    run(lambda: _research_command(None, run_id, as_json, None, verbose, actor, show_rejected=show_rejected))
+
+
+@app.command("export")
+def export_cmd(
+    audit_ids: Annotated[list[str], typer.Argument(help="Audits (AUD-…, or unique starts of them)")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="csv, xlsx or json")] = "csv",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (csv and json: standard "
+                                                                      "output when not given; xlsx needs it)")] = None,
+    cited_only: Annotated[bool, typer.Option("--cited-only", help="Only the requirements the answers cite")] = False,
+) -> None:
+    """Export the requirements of audits for working papers (CSV, XLSX, JSON).
+
+    One row per requirement: audit, REQ-ID, citation, verbatim quote, modality, verdict, cited, binding,
+    document title, id, version and SHA-256, section, question, time.
+    """
+    from engine import audit_trail
+    from engine import export as exports
+    from engine.errors import InputError
+
+    def body() -> int:
+        if fmt not in exports.FORMATS:
+            raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
+        if fmt == "xlsx" and output is None:
+            raise InputError("--format xlsx writes a file: give --output PATH (for example --output out/audit.xlsx)")
+        with dbmod.connection(_settings()) as conn:
+            ids = list(dict.fromkeys(audit_trail.resolve_id(conn, a) for a in audit_ids))
+            rows = exports.requirement_rows(conn, ids, cited_only=cited_only)
+        if fmt == "xlsx":
+            exports.write_xlsx(rows, output)  # type: ignore[arg-type]
+        else:
+            text = exports.to_csv(rows) if fmt == "csv" else exports.to_json(rows)
+            if output is None:
+                import sys
+
+                sys.stdout.write(text)
+                return 0
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        err.print(f"wrote {len(rows)} requirement(s) of {len(ids)} audit(s) to {output}", highlight=False)
+        return 0
+
+    run(body)
 
 
 def main() -> None:

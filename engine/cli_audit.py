@@ -10,15 +10,15 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from engine import batch_store
 from engine import db as dbmod
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings, secret_values
 from engine.errors import redact
 
-audit_app = typer.Typer(no_args_is_help=True, help="Audit checklists run as batches (audits/*.yaml).")
+audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="Audit checklists run as batches (audits/*.yaml).")
 FAIL_ON_HELP = "any | no-evidence | expect | never (default: the definition's fail_on)"
 
 
@@ -67,19 +67,16 @@ def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fa
     if as_json:
         emit_json(result.model_dump())
         return result.exit_code
-    table = Table(title=f"{result.name} — batch {batch_id}")
-    for col in ("id", "result", "confidence", "verified", "expectations", "audit"):
-        table.add_column(col)
-    for q in result.questions:
-        missed = [escape(e["document"] + (f" §{e['section']}" if e["section"] else ""))
+    out.print(f"[bold]{escape(result.name)}[/] — batch {batch_id}", highlight=False)
+    for q in result.questions:  # one line each, the audit id whole (a table would cut it at 80 columns)
+        missed = [escape(e["document"] + (f"#{e['section']}" if e["section"] else ""))
                   for e in q.expectations if not e["met"]]
-        exp = f"{len(q.expectations)} met" if q.expectations else ""
-        exp = f"[red]missed {'; '.join(missed)}[/]" if missed else exp
+        exp = f"; expectations: {len(q.expectations)} met" if q.expectations else ""
+        exp = f"; [red]missed {'; '.join(missed)}[/]" if missed else exp
         status = q.status or "not run"
         colour = "green" if status == "ANSWERED" else "red"
-        table.add_row(q.question_id, f"[{colour}]{status}[/]", q.grounding_confidence or "",
-                      str(q.verified_requirements), exp, q.audit_id or "")
-    out.print(table)
+        out.print(f"{escape(q.question_id)}  {q.audit_id or '-'}  [{colour}]{status}[/]  "
+                  f"{q.grounding_confidence or '-'}  {q.verified_requirements} verified{exp}", highlight=False)
     if result.exit_code:
         out.print(f"[red]gate failed[/] (fail_on {result.fail_on}): no evidence {result.no_evidence or '-'}, "
                   f"expectations missed {result.expectations_missed or '-'}; exit status {result.exit_code}")
@@ -158,13 +155,9 @@ def status_cmd(batch_id: Annotated[str | None, typer.Argument()] = None,
         if as_json:
             emit_json(rows)
             return 0
-        table = Table()
-        for col in ("batch", "name", "actor", "started", "done"):
-            table.add_column(col)
         for r in rows:
-            table.add_row(r["batch_id"], escape(r["name"]), escape(r["actor"]), f"{r['started_at']:%Y-%m-%d %H:%M}",
-                          f"{r['done']}/{r['questions']}")
-        out.print(table)
+            out.print(f"{r['batch_id']}  {r['started_at']:%Y-%m-%d %H:%M}  {r['done']}/{r['questions']} done  "
+                      f"{escape(r['actor'])}  {escape(r['name'])}", highlight=False)
         return 0
 
     run(body)

@@ -17,6 +17,7 @@ import click
 import psycopg
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from engine.config import Settings, load_settings, secret_values
 from engine.errors import EngineError, StorageError, redact
@@ -25,6 +26,21 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 QUESTION_REFUSED = 8  # exit status of `ask` / `resume` when the guard refused the question
+
+
+class FullHelpGroup(TyperGroup):
+    """A command group whose list of commands shows each one's first sentence whole, wrapped to the
+    terminal, never cut off with '...'."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def settings() -> Settings:

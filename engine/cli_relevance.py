@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.errors import InputError
 
-relevance_app = typer.Typer(no_args_is_help=True,
+relevance_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                             help="The learned relevance model: train it on labelled pairs, score a pair.")
 
 

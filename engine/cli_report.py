@@ -11,16 +11,15 @@ import click
 import psycopg
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
 
 from engine import db as dbmod
 from engine import embedded_db
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
 from engine.errors import IntegrityError, StorageError
 
 
-class _AuditFirst(TyperGroup):
+class _AuditFirst(FullHelpGroup):
     """`evidence report AUD-…` runs `render`; `evidence report verify FILE` runs `verify`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -54,7 +53,8 @@ def write_reports(conn: psycopg.Connection, audit_id: str, *, pdf: Path | None =
 
 @report_app.command("render")
 def render_cmd(
-    audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…); 'evidence trail list' shows them")],
+    audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…, or a unique start of one); 'evidence trail list' "
+                                                 "shows them")],
     pdf: Annotated[Path | None, typer.Option("--pdf", help="PDF/A-3b with the record embedded")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Standalone HTML page")] = None,
     md: Annotated[Path | None, typer.Option("--md", help="Markdown")] = None,
@@ -67,10 +67,13 @@ def render_cmd(
     """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf, signed)."""
 
     def body() -> int:
-        target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{audit_id}.pdf")
+        from engine.audit_trail import resolve_id
+
         cfg = settings()
         with dbmod.connection(cfg) as conn:
-            written = write_reports(conn, audit_id, pdf=target_pdf, html=html, md=md, json_file=json_file,
+            full_id = resolve_id(conn, audit_id)
+            target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{full_id}.pdf")
+            written = write_reports(conn, full_id, pdf=target_pdf, html=html, md=md, json_file=json_file,
                                     settings=cfg, include_rejected=include_rejected)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)

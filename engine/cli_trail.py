@@ -10,14 +10,14 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from engine import audit_trail
 from engine import db as dbmod
-from engine.cli_common import emit_json, err, out, run, settings
+from engine.cli_common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.errors import EngineError
 
-trail_app = typer.Typer(no_args_is_help=True, help="The audit trail: append-only, hash-chained, verifiable.")
+trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="The audit trail: append-only, hash-chained, verifiable.")
 
 
 def _when(value: str | None, name: str) -> datetime | None:
@@ -38,17 +38,18 @@ def _document_keys(conn: Any, name: str) -> list[str]:
     return version_keys(store.find_documents(conn, name)) or [name]
 
 
-def _headers_table(rows: list[dict[str, Any]], *, similarity: bool = False) -> Table:
-    table = Table()
-    for col in ("seq", "audit", "recorded (UTC)", "actor", "status", "confidence", "question") + (
-            ("similarity",) if similarity else ()):
-        table.add_column(col)
+def _print_headers(rows: list[dict[str, Any]], *, similarity: bool = False) -> None:
+    """One audit per entry, its full id first (never cut), the question wrapped below it."""
+    from engine.answer_view import wrap
+    from engine.cli import answer_width
+
     for r in rows:
-        kind = "" if r["kind"] == "answer" else f" [dim]({r['kind']} of {r['amends']})[/]"
-        cells = [str(r["seq"]), r["audit_id"] + kind, f"{r['created_at']:%Y-%m-%d %H:%M}", escape(r["actor"]),
-                 r["status"], r["grounding_confidence"] or "", escape(r["question"][:90])]
-        table.add_row(*cells, *([f"{r['similarity']:.3f}"] if similarity else []))
-    return table
+        kind = "" if r["kind"] == "answer" else f"  ({r['kind']} of {r['amends']})"
+        score = f"  similarity {r['similarity']:.3f}" if similarity else ""
+        out.print(f"{r['audit_id']}  seq {r['seq']}  {r['created_at']:%Y-%m-%d %H:%M}  {r['status']}  "
+                  f"{r['grounding_confidence'] or '-'}  {r['actor']}{kind}{score}", markup=False, highlight=False)
+        for line in wrap(r["question"], answer_width(), "    "):
+            out.print(line, markup=False, highlight=False)
 
 
 @trail_app.command("list")
@@ -73,7 +74,7 @@ def list_cmd(
         if as_json:
             emit_json(rows)
         else:
-            out.print(_headers_table(rows))
+            _print_headers(rows)
             out.print(f"{len(rows)} audit(s)")
         return 0
 
@@ -81,50 +82,53 @@ def list_cmd(
 
 
 @trail_app.command("show")
-def show_cmd(audit_id: str, as_json: Annotated[bool, typer.Option("--json", help="Exactly what was stored")] = False
+def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique start of one)")],
+             as_json: Annotated[bool, typer.Option("--json", help="Exactly what was stored")] = False,
+             brief: Annotated[bool, typer.Option("--brief", help="Leave out the rejected candidates")] = False
              ) -> None:
-    """Show one audit: the whole record (`--json` prints the stored canonical text as is)."""
+    """Show one audit: who asked what, when, the answer with its cited requirements, the rejected candidates,
+    notes and corrections (`--json` prints the stored canonical text as is)."""
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:
-            row = audit_trail.get(conn, audit_id)
-            notes = audit_trail.amendments(conn, audit_id)
+            row = audit_trail.get(conn, audit_trail.resolve_id(conn, audit_id))
+            notes = audit_trail.amendments(conn, row["audit_id"])
         if as_json:
             sys.stdout.write(row["canonical"] + "\n")
             return 0
-        _print_record(row, notes)
+        _print_record(row, notes, show_rejected=not brief)
         return 0
 
     run(body)
 
 
-def _print_record(row: dict[str, Any], notes: list[dict[str, Any]]) -> None:
+def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_rejected: bool = True) -> None:
+    from engine.answer_view import answer_lines
+    from engine.cli import _print_lines, answer_width
+
     rec = row["record"]
     out.print(f"[bold]{row['audit_id']}[/]  seq {row['seq']}  {rec['kind']}  recorded {rec['recorded_at']}  "
               f"by {escape(rec['actor'])}", highlight=False)
     out.print(f"hash {row['hash']}\nprev {row['prev_hash']}", highlight=False)
-    out.print(f"question: {escape(rec['question'])}", highlight=False)
     if rec["kind"] != "answer":
+        out.print(f"question: {escape(rec['question'])}", highlight=False)
         out.print(f"{rec['kind']} of {rec['amends']}: {escape(rec['reason'])}\n{escape(rec['text'])}")
         return
-    ans = rec["answer"]
-    out.print(f"{ans['status']}  grounding confidence {ans['grounding_confidence']}  backend {rec['backend']}  "
-              f"engine {rec['engine']['version']}  settings {rec['settings_hash'][:12]}", highlight=False)
-    for statement in ans["statements"] or [{"text": ans["final_answer"]}]:
-        out.print("- " + escape(statement["text"]), highlight=False)
-    table = Table(title="requirements")
-    for col in ("REQ-ID", "verdict", "modality", "document", "section", "quote"):
-        table.add_column(col)
-    for r in rec["requirements"]:
-        verdict = "verified" if r["verified"] else r["rejection_reason"]
-        source = escape(f"{r['document_title']} v{r['document_version']}")
-        table.add_row(r["requirement_id"], verdict, r["modality"], source,
-                      escape(r["section_path"]), escape(r["exact_quote"]))
-    out.print(table)
-    out.print(f"{len(rec['research']['steps'])} research step(s); corpus of {len(rec['corpus'])} document(s)")
+    out.print(f"backend {rec['backend']}  engine {rec['engine']['version']}  settings {rec['settings_hash']}",
+              highlight=False)
+    if rec.get("supersedes"):
+        out.print(f"answers again {rec['supersedes']} (its quotes had changed)", highlight=False)
+    out.print()
+    _print_lines(answer_lines(rec, width=answer_width(), show_rejected=show_rejected,
+                              rejected_hint="shown without --brief"))
+    out.print(f"\n{len(rec['research']['steps'])} research step(s); corpus of {len(rec['corpus'])} document(s)")
     for note in notes:
+        again = note["record"].get("superseded_by")
         out.print(f"[yellow]{note['kind']}[/] {note['audit_id']} by {escape(note['actor'])}: "
-                  f"{escape(note['record']['reason'])}", highlight=False)
+                  f"{escape(note['record']['reason'])}" + (f"\n    superseded by {again}" if again else ""),
+                  highlight=False)
+        if note["record"].get("text"):
+            out.print("    " + escape(note["record"]["text"]), highlight=False)
 
 
 @trail_app.command("search")
@@ -140,7 +144,7 @@ def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
         if as_json:
             emit_json(rows)
         else:
-            out.print(_headers_table(rows, similarity=True))
+            _print_headers(rows, similarity=True)
         return 0
 
     run(body)
@@ -163,7 +167,8 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
     def body() -> int:
         notes = [n for path in published or [] for n in read_notes(_existing(path))]
         with dbmod.connection(settings()) as conn:
-            report = verify_trail(conn, settings(), audit_id=None if all_ else audit_id, published=notes)
+            one = None if all_ or audit_id is None else audit_trail.resolve_id(conn, audit_id)
+            report = verify_trail(conn, settings(), audit_id=one, published=notes)
         if as_json:
             emit_json(report.model_dump())
         else:
@@ -310,41 +315,86 @@ def consistency_cmd(
 
 
 @trail_app.command("diff")
-def diff_cmd(audit_a: str, audit_b: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """What changed from AUD-A to AUD-B: requirements, verdicts, answer, corpus versions."""
+def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD-… or a unique start)")],
+             audit_b: Annotated[str, typer.Argument(help="The later audit")],
+             all_: Annotated[bool, typer.Option("--all", help="Also every other candidate requirement that was added, "
+                                                              "removed or judged differently")] = False,
+             as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """What changed from AUD-A to AUD-B: the answer and its citations first (matched by document, place and
+    text, not by REQ-ID, which is numbered per answer), corpus versions, then on request the rest."""
     from engine.trail_queries import diff
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:
-            d = diff(conn, audit_a, audit_b)
+            d = diff(conn, audit_trail.resolve_id(conn, audit_a), audit_trail.resolve_id(conn, audit_b))
         if as_json:
             emit_json(d)
             return 0
-        if not d["same_question"]:
-            out.print("[yellow]note: the two audits answer different questions[/]")
-        out.print(f"status {d['status'][0]} -> {d['status'][1]}; confidence {d['grounding_confidence'][0]} -> "
-                  f"{d['grounding_confidence'][1]}")
-        for c in d["corpus_changes"]:
-            out.print(f"corpus: {escape(c['title'])} v{c['before']} -> v{c['after']}")
-        for label, items in (("+", d["requirements_added"]), ("-", d["requirements_removed"])):
-            for r in items:
-                verdict = "verified" if r["verified"] else r["rejection_reason"]
-                out.print(f"{label} {r['requirement_id']} ({verdict}) {escape(r['exact_quote'])}", highlight=False)
-        for c in d["verdicts_changed"]:
-            out.print(f"~ {escape(c['after']['exact_quote'][:80])}: {c['before']['rejection_reason'] or 'verified'}"
-                      f" -> {c['after']['rejection_reason'] or 'verified'}", highlight=False)
-        out.print("answer changed:" if d["answer_changed"] else "answer unchanged")
-        for line in d["answer_diff"][2:]:
-            out.print("  " + escape(line), highlight=False)
+        _print_diff(d, all_)
         return 0
 
     run(body)
 
 
+def _print_diff(d: dict[str, Any], everything: bool) -> None:
+    from engine.answer_view import wrap
+    from engine.cli import answer_width
+
+    width = answer_width()
+
+    def say(text: str, indent: str = "    ", first: str = "  ", style: str = "") -> None:
+        for line in wrap(text, width, indent, first):
+            out.print(line, style=style or None, markup=False, highlight=False)
+
+    out.print(f"{d['a']['audit_id']} -> {d['b']['audit_id']}", highlight=False)
+    if not d["same_question"]:
+        out.print("[yellow]note: the two audits answer different questions[/]")
+    out.print(f"status {d['status'][0]} -> {d['status'][1]}; confidence {d['grounding_confidence'][0]} -> "
+              f"{d['grounding_confidence'][1]}", highlight=False)
+    direct = d["direct_answer"]
+    if direct["changed"]:
+        out.print("[bold]Answer changed[/]")
+        for (question, before), (_, after) in zip(direct["before"], direct["after"], strict=False):
+            if question:
+                say(question, first="  ", style="bold")
+            say(f"before: {before}", first="    ", indent="      ")
+            say(f"after:  {after}", first="    ", indent="      ")
+    else:
+        out.print("answer unchanged")
+    c = d["citations"]
+    out.print(f"[bold]Citations[/]: {len(c['unchanged'])} unchanged, {len(c['changed'])} changed, "
+              f"{len(c['added'])} added, {len(c['removed'])} removed")
+    for item in c["changed"]:
+        a, b = item["before"], item["after"]
+        say(f"~ {a['requirement_id']} -> {b['requirement_id']}  {b['citation'] or b['section_path']}, "
+            f"{b['document_title']} v{a['document_version']} -> v{b['document_version']}")
+        say(item["words"], first="      ", indent="      ")
+    for label, group in (("+", c["added"]), ("-", c["removed"])):
+        for r in group:
+            say(f"{label} {r['requirement_id']}  {r['citation'] or r['section_path']}, {r['document_title']} "
+                f"v{r['document_version']}: \u201c{r['exact_quote']}\u201d")
+    for change in d["corpus_changes"]:
+        out.print(f"corpus: {escape(change['title'])} v{change['before']} -> v{change['after']}", highlight=False)
+    if not everything:
+        if d["other_changes"]:
+            out.print(f"[dim]{d['other_changes']} other candidate change(s) not shown (--all lists them)[/]")
+        return
+    for label, items in (("+", d["other_added"]), ("-", d["other_removed"])):
+        for r in items:
+            verdict = "verified" if r["verified"] else r["rejection_reason"]
+            say(f"{label} {r['requirement_id']} ({verdict}) \u201c{r['exact_quote']}\u201d")
+    for v in d["verdicts_changed"]:
+        say(f"~ {v['after']['requirement_id']} {v['before']['rejection_reason'] or 'verified'} -> "
+            f"{v['after']['rejection_reason'] or 'verified'}: \u201c{v['after']['exact_quote']}\u201d")
+
+
 @trail_app.command("impact")
-def impact_cmd(target: Annotated[str, typer.Argument(help="DOCUMENT or DOCUMENT#section (id, path, file or title)")],
+def impact_cmd(target: Annotated[str, typer.Argument(
+                   help="DOCUMENT or DOCUMENT#SECTION: id (or a unique start), path, file or title; the section as "
+                        "'evidence documents sections' numbers it (4.2, 33(1), Recital 3; 'Art. 33(1)' works too)")],
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Which audits cite a document or section, and which rest on superseded text (stale evidence)."""
+    """Which audits cite a document or section, and which are stale: a quote they cite changed or vanished in
+    the current version. 'evidence trail rerun --stale' answers stale audits again."""
     from engine.trail_queries import impact
 
     def body() -> int:
@@ -353,16 +403,70 @@ def impact_cmd(target: Annotated[str, typer.Argument(help="DOCUMENT or DOCUMENT#
         if as_json:
             emit_json(result)
             return 0
-        out.print(f"{len(result['audits'])} audit(s) cite {escape(target)}; {len(result['stale_audits'])} rest on "
-                  "superseded text")
+        where = f" section {result['section']}" if result["section"] else ""
+        out.print(f"{len(result['audits'])} audit(s) cite {escape(target.partition('#')[0])}{where}; "
+                  f"{len(result['stale_audits'])} stale (a cited quote changed or vanished)", highlight=False)
         for a in result["audits"]:
             flag = "[red]STALE[/]" if a["stale"] else "[green]current[/]"
-            out.print(f"{flag} {a['audit_id']} (seq {a['seq']}) {escape(a['question'][:90])}", highlight=False)
+            again = f" [dim](answered again: {a['superseded_by']})[/]" if a.get("superseded_by") else ""
+            out.print(f"{flag} {a['audit_id']} (seq {a['seq']}){again} {escape(a['question'])}", highlight=False)
             for q in a["requirements"]:
                 if q["superseded"]:
                     state = "still in" if q["quote_in_current_version"] else "[red]no longer in[/]"
                     out.print(f"    {q['requirement_id']} v{q['document_version']} {state} v{q['current_version']}: "
                               f"{escape(q['exact_quote'])}", highlight=False)
+        return 0
+
+    run(body)
+
+
+@trail_app.command("rerun")
+def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits to answer again (AUD-… or unique "
+                                                                         "starts); with --stale, every stale one")
+                                   ] = None,
+              stale: Annotated[bool, typer.Option("--stale", help="Every audit a changed or vanished quote made "
+                                                                  "stale and not answered again yet")] = False,
+              backend: Annotated[str | None, typer.Option("--backend", help="rules or llm (default: each audit's own)")
+                                 ] = None,
+              actor: Annotated[str | None, typer.Option("--actor")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Ask stale audits' questions again against the current documents (within the same scope). Each new audit
+    supersedes the old one: the old record stays, a correction on it points to the new one and says what
+    changed."""
+    from engine.embeddings import Embedder
+    from engine.trail_queries import stale_audits
+    from engine.trail_rerun import rerun_one
+
+    if backend not in (None, "rules", "llm"):
+        raise typer.BadParameter("--backend must be rules or llm")
+
+    def body() -> int:
+        if not stale and not audit_ids:
+            raise EngineError("name the audits to answer again, or give --stale for every stale one "
+                              "('evidence trail impact DOCUMENT' shows which are stale)")
+        cfg = settings()
+        done = []
+        with dbmod.connection(cfg) as conn, err.status("re-asking", spinner="dots") as status:
+            targets = [audit_trail.resolve_id(conn, a) for a in audit_ids or []]
+            if stale:
+                targets += [s["audit_id"] for s in stale_audits(conn) if s["audit_id"] not in targets]
+            embedder = Embedder.from_settings(cfg)
+            for i, target in enumerate(targets, 1):
+                status.update(f"{i}/{len(targets)}: {target}")
+                done.append(rerun_one(conn, cfg, target, embedder=embedder, actor=actor or cfg.actor, backend=backend))
+        if as_json:
+            emit_json([r.model_dump() for r in done])
+            return 0
+        out.print(f"{len(done)} audit(s) answered again against the current documents" if done
+                  else "no stale audits: every cited quote is still in its document's current version")
+        for r in done:
+            out.print(f"{r.old_audit_id} -> {r.new_audit_id}: {r.summary}", highlight=False)
+            direct = r.diff["direct_answer"]
+            if direct["changed"]:
+                for (_, before), (_, after) in zip(direct["before"], direct["after"], strict=False):
+                    out.print(f"    before: {escape(before)}\n    after:  {escape(after)}", highlight=False)
+            out.print(f"    correction {r.correction_id} on {r.old_audit_id} points to {r.new_audit_id}",
+                      highlight=False)
         return 0
 
     run(body)
@@ -383,7 +487,7 @@ def amend_cmd(audit_id: str,
             raise EngineError("--reason must say why the record is amended")
         cfg = settings()
         with dbmod.connection(cfg) as conn:
-            target = audit_trail.get(conn, audit_id)["record"]
+            target = audit_trail.get(conn, audit_trail.resolve_id(conn, audit_id))["record"]
             record = build_amendment(target, kind="correction" if correction else "note", reason=reason, text=text,
                                      actor=actor or cfg.actor)
             appended = audit_trail.append(conn, record)
@@ -393,7 +497,7 @@ def amend_cmd(audit_id: str,
         if as_json:
             emit_json(appended.model_dump())
         else:
-            out.print(f"{record['kind']} {appended.audit_id} (seq {appended.seq}) amends {audit_id}")
+            out.print(f"{record['kind']} {appended.audit_id} (seq {appended.seq}) amends {record['amends']}")
         return 0
 
     run(body)

@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     # of 64 only ~24 (bench/embed_speed.py); small batches stay in cache. Vectors do not depend on it.
     embedding_batch_size: int = Field(default=8, ge=1, description="Texts per forward pass of the embedder.")
     max_file_bytes: int = Field(default=50 * 1024 * 1024, description="Larger files are refused at ingest.")
+    source_type: str | None = Field(
+        default=None, pattern="^(statute|regulation|guidance|policy|standard|contract)$",
+        description="Source type of ingested files given no --source-type (else inferred from the file name or "
+                    "title, with a note, or refused).")
     chunk_max_words: int = Field(default=160, description="Upper bound of words per chunk (sentences kept whole).")
     max_chunks_per_file: int = Field(
         default=5000, ge=1,

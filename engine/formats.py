@@ -16,24 +16,25 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.citations import format_citation
 from engine.errors import IngestError, printable
+from engine.structure import (
+    PROVISIONS,
+    Heading,
+    Positions,
+    enumerator,
+    is_caps_heading,
+    is_eu_style,
+    is_title_line,
+    parse_heading,
+    recital_number,
+)
 
 FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa")
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".html": "html", ".htm": "html", ".md": "md",
     ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
 }
-_NUMBERED = re.compile(
-    r"^(?:(?P<word>section|article|part|chapter|rule|schedule|appendix|annex|§)\s*)?"
-    r"(?P<num>\d+(?:\.\d+)*[A-Za-z]?)\.?(?:\s*[-\u2013:.]\s*|\s+)(?P<title>\S.*)?$",
-    re.IGNORECASE,
-)
-_WORD_HEADING = re.compile(
-    r"^(?P<word>part|chapter|schedule|appendix|annex)\s+(?P<num>[0-9IVXLC]+[A-Z]?)\b[\s:.\-\u2013]*(?P<title>.*)$",
-    re.IGNORECASE,
-)
-
-
 class Block(BaseModel):
     """A span of the document text that chunks are cut from (never across blocks)."""
 
@@ -126,62 +127,103 @@ def _check_text(path: Path, data: bytes) -> str:
     return text
 
 
-def heading_of(line: str) -> tuple[str, str, int] | None:
-    """(section number, heading title, level) when a plain line looks like a numbered heading."""
-    line = line.strip().lstrip("#").strip().strip("*_").strip()
-    if not line or len(line.split()) > 14 or line.endswith((".", ";", ",")) and not re.fullmatch(r"[\d.]+", line):
-        return None
-    match = _WORD_HEADING.match(line)
-    if match:
-        return match.group("num"), match.group("title").strip(), 1
-    match = _NUMBERED.match(line)
-    if match and match.group("title") and match.group("title")[0].isupper():
-        num = match.group("num")
-        return num, match.group("title").strip(), num.count(".") + 1
-    return None
+def heading_of(line: str, *, in_provision: bool = False) -> tuple[str, str, int] | None:
+    """(section number, heading title, level) when a plain line looks like a heading (see engine.structure)."""
+    heading = parse_heading(line, in_provision=in_provision)
+    return None if heading is None else (heading.number, heading.title, heading.level)
+
+
+_BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
+_CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
 
 class _SectionBuilder:
-    """Accumulates text and headings into blocks with a section path."""
+    """Accumulates text and headings into blocks with a section path, a citation and point offsets.
 
-    def __init__(self) -> None:
+    Inside a provision, a numbered paragraph ("1.", or CFR "(a)") starts a block of its own, so every
+    chunk can be cited to it ("Art. 33(1)"); deeper points stay in the block and their offsets are kept
+    (`metadata["points"]`). In the preamble of an EU-style act each recital is a block ("Recital 12").
+    """
+
+    def __init__(self, *, eu_style: bool = False) -> None:
         self.parts: list[str] = []
         self.length = 0
-        self.stack: list[tuple[int, str, str]] = []  # (level, number, title)
+        self.stack: list[tuple[int, Heading]] = []
         self.blocks: list[Block] = []
         self.body_start: int | None = None
+        self.preamble = eu_style  # before the enacting terms: recitals and the preamble
+        self.special: str | None = None  # 'Preamble' or 'Recital N' for the open block
+        self.positions = Positions()
+        self.position = ""  # the open block's paragraph label, '(1)'
+        self.points: list[list[Any]] = []
+        self.awaiting_title = False
 
-    def _add(self, piece: str) -> tuple[int, int]:
+    def _add(self, piece: str, joiner: str = "\n\n") -> tuple[int, int]:
         if self.parts:
-            self.parts.append("\n\n")
-            self.length += 2
+            self.parts.append(joiner)
+            self.length += len(joiner)
         start = self.length
         self.parts.append(piece)
         self.length += len(piece)
         return start, self.length
 
+    def _path(self) -> str:
+        return " > ".join(" ".join(x for x in (h.label, h.title) if x) for _, h in self.stack)
+
     def _close(self) -> None:
         if self.body_start is not None and self.body_start < self.length:
-            number = self.stack[-1][1] if self.stack else ""
-            heading = self.stack[-1][2] if self.stack else ""
-            path = " > ".join(" ".join(x for x in (num, title) if x) for _, num, title in self.stack)
+            metadata: dict[str, Any] = {}
+            if self.special is not None:
+                recital = self.special.startswith("Recital")
+                number, heading = (self.special if recital else ""), self.special
+                path = f"Recitals > {self.special}" if recital else self.special
+                citation = self.special
+            else:
+                top = self.stack[-1][1] if self.stack else None
+                number = (top.number + self.position) if top and top.number else ""
+                heading = top.title if top else ""
+                path = self._path()
+                citation = format_citation(top.kind, top.number, self.position) if top and top.number else ""
+            if citation:
+                metadata["citation"] = citation
+            if self.points:
+                metadata["points"] = self.points
             self.blocks.append(Block(start=self.body_start, end=self.length, section_number=number,
-                                     section_path=path, section_heading=heading))
+                                     section_path=path, section_heading=heading, metadata=metadata))
         self.body_start = None
+        self.points = []
 
-    def heading(self, text: str, level: int, number: str = "") -> None:
+    def in_provision(self) -> bool:
+        return bool(self.stack) and self.stack[-1][1].kind in PROVISIONS
+
+    def heading(self, text: str, level: int | None = None, number: str = "", *,
+                parsed: Heading | None = None) -> None:
+        """A heading line, kept in the text as it is; `level` from the format (Markdown, DOCX) or its kind."""
         self._close()
         text = normalize(text)
         if not text:
             return
-        if not number:
-            parsed = heading_of(text)
-            if parsed:
-                number, text = parsed[0], parsed[1] or text
-        while self.stack and self.stack[-1][0] >= level:
+        if parsed is None:
+            parsed = parse_heading(text) if not number else Heading("", number, text, level or 1)
+            parsed = parsed or Heading("", "", text, level or 1)
+        if level is not None:
+            parsed = parsed._replace(level=level)
+        while self.stack and self.stack[-1][0] >= parsed.level:
             self.stack.pop()
-        self.stack.append((level, number, text))
-        self._add(" ".join(x for x in (number, text) if x))
+        self.stack.append((parsed.level, parsed))
+        self.preamble, self.special, self.position = False, None, ""
+        self.positions = Positions()
+        untitled = not parsed.title or re.fullmatch(r"\(.*\)", parsed.title) is not None  # "Annex A (normative)"
+        self.awaiting_title = bool(parsed.kind) and untitled
+        self._add(text)
+
+    def _retitle(self, text: str) -> None:
+        """The line after 'Article 33' is its title: kept in the text, not a body."""
+        level, top = self.stack[-1]
+        title = f"{text} {top.title}".strip() if top.title else text
+        self.stack[-1] = (level, top._replace(title=title))
+        self.awaiting_title = False
+        self._add(text)
 
     def title_line(self, text: str) -> None:
         """The document title: kept in the text, but not a section of its own."""
@@ -189,13 +231,69 @@ class _SectionBuilder:
         if normalize(text):
             self._add(normalize(text))
 
+    def _special_block(self, name: str) -> None:
+        if self.special != name or self.body_start is None:
+            self._close()
+            self.special = name
+
     def paragraph(self, text: str) -> None:
         text = normalize(text)
         if not text:
             return
-        start, _ = self._add(text)
+        if self.awaiting_title and self.stack and is_title_line(text):
+            self._retitle(text)
+            return
+        self.awaiting_title = False
+        seen = None
+        if self.preamble:
+            recital = recital_number(text)
+            self._special_block(f"Recital {recital}" if recital else "Preamble")
+        elif self.stack:
+            seen = self.positions.see(text)
+            if seen is not None and seen[0]:
+                self._close()
+                self.position = seen[1]
+        # A point continues its lead-in's sentence ("shall designate ... where:" / "(a) ...;" / "(b) ..."),
+        # so it is joined with one line break, which the sentence splitter reads as a continuation.
+        continues = (seen is not None and not seen[0] and self.body_start is not None
+                     and self.parts[-1].rstrip().endswith(_CONTINUES))
+        start, _ = self._add(text, "\n" if continues else "\n\n")
         if self.body_start is None:
             self.body_start = start
+        if seen is not None and not seen[0]:
+            label = seen[1][len(self.position):] if seen[1].startswith(self.position) else seen[1]
+            self.points.append([start, label])
+
+    def _line_heading(self, line: str) -> Heading | None:
+        parsed = parse_heading(line, in_provision=self.in_provision())
+        if parsed is None and is_caps_heading(line) and not self.preamble:
+            parsed = Heading("", "", line.strip(), 1)
+        return parsed
+
+    def text_block(self, para: str) -> None:
+        """A paragraph of plain text (TXT, PDF, DOCX): headings, heading titles, numbered paragraphs and
+        points. A line that opens a provision, a paragraph or a recital after a sentence end starts anew."""
+        body: list[str] = []
+        for line in para.split("\n"):
+            if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)):
+                body.append(line)
+                continue
+            if body:
+                self.paragraph("\n".join(body))
+                body = []
+            parsed = self._line_heading(line)
+            if parsed is not None:
+                self.heading(line, parsed=parsed)
+            elif self.awaiting_title and self.stack and is_title_line(line):
+                self._retitle(line.strip())
+            else:
+                body.append(line)
+        if body:
+            self.paragraph("\n".join(body))
+
+    def _opens(self, line: str) -> bool:
+        parsed = parse_heading(line, in_provision=self.in_provision())
+        return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None
 
     def build(self, fmt: str, title: str | None, **metadata: Any) -> ParsedDocument:
         self._close()
@@ -204,22 +302,19 @@ class _SectionBuilder:
 
 
 def _feed_lines(builder: _SectionBuilder, text: str) -> None:
-    """Paragraphs separated by blank lines; numbered/all-caps short lines become headings."""
+    """Paragraphs separated by blank lines; headings, titles, numbered paragraphs and points within them."""
     for para in re.split(r"\n\s*\n", normalize(text)):
-        lines = para.split("\n")
-        parsed = heading_of(lines[0])
-        caps = lines[0].isupper() and len(lines[0].split()) <= 10 and len(lines[0]) > 3
-        if parsed or caps:
-            number, title, level = parsed if parsed else ("", lines[0].strip(), 1)
-            builder.heading(title or lines[0], level, number)
-            lines = lines[1:]
-        if lines:
-            builder.paragraph("\n".join(lines))
+        builder.text_block(para)
+
+
+def _eu_style(text: str) -> bool:
+    return is_eu_style(normalize(text).split("\n"))
 
 
 def parse_txt(path: Path, data: bytes) -> ParsedDocument:
-    builder = _SectionBuilder()
-    _feed_lines(builder, _check_text(path, data))
+    text = _check_text(path, data)
+    builder = _SectionBuilder(eu_style=_eu_style(text))
+    _feed_lines(builder, text)
     first = builder.parts[0].split("\n")[0] if builder.parts else ""
     looks_like_title = 0 < len(first.split()) <= 15 and not first.rstrip().endswith((".", ";", ":", ","))
     return builder.build("txt", first if looks_like_title else None)
@@ -228,7 +323,7 @@ def parse_txt(path: Path, data: bytes) -> ParsedDocument:
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
     text = _check_text(path, data)
     text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold markers are not content
-    builder = _SectionBuilder()
+    builder = _SectionBuilder(eu_style=_eu_style(text))
     title = None
     para: list[str] = []
 
@@ -317,7 +412,7 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), f"not a readable DOCX file ({_one_line(exc)})",
                           "re-save it from a word processor") from exc
     _entities_as_text(document.element)
-    builder = _SectionBuilder()
+    builder = _SectionBuilder(eu_style=_eu_style("\n".join(p.text for p in document.paragraphs)))
     for para in document.paragraphs:
         style = (para.style.name if para.style is not None else "") or ""
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
@@ -359,7 +454,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)
     if not text.strip():
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
-    builder = _SectionBuilder()
+    builder = _SectionBuilder(eu_style=_eu_style(text))
     _feed_lines(builder, text)
     title = (info.title if info and info.title else None) or None
     return builder.build("pdf", title, pages=len(pages))

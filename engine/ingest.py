@@ -43,6 +43,9 @@ class FileResult(BaseModel):
     chunks: int = 0
     error: str | None = None
     warnings: list[str] = Field(default_factory=list, description="What the file's reader warned about")
+    source_type: str | None = None
+    notes: list[str] = Field(default_factory=list, description="How the source type or title was chosen when "
+                                                             "not given (inferred, or kept from the stored version)")
 
 
 class IngestSummary(BaseModel):
@@ -124,15 +127,48 @@ def expand_paths(paths: Iterable[Path], *, follow_symlinks: bool = False) -> lis
     return [f.path for f in find_files(paths, follow_symlinks=follow_symlinks) if f.refused is None]
 
 
-def guess_source_type(path: Path, text: str) -> str:
-    """Source type from the file name or title words; 'regulation' when nothing says otherwise."""
-    words = (path.stem + " " + text[:200]).lower()
-    for key, kind in (("policy", "policy"), ("procedure", "policy"), ("guidance", "guidance"),
-                      ("guide", "guidance"), ("standard", "standard"), ("contract", "contract"),
-                      ("agreement", "contract"), ("act", "statute"), ("statute", "statute"), ("law", "statute")):
-        if f"{key}" in words.replace("-", " ").replace("_", " ").split():
-            return kind
-    return "regulation"
+# Words of a file name or title that say what kind of source it is, most specific first.
+_TYPE_WORDS = (
+    ("contract", ("contract", "agreement", "licence", "license", "terms")),
+    ("policy", ("policy", "policies", "procedure", "procedures", "manual")),
+    ("guidance", ("guidance", "guide", "guideline", "guidelines", "faq", "handbook")),
+    ("standard", ("standard", "iso", "iec")),
+    ("regulation", ("regulation", "regulations", "rules", "rule", "directive", "cfr", "ordinance", "decree")),
+    ("statute", ("act", "statute", "law", "usc")),
+)
+
+
+def infer_source_type(path: Path, title: str, fmt: str = "") -> tuple[str, str] | None:
+    """(source type, why) from the words of the file name or the title; None when they say nothing.
+
+    ObliQA passages are regulatory text (the ADGM rulebooks). Never a silent default: the caller
+    reports how the type was chosen.
+    """
+    for where, text in (("file name", path.stem), ("title", title)):
+        words = set(re.findall(r"[a-z]+", text.lower()))
+        for kind, keys in _TYPE_WORDS:
+            found = next((k for k in keys if k in words), None)
+            if found:
+                return kind, f"the word '{found}' in the {where}"
+    if fmt == "obliqa":
+        return "regulation", "the ObliQA format (regulatory passages)"
+    return None
+
+
+def _choose_source_type(path: Path, title: str, fmt: str, given: str | None, previous: Any,
+                        settings: Settings) -> tuple[str, list[str]]:
+    """The source type: given, else the stored version's, else configured, else inferred with a note."""
+    if given:
+        return given, []
+    if previous is not None:
+        return previous.source_type, []
+    if settings.source_type:
+        return settings.source_type, []
+    inferred = infer_source_type(path, title, fmt)
+    if inferred is None:
+        raise IngestError(str(path), "its source type is not given and neither its file name nor its title says it",
+                          f"pass --source-type ({'|'.join(SOURCE_TYPES)}) or set EVIDENCE_SOURCE_TYPE")
+    return inferred[0], [f"source type '{inferred[0]}' inferred from {inferred[1]}; pass --source-type to set it"]
 
 
 def _read(path: Path, settings: Settings) -> bytes:
@@ -184,6 +220,17 @@ def _lexical_rows(conn: psycopg.Connection, drafts: list[ChunkDraft], title: str
     return rows, [length for _, length in freqs]
 
 
+_VOCABULARY_WORD = re.compile(r"[a-z]{4,30}")
+
+
+def vocabulary_words(title: str, drafts: list[ChunkDraft]) -> set[str]:
+    """The document's surface words for spelling correction (as sql/008_vocabulary.sql collects them)."""
+    words: set[str] = set()
+    for text in (title, *(d.text for d in drafts)):
+        words.update(w for w in re.split(r"[^a-z]+", text.lower()) if _VOCABULARY_WORD.fullmatch(w))
+    return words
+
+
 def embedding_text(title: str, draft: ChunkDraft) -> str:
     """What the dense index sees: the section heading gives a short chunk its context."""
     heading = draft.section_heading if draft.section_heading and draft.section_heading != draft.text else ""
@@ -205,6 +252,7 @@ class _Prepared(BaseModel):
     lexical_title: str | None
     source_type: str
     drafts: list[ChunkDraft]
+    notes: list[str] = Field(default_factory=list)
 
 
 def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: str, source_type: str | None,
@@ -212,18 +260,34 @@ def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: s
     """Read, parse and chunk one file; a FileResult when its content is already stored."""
     data = _read(path, settings)
     parsed = parse(path, data, fmt)
+    try:
+        return _prepare_parsed(conn, settings, path, data, parsed, source_type=source_type, title=title)
+    except IngestError as exc:  # what the reader warned about still belongs to the file
+        exc.warnings = exc.warnings or parsed.warnings
+        raise
+
+
+def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, data: bytes, parsed: ParsedDocument,
+                    *, source_type: str | None, title: str | None) -> _Prepared | FileResult:
     content_sha = hashlib.sha256(parsed.text.encode()).hexdigest()
     existing = store.document_by_content(conn, content_sha)
     if existing is not None:
         return FileResult(path=str(path), status="unchanged", document_id=existing.id, version=existing.version,
-                          title=existing.title, warnings=parsed.warnings)
+                          title=existing.title, warnings=parsed.warnings, source_type=existing.source_type)
     if source_type is not None and source_type not in SOURCE_TYPES:
         raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
     doc_id = f"doc_{content_sha[:24]}"
+    source_key = _source_key(path, parsed)
+    previous = store.current_document(conn, source_key)
     if parsed.format == "obliqa":
-        doc_title = title or f"ObliQA document {parsed.metadata['obliqa_document_id']}"
+        found_title = f"ObliQA document {parsed.metadata['obliqa_document_id']}"
     else:
-        doc_title = title or parsed.title or path.stem.replace("-", " ").replace("_", " ")
+        found_title = parsed.title or path.stem.replace("-", " ").replace("_", " ")
+    notes: list[str] = []
+    doc_title = title or (previous.title if previous else found_title)
+    if not title and previous and previous.title != found_title:
+        notes.append(f"title kept as '{previous.title}' from version {previous.version} (the file now reads "
+                     f"'{found_title}'); pass --title to change it")
     drafts = chunk_document(doc_id, parsed, settings.chunk_max_words)
     if not drafts:
         raise IngestError(str(path), "no text found to index")
@@ -231,12 +295,13 @@ def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: s
         raise IngestError(str(path), f"it would make {len(drafts):,} chunks, over the limit of "
                                      f"{settings.max_chunks_per_file:,} per file",
                           "split the file, or raise EVIDENCE_MAX_CHUNKS_PER_FILE")
+    kind, typed = _choose_source_type(path, doc_title, parsed.format, source_type, previous, settings)
     return _Prepared(
         path=path, data_sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, doc_id=doc_id,
-        content_sha256=content_sha, source_key=_source_key(path, parsed), title=doc_title,
+        content_sha256=content_sha, source_key=source_key, title=doc_title,
         # A title the engine made up (ObliQA has none) says nothing about the content.
         lexical_title=None if parsed.format == "obliqa" and not title else doc_title,
-        source_type=source_type or guess_source_type(path, doc_title), drafts=drafts,
+        source_type=kind, drafts=drafts, notes=typed + notes,
     )
 
 
@@ -260,8 +325,10 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
         store.insert_chunks(conn, prep.doc_id, prep.drafts, vectors, lengths)
         store.insert_postings(conn, rows)
         store.adjust_lexical_stats(conn, [d.id for d in prep.drafts], 1)
+        store.insert_vocabulary(conn, vocabulary_words(prep.title, prep.drafts))
     return FileResult(path=str(prep.path), status="new_version" if previous else "added", document_id=prep.doc_id,
-                      version=version, title=prep.title, chunks=len(prep.drafts), warnings=prep.parsed.warnings)
+                      version=version, title=prep.title, chunks=len(prep.drafts), warnings=prep.parsed.warnings,
+                      source_type=prep.source_type, notes=prep.notes)
 
 
 class IngestProgress(BaseModel):

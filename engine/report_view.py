@@ -13,6 +13,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
+from engine.citations import derived_citation
 from engine.llm import availability_line, usage_line
 from engine.sentences import normalize_ws, split_sentences
 
@@ -85,7 +86,8 @@ def statement_parts(text: str, links: dict[str, str]) -> list[dict[str, str]]:
 
 def _entry(req: dict[str, Any], chunks: dict[str, Any], prefix: str) -> dict[str, Any]:
     chunk = chunks.get(req.get("chunk_id", "")) or {}
-    return {**req, "anchor": anchor(prefix, req["requirement_id"]),
+    citation = req.get("citation") or derived_citation(req.get("section_number") or "", req.get("section_path") or "")
+    return {**req, "anchor": anchor(prefix, req["requirement_id"]), "citation": citation,
             "context": quote_context(chunk.get("text"), int(req.get("char_start", -1)),
                                      int(req.get("char_end", -1)), req.get("exact_quote", ""))}
 
@@ -132,9 +134,9 @@ def _step_view(step: dict[str, Any], found: dict[str, dict[str, Any]], replan: s
     hits = []
     for hit in step.get("retrieved") or []:
         info = found.get(hit["chunk_id"], {})
+        where = derived_citation(info.get("section_number") or "", info.get("section_path") or "") or "-"
         hits.append({"chunk_id": hit["chunk_id"], "score": hit.get("score"),
-                     "where": f"{info.get('document_title', '?')} §{info.get('section_number') or '-'}"
-                     if info else hit["chunk_id"]})
+                     "where": f"{info.get('document_title', '?')} {where}" if info else hit["chunk_id"]})
     return {**step, "hits": hits, "replan": replan}
 
 

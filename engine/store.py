@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engine.chunking import ChunkDraft
+from engine.errors import InputError
 from engine.models import Chunk, Document
 
 _DOC_COLUMNS = ("id, source_key, version, content_sha256, title, source_type, source_uri, format, "
@@ -81,6 +82,36 @@ def term_ids(conn: psycopg.Connection, terms: Iterable[str], *, create: bool) ->
                      (terms,))
     rows = conn.execute("SELECT term, id FROM lexical_terms WHERE term = ANY(%s)", (terms,)).fetchall()
     return dict(rows)
+
+
+def insert_vocabulary(conn: psycopg.Connection, words: Iterable[str]) -> None:
+    """Add surface words (lowercase letters, 4-30 characters) to the vocabulary the spelling correction reads."""
+    words = sorted(set(words))
+    if words:
+        conn.execute("INSERT INTO vocabulary (word) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING", (words,))
+
+
+def vocabulary_near(conn: psycopg.Connection, words: Sequence[str], slack: int = 2) -> list[str]:
+    """Corpus words that could be a misspelling of one of `words`: a length within `slack` of it and its
+    first or second letter in the same place (the candidates an edit distance is then computed for)."""
+    if not words:
+        return []
+    lengths = [len(w) for w in words]
+    rows = conn.execute(
+        "SELECT word FROM vocabulary WHERE length(word) BETWEEN %s AND %s "
+        "AND (left(word, 1) = ANY(%s) OR substr(word, 2, 1) = ANY(%s))",
+        (min(lengths) - slack, max(lengths) + slack, sorted({w[0] for w in words}),
+         sorted({w[1:2] for w in words}))).fetchall()
+    return [r[0] for r in rows]
+
+
+def term_frequencies(conn: psycopg.Connection, terms: Iterable[str]) -> dict[str, int]:
+    """Current chunks holding each lexical term (stem), for terms that occur in the current corpus."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    rows = conn.execute("SELECT term, df FROM lexical_terms WHERE term = ANY(%s) AND df > 0", (terms,)).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
 
 
 def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, version: int, content_sha256: str,
@@ -284,15 +315,51 @@ def count_rows(conn: psycopg.Connection) -> dict[str, int]:
     return out
 
 
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
-    """Every version of the documents `name` identifies: a document id, a source key, a title or a file name."""
+    """Every version of the documents `name` identifies: a document id, a source key, a title or a file
+    name; else any unique start of a document id ('doc_e32d93ae', or a pasted 'doc_e32d93aef80d…').
+
+    InputError when the start of an id fits versions of several documents.
+    """
     sql = (f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key FROM documents "
            "WHERE id = %(n)s OR source_key = %(n)s OR lower(title) = lower(%(n)s) OR source_uri = %(n)s "
            "OR source_uri LIKE %(tail)s) ORDER BY source_key, version")
-    tail = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    tail = "%/" + _escape_like(name)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, {"n": name, "tail": tail}).fetchall()
+        prefix = name.strip().rstrip("…").rstrip(".").strip()
+        if not rows and len(prefix) >= 5:
+            rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key "
+                               "FROM documents WHERE id LIKE %s) ORDER BY source_key, version",
+                               (_escape_like(prefix) + "%",)).fetchall()
+            if len({r["source_key"] for r in rows}) > 1:
+                ids = sorted({r["id"] for r in rows if r["id"].startswith(prefix)})
+                raise InputError(f"'{name}' is the start of the ids of several documents ({', '.join(ids[:5])}"
+                                 f"{', ...' if len(ids) > 5 else ''}); give more of the id")
     return [Document(**row) for row in rows]
+
+
+def has_section(conn: psycopg.Connection, document_ids: Sequence[str], section: str) -> bool:
+    """Whether any of these document versions has the section `section` (or one below it: 4.2 -> 4.2.1, 4.2(a))."""
+    prefix = section.rstrip(".")
+    like = _escape_like(prefix)
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ANY(%s) AND "
+                       "(rtrim(section_number, '.') = %s OR section_number LIKE %s OR section_number LIKE %s))",
+                       (list(document_ids), prefix, like + ".%", like + "(%")).fetchone()
+    return bool(row[0])
+
+
+def document_sections(conn: psycopg.Connection, document_id: str) -> list[dict[str, Any]]:
+    """A document version's sections in reading order: number, path, heading, citation and chunk count."""
+    sql = ("SELECT section_number, section_path, section_heading, min(metadata->>'citation') AS citation, "
+           "count(*) AS chunks, min(ordinal) AS first FROM chunks WHERE document_id = %s "
+           "GROUP BY section_number, section_path, section_heading ORDER BY first")
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, (document_id,)).fetchall()
 
 
 # --- the embedding space of the dense index ------------------------------------------------------

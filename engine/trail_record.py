@@ -23,6 +23,7 @@ import psycopg
 
 from engine import store
 from engine.canonical import utc_timestamp
+from engine.citations import quote_citation
 from engine.config import NOT_RESULT_SETTINGS, Settings
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
@@ -92,9 +93,11 @@ def _requirements(conn: psycopg.Connection, evidence: dict[str, Any]) -> list[di
         chunk = chunks.get(r["chunk_id"])
         base = chunk.char_start if chunk else -1
         doc = docs.get(chunk.document_id) if chunk else None
+        citation = quote_citation(chunk.section_number, chunk.section_path, chunk.metadata,
+                                  base + r["char_start"]) if chunk else ""
         out.append({**r, "cited": r["requirement_id"] in cited,
                     "source_key": doc.source_key if doc else "",
-                    "section_number": chunk.section_number if chunk else "",
+                    "section_number": chunk.section_number if chunk else "", "citation": citation,
                     "doc_char_start": base + r["char_start"], "doc_char_end": base + r["char_end"]})
     return out
 
@@ -125,14 +128,17 @@ def _answer(evidence: dict[str, Any] | None, research: dict[str, Any]) -> dict[s
 def build_record(conn: psycopg.Connection, settings: Settings, research: dict[str, Any], *, actor: str | None,
                  asked_at: datetime, models: dict[str, Any], skills: dict[str, str],
                  batch: dict[str, Any] | None = None, audit_id: str | None = None,
-                 llm_usage: dict[str, Any] | None = None) -> dict[str, Any]:
+                 llm_usage: dict[str, Any] | None = None, scope: dict[str, Any] | None = None,
+                 supersedes: str | None = None) -> dict[str, Any]:
     """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`).
 
     `llm_usage` (llm backend) is what the question cost and how the endpoint behaved
     (`LLMClient.usage()`: requests, calls, characters in and out, waits, whether the circuit opened).
 
     `batch` (batch runs only) carries the batch id, checklist name and hash, question id, control
-    id, the auditor's expectations and whether each was met; it is hashed with the rest.
+    id, the auditor's expectations and whether each was met; it is hashed with the rest. `scope`:
+    the documents and source types the question was limited to (`engine.scope`). `supersedes`: the
+    audit this one answers again against changed documents (`trail rerun`).
     """
     evidence = research.get("evidence_result")
     answer = _answer(evidence, research)
@@ -141,6 +147,7 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
         "question": research["question"], "language": research.get("language"), "actor": actor or default_actor(),
         "asked_at": utc_timestamp(asked_at), "recorded_at": utc_timestamp(datetime.now(UTC)),
         "run_id": research["run_id"], "batch_id": (batch or {}).get("batch_id"), "batch": batch,
+        "scope": scope, **({"supersedes": supersedes} if supersedes else {}),
         "engine": {"name": "evidence-engine", "version": engine_version()},
         "settings_hash": settings.fingerprint(), "settings": public_settings(settings),
         "backend": research.get("backend"), "models": models, "skills": dict(sorted(skills.items())),
@@ -157,18 +164,23 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
 
 
 def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str | None,
-                    audit_id: str | None = None) -> dict[str, Any]:
-    """A reviewer note or a correction: a new record that points to the record it amends."""
+                    audit_id: str | None = None, superseded_by: str | None = None) -> dict[str, Any]:
+    """A reviewer note or a correction: a new record that points to the record it amends.
+
+    `superseded_by` (a correction written by `trail rerun`): the audit that answers the question again.
+    """
     now = datetime.now(UTC)
     return {"schema": RECORD_SCHEMA, "kind": kind, "audit_id": audit_id or new_audit_id(now),
             "amends": target["audit_id"], "question": target["question"], "actor": actor or default_actor(),
             "asked_at": utc_timestamp(now), "recorded_at": utc_timestamp(now), "reason": reason, "text": text,
-            "engine": {"name": "evidence-engine", "version": engine_version()}}
+            "engine": {"name": "evidence-engine", "version": engine_version()},
+            **({"superseded_by": superseded_by} if superseded_by else {})}
 
 
 def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any, research: dict[str, Any], *,
                     llm: Any = None, actor: str | None = None, batch: dict[str, Any] | None = None,
-                    asked_at: datetime | None = None,
+                    asked_at: datetime | None = None, scope: dict[str, Any] | None = None,
+                    supersedes: str | None = None,
                     finish: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Write the audit of a finished run, once: a run that already has its audit returns that one.
 
@@ -189,7 +201,7 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     usage = llm.usage() if llm is not None and hasattr(llm, "usage") else None
     record = build_record(conn, settings, research, actor=actor or settings.actor,
                           asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch,
-                          llm_usage=usage)
+                          llm_usage=usage, scope=scope, supersedes=supersedes)
     if finish is not None:
         finish(record)
     answer = record["answer"]["final_answer"] or ""

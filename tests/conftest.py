@@ -21,7 +21,7 @@ from engine.embeddings import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
-SCRATCH_TABLES = ("postings", "lexical_terms", "chunks", "documents", "embedding_space")
+SCRATCH_TABLES = ("postings", "lexical_terms", "chunks", "documents", "embedding_space", "vocabulary")
 
 
 def _database(base_url: str, name: str) -> str:

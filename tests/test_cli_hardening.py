@@ -66,11 +66,11 @@ def test_symlink_out_of_the_folder_is_refused_unless_followed(cli_env, tmp_path:
     (root / "reg.md").write_text(RETENTION_MD)
     (outside / "secret.txt").write_text("The secret rule: a firm must never tell.")
     (root / "link.txt").symlink_to(outside / "secret.txt")
-    refused = runner.invoke(app, ["ingest", str(root)])
+    refused = runner.invoke(app, ["ingest", str(root), "--source-type", "regulation"])
     assert refused.exit_code == 3
     line = _lines(refused.stderr, "link.txt")[0]
     assert "outside" in line and "--follow-symlinks" in line and str(outside / "secret.txt") in line
-    followed = runner.invoke(app, ["ingest", str(root), "--follow-symlinks", "--json"])
+    followed = runner.invoke(app, ["ingest", str(root), "--follow-symlinks", "--json", "--source-type", "regulation"])
     assert followed.exit_code == 0
     assert {Path(f["path"]).name: f["status"] for f in json.loads(followed.stdout)["files"]}["link.txt"] == "added"
 
@@ -79,7 +79,7 @@ def test_pdf_warnings_and_odd_names_are_attributed_and_escaped(cli_env, tmp_path
     pdf = write_pdf(tmp_path / "plain.pdf", "<p>A firm must keep records for six years.</p>").read_bytes()
     (tmp_path / "junk-header.pdf").write_bytes(b"junk" + pdf)
     (tmp_path / "bad\nname.txt").write_bytes(b"")
-    result = runner.invoke(app, ["ingest", str(tmp_path)])
+    result = runner.invoke(app, ["ingest", str(tmp_path), "--source-type", "regulation"])
     assert result.exit_code == 3
     for line in _lines(result.stderr, "pdf header"):
         assert line.startswith("warning ") and "junk-header.pdf" in line

@@ -87,7 +87,7 @@ def test_sentence_split(text: str, expected: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("4.2 Retention periods", ("4.2", "Retention periods", 2)),
+    ("4.2 Retention periods", ("4.2", "Retention periods", 7)),
     ("Part 3 - Conduct", ("3", "Conduct", 1)),
     ("A firm must keep records.", None),
     ("6 years is the minimum.", None),

@@ -12,7 +12,7 @@ from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
 
 
 def _one(conn, embedder, settings, path: Path, **kw):
-    summary = ingest_paths(conn, embedder, settings, [path], **kw)
+    summary = ingest_paths(conn, embedder, settings, [path], **{"source_type": "regulation", **kw})
     assert len(summary.files) == 1
     return summary.files[0]
 
@@ -80,7 +80,7 @@ def test_bad_files_fail_alone_and_store_nothing(conn, embedder, settings, tmp_pa
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
     (tmp_path / "x.bin").write_bytes(b"\x00\x01")
-    summary = ingest_paths(conn, embedder, settings, [tmp_path, tmp_path / "missing.md"])
+    summary = ingest_paths(conn, embedder, settings, [tmp_path, tmp_path / "missing.md"], source_type="regulation")
     status = {Path(f.path).name: (f.status, f.error) for f in summary.files}
     assert status["good.md"][0] == "added"
     for name in ("empty.txt", "bad.pdf", "x.bin", "missing.md"):
@@ -106,5 +106,5 @@ def test_failure_mid_transaction_leaves_nothing(conn, embedder, settings, tmp_pa
 
     monkeypatch.setattr(store, "insert_postings", boom)
     with pytest.raises(RuntimeError):
-        ingest_paths(conn, embedder, settings, [path])
+        ingest_paths(conn, embedder, settings, [path], source_type="regulation")
     assert store.count_rows(conn) == {"documents": 0, "chunks": 0, "postings": 0, "lexical_terms": 0}

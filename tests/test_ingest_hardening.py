@@ -113,7 +113,7 @@ def test_fuzzed_folder_ingest_goes_on_and_keeps_the_good_files(conn, embedder, s
         for i in range(3):
             (tmp_path / f"bad-{fmt}-{i}.{fmt}").write_bytes(_mutate(fixtures[fmt], fmt, rng))
     (tmp_path / "wrong-root.docx").write_bytes(_rezip(fixtures["docx"], _FixedChoice("wrong-root")))
-    summary = ingest_paths(conn, embedder, settings, [tmp_path])
+    summary = ingest_paths(conn, embedder, settings, [tmp_path], source_type="regulation")
     by_name = {Path(f.path).name: f for f in summary.files}
     assert len(by_name) == 14 and by_name["good.md"].status == "added"
     assert by_name["wrong-root.docx"].status == "failed" and "AttributeError" in by_name["wrong-root.docx"].error
@@ -167,7 +167,7 @@ def test_file_over_the_chunk_cap_is_refused_and_the_others_go_in(conn, embedder,
     (tmp_path / "a-good.md").write_text(RETENTION_MD)
     (tmp_path / "b-long.txt").write_text(" ".join(["word"] * 2000))  # one line, no sentence end
     capped = settings.model_copy(update={"max_chunks_per_file": 5, "chunk_max_words": 100})
-    summary = ingest_paths(conn, embedder, capped, [tmp_path])
+    summary = ingest_paths(conn, embedder, capped, [tmp_path], source_type="regulation")
     results = {Path(f.path).name: f for f in summary.files}
     assert results["a-good.md"].status == "added"
     assert results["b-long.txt"].status == "failed"
@@ -178,7 +178,7 @@ def test_file_over_the_chunk_cap_is_refused_and_the_others_go_in(conn, embedder,
 def test_under_the_cap_is_ingested(conn, embedder, settings, tmp_path: Path) -> None:
     (tmp_path / "long.txt").write_text(" ".join(["word"] * 2000))
     capped = settings.model_copy(update={"max_chunks_per_file": 20, "chunk_max_words": 100})
-    result = ingest_paths(conn, embedder, capped, [tmp_path]).files[0]
+    result = ingest_paths(conn, embedder, capped, [tmp_path], source_type="regulation").files[0]
     assert (result.status, result.chunks) == ("added", 20)
 
 
@@ -187,6 +187,7 @@ class _DiesOn:
 
     def __init__(self, embedder, marker: str) -> None:
         self.inner, self.marker, self.dim = embedder, marker, embedder.dim
+        self.identity = embedder.identity
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if any(self.marker in t for t in texts):
@@ -198,7 +199,8 @@ def test_files_finished_before_a_crash_are_kept(conn, embedder, settings, tmp_pa
     (tmp_path / "a-small.md").write_text(RETENTION_MD)
     (tmp_path / "b-big.txt").write_text(" ".join(f"Zebra rule {i} applies to every firm." for i in range(300)))
     with pytest.raises(KeyboardInterrupt):
-        ingest_paths(conn, _DiesOn(embedder, "Zebra"), settings, [tmp_path], embed_batch_chunks=5)
+        ingest_paths(conn, _DiesOn(embedder, "Zebra"), settings, [tmp_path], embed_batch_chunks=5,
+                     source_type="regulation")
     titles = [d.title for d in store.list_documents(conn)]
     assert titles == ["Test Retention Regulation"]
 
@@ -207,7 +209,7 @@ def test_progress_reports_files_chunks_rate_and_eta(conn, embedder, settings, tm
     for i in range(3):
         (tmp_path / f"doc{i}.md").write_text(RETENTION_MD.replace("six years", f"{i + 6} years"))
     seen: list[IngestProgress] = []
-    summary = ingest_paths(conn, embedder, settings, [tmp_path], on_progress=seen.append)
+    summary = ingest_paths(conn, embedder, settings, [tmp_path], on_progress=seen.append, source_type="regulation")
     assert seen and seen[-1].files_done == seen[-1].files_total == 3
     assert seen[-1].chunks_done == summary.chunks and seen[-1].bytes_done == seen[-1].bytes_total
     assert [p.chunks_done for p in seen] == sorted(p.chunks_done for p in seen)
@@ -258,7 +260,7 @@ def test_follow_symlinks_reads_them(linked_folder: tuple[Path, Path]) -> None:
 def test_refused_link_is_a_failed_file_and_not_searchable(conn, embedder, settings,
                                                           linked_folder: tuple[Path, Path]) -> None:
     root, _ = linked_folder
-    summary = ingest_paths(conn, embedder, settings, [root])
+    summary = ingest_paths(conn, embedder, settings, [root], source_type="regulation")
     failed = {Path(f.path).name for f in summary.failed}
     assert failed == {"passwd-link.txt", "outside-dir"}
     assert not any("root:x" in (store.document_text(conn, d.id) or "") for d in store.list_documents(conn))
@@ -341,7 +343,7 @@ def test_newline_in_a_file_name_is_escaped_in_messages(tmp_path: Path) -> None:
 def test_a_named_pipe_is_refused_not_read(conn, embedder, settings, tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
-    result = ingest_paths(conn, embedder, settings, [fifo]).files[0]
+    result = ingest_paths(conn, embedder, settings, [fifo], source_type="regulation").files[0]
     assert result.status == "failed" and "not a regular file" in result.error
 
 
