@@ -29,18 +29,14 @@ import re
 from collections.abc import Iterable
 
 from agents.compose import find_conflicts
+from agents.duties import _NUMBER_WORDS
+from agents.duties import PERIOD as _PERIOD
 from agents.extract import Requirement, normalize_ws
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _BRACKET = re.compile(r"\[\s*(REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*)\s*\]")
 _CITED = re.compile(r"REQ-[SP]\d{3}")
 _COMPARISON = re.compile(r"\(([^()]*\b(?:vs\.?|versus)\s[^()]*)\)", re.IGNORECASE)
-_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-                 "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
-_PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
-                     r"(?:hours?|days?|weeks?|months?|years?)\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
-                     r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
-                     re.IGNORECASE)
 _NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
 _FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|never|need|required|prohibited|optional|permitted|"
                     r"mandatory|forbidden|obliged)\b", re.IGNORECASE)

@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.duties import FIGURE, figures, same_duty
+from agents.duties import PERIOD, figures, same_duty
 from agents.evaluate import key_terms
 from agents.extract import Modality, Requirement
-from agents.verify import TIME_PHRASE, asks_time
+from agents.verify import asks_time
 
 MAX_STATEMENTS = 8
 MAX_SUPPORTING_PER_PART = 4
@@ -108,20 +108,20 @@ def _where(req: Requirement) -> str:
 
 
 def direct_span(question: str, quote: str) -> str:
-    """The words of `quote` that answer `question` directly: for a time question, the time phrase to
-    the end of its clause; otherwise the quote's first clause. Verbatim (whitespace normalized). Pure."""
+    """The words of `quote` that answer `question` directly: for a time question, from its first period
+    or deadline to the end of the clause of its last one (every period the quote states, so a
+    conflict shows each side whole); otherwise the quote's first clause. Verbatim. Pure."""
     text = " ".join(quote.split()).rstrip(".;: ")
-    if asks_time(question):
-        figure = FIGURE.search(text) or TIME_PHRASE.search(text)
-        if figure:
-            lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|"
-                             r"after|before)\s+)+$", text[: figure.start()], re.IGNORECASE)
-            start = lead.start() if lead and figure.re is FIGURE else figure.start()
-            clause = re.split(r"[,;]", text[start:])[0]
-            return " ".join(clause.split()[:DIRECT_MAX_WORDS])
+    found = list(PERIOD.finditer(text)) if asks_time(question) else []
+    if found:
+        first, last = found[0], found[-1]
+        lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
+                         r"before|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
+        tail = re.search(r"[,;]", text[last.end():])
+        span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
+        return " ".join(span.split()[: DIRECT_MAX_WORDS * 2])
     clause = re.split(r";", text)[0]
-    words = clause.split()
-    return " ".join(words[: max(DIRECT_MAX_WORDS, 30)])
+    return " ".join(clause.split()[: max(DIRECT_MAX_WORDS, 30)])
 
 
 def _direct(question: str, req: Requirement, part: int) -> Statement:

@@ -15,6 +15,13 @@ from engine.lexical import key_terms
 
 FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
                     r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                 "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
+# Periods and deadlines as attribution checks them (agents/attribution.py): what a direct answer keeps.
+PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
+                    r"(?:hours?|days?|weeks?|months?|years?)\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
+                    r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
+                    re.IGNORECASE)
 SAME_OBJECT = 0.6  # share of the smaller duty object's terms two quotes must share to be the same duty
 
 # Duties are compared by what they make someone do: the verb after the modal, in families of synonyms.

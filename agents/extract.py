@@ -338,17 +338,23 @@ def extract_node(state: dict, deps: Any) -> dict:
     """
     from agents.parts import question_parts
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-    from agents.select import rank_part, relevance_model
+    from agents.select import part_candidates, rank_part, relevance_model
 
     evidence = state["evidence"]
     model = relevance_model(deps)
-    parts = [rank_part(i, q, evidence, model, deps.conn) for i, q in enumerate(question_parts(state["stem"]))]
+    parts, added = [], []
+    for i, question in enumerate(question_parts(state["stem"])):
+        pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+                                                deps.settings.rerank_depth)
+        added.extend(fresh)
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched))
     dumped = [p.model_dump(mode="json") for p in parts]
+    evidence = evidence + added
     chunks = candidate_chunks(evidence, parts)
     needed = [c for c in chunks if _states_requirement(c)] if deps.llm is not None else []
     if not needed:
         return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(chunks)],
-                               parts=dumped)
+                               parts=dumped, evidence=added)
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
@@ -367,4 +373,4 @@ def extract_node(state: dict, deps: Any) -> dict:
         fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
                      "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
     return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements],
-                           parts=dumped)
+                           parts=dumped, evidence=added)

@@ -1,7 +1,10 @@
 """Select: which evidence chunks answer each part of the question, by the learned relevance model.
 
-Every research chunk is scored against the part (`RelevanceModel.rank`: the encoder's cosine to the
-stored vector, key-term and phrase coverage, heading coverage, the retrieval score and ranks), and
+Each part is searched on its own (the features the rank head was calibrated on: one search of the
+question, its fused scores and ranks), the research evidence that search did not return joins as
+unranked candidates, and every candidate is scored against the part (`RelevanceModel.rank`: the
+encoder's cosine to the stored vector, key-term and phrase coverage, heading coverage, the retrieval
+score and ranks), and
 the answer cites the chunks within `select_gap` of the best and above `select_floor`, at most
 `select_max` (calibrated on held-out ObliQA questions: bench/calibrate_relevance.py). A few more
 chunks below the cut are extracted too, so the record shows what was weighed and set aside.
@@ -61,12 +64,41 @@ def _candidates(question: str, evidence: list[dict[str, Any]], model: Any, conn:
              "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
 
 
-def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any) -> Part:
-    """Score every evidence chunk for one part and mark the selection cut."""
+def part_candidates(question: str, evidence: list[dict[str, Any]], retriever: Any, k: int
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """A part's candidates: its own search (top k, with the retrieval scores and ranks the rank head was
+    calibrated on), then the research evidence that search did not return (cross-references, later
+    steps: candidates too, but unranked). Returns (candidates, the entries new to the run, how many the
+    part's own search returned: the first ones of the candidates)."""
+    from agents.crossref import evidence_entry
+
+    known = {e["chunk_id"]: e for e in evidence}
+    hits = retriever.search(question, k=k)
+    searched, fresh = [], []
+    for h in hits:
+        entry = evidence_entry(h.chunk, score=h.score, query=question, dense=h.dense_score, lexical=h.lexical_score,
+                               hit=h)
+        searched.append(entry)
+        if h.chunk_id not in known:
+            fresh.append(entry)
+    seen = {e["chunk_id"] for e in searched}
+    rest = [{**e, "score": 0.0, "dense_rank": None, "lexical_rank": None}
+            for e in evidence if e["chunk_id"] not in seen]
+    return searched + rest, fresh, len(searched)
+
+
+def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any,
+              searched: int | None = None) -> Part:
+    """Score every candidate chunk for one part and mark the selection cut. The first `searched`
+    candidates come from the part's own search, in its order; the rest are unranked."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
-    probs = model.rank(question, _candidates(question, evidence, model, conn))
+    candidates = _candidates(question, evidence, model, conn)
+    if searched is not None:
+        for i, c in enumerate(candidates):
+            c["rank"] = i + 1 if i < searched else None
+    probs = model.rank(question, candidates)
     t = model.thresholds
     chosen = cut(probs, float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))

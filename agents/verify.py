@@ -214,6 +214,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> 
                               strict=True):
             scores[req.requirement_id] = round(score, 4)
     out: dict[str, JudgedRequirement] = {}
+    gate = float(model.thresholds["gate"]) if model is not None else 0.0
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
@@ -227,6 +228,10 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> 
         elif _LEANS_ON_CONTEXT.search(req.exact_quote):
             out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
+        elif score < gate:
+            out[req.requirement_id] = _reject(req, "does_not_address_question",
+                                              f"the sentence's relevance {score:.3f} is below the gate ({gate:.3f})",
+                                              score, part.index, ranked.relevance)
         elif score < best[key] - QUOTE_GAP or len(kept.get(key, [])) >= MAX_QUOTES_PER_CHUNK:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"another sentence of the same passage answers more directly "
