@@ -1,7 +1,8 @@
 """Evaluate: how well a research step's evidence covers its aspect.
 
-With reranking (the default) a step's confidence is the learned relevance model's probability that
-the step's own best chunk answers the step's query. Without it: the fused score is min-max
+A step's confidence is the learned relevance model's probability that the step's own best chunk
+answers the step's aspect (pair head; a retry's reworded query is not what is judged). Without a
+model (pure function calls): the fused score is min-max
 normalized per query (the best hit is always near 1), so it says nothing absolute; confidence mixes
 the best dense cosine, rescaled from the range the base MiniLM gives (unrelated text about 0.1-0.3,
 on-topic requirement text 0.5-0.8), with the share of the aspect's key terms that the best hits contain.
@@ -32,13 +33,13 @@ def coverage(aspect: str, texts: list[str]) -> float:
     return len(found) / len(terms)
 
 
-def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5) -> float:
-    """Confidence in [0, 1] for one step's new evidence."""
+def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5, model: Any = None) -> float:
+    """Confidence in [0, 1] for one step's new evidence: with the relevance model, the probability
+    (pair head) that the step's best chunk answers the aspect itself (not the step's reworded query)."""
     if not hits:
         return 0.0
-    learned = [h["relevance"] for h in hits[:top] if h.get("relevance") is not None]
-    if learned:  # the reranker's probability that this step's best chunk answers its query
-        return round(max(learned), 4)
+    if model is not None:
+        return round(max(model.pair_probabilities(aspect, [h["text"] for h in hits[:top]])), 4)
     best = max((h.get("dense_score") or 0.0) for h in hits[:top])
     dense_part = min(1.0, max(0.0, (best - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
     return round(0.5 * dense_part + 0.5 * coverage(aspect, [h["text"] for h in hits[:top]]), 4)
@@ -58,7 +59,9 @@ def evaluate_node(state: dict, deps: Any) -> dict:
     current = state["current"]
     found = set(current.get("found", []))
     hits = [e for e in state["evidence"] if e["chunk_id"] in found]
-    confidence = step_confidence(current["aspect"], hits)
+    from agents.select import relevance_model
+
+    confidence = step_confidence(current["aspect"], hits, model=relevance_model(deps))
     status = "completed" if confidence >= deps.settings.research_threshold else "failed"
     earlier = [e["text"] for e in state["evidence"] if e["chunk_id"] not in found]
     covered_before = status == "failed" and coverage(current["aspect"], earlier) >= ANSWERED_BY_EARLIER

@@ -343,10 +343,14 @@ def extract_node(state: dict, deps: Any) -> dict:
     evidence = state["evidence"]
     model = relevance_model(deps)
     parts, added = [], []
+    researched = bool(state.get("steps"))  # run_evidence answers from the evidence it is given, nothing else
     for i, question in enumerate(question_parts(state["stem"])):
-        pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
-                                                deps.settings.rerank_depth)
-        added.extend(fresh)
+        if researched:
+            pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+                                                    deps.settings.rerank_depth)
+            added.extend(fresh)
+        else:
+            pool, searched = evidence, None
         parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched))
     dumped = [p.model_dump(mode="json") for p in parts]
     evidence = evidence + added

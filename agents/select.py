@@ -90,17 +90,23 @@ def part_candidates(question: str, evidence: list[dict[str, Any]], retriever: An
 def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any,
               searched: int | None = None) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
-    candidates come from the part's own search, in its order; the rest are unranked."""
+    candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
+    evidence given without retrieval scores, judged by the pair head with the gate as the floor."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
-    candidates = _candidates(question, evidence, model, conn)
-    if searched is not None:
+    t = model.thresholds
+    if searched is None:  # given evidence (run_evidence): no retrieval scores, so each passage alone
+        probs = model.pair_probabilities(question, [e["text"] for e in evidence],
+                                         [e.get("section_heading", "") for e in evidence])
+        floor = float(t["gate"])
+    else:
+        candidates = _candidates(question, evidence, model, conn)
         for i, c in enumerate(candidates):
             c["rank"] = i + 1 if i < searched else None
-    probs = model.rank(question, candidates)
-    t = model.thresholds
-    chosen = cut(probs, float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]))
+        probs = model.rank(question, candidates)
+        floor = float(t["select_floor"])
+    chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
     keep = order[: len(chosen) + EXTRA_CANDIDATES]
     ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)

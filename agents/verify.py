@@ -176,15 +176,41 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
             judged[req.requirement_id] = _reject(req, "does_not_address_question",
                                                  "the text imposes, permits or recommends nothing", 0.0, part.index,
                                                  relevance)
-        elif ranked is None or not ranked.selected:
-            why = (f"{_BELOW_CUT} for this part (relevance {relevance:.3f}; "
-                   f"best passage {part.best:.3f})" if ranked else "its passage was not among this part's candidates")
-            judged[req.requirement_id] = _reject(req, "does_not_address_question", why, 0.0, part.index, relevance)
+        elif ranked is None:
+            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+                                                 "its passage was not among this part's candidates", 0.0, part.index,
+                                                 relevance)
         else:
             eligible.append((req, part, ranked))
-    judged.update(_judge_quotes(eligible, model))
+    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks), model))
     judged.update(_conflicting_sources(judged))
     return [judged[r.requirement_id] for r in requirements]
+
+
+def _selection_cut(eligible: list[tuple[Requirement, Part, Any]], quoted: dict[str, JudgedRequirement],
+                   model: Any) -> dict[str, JudgedRequirement]:
+    """Per part, cite the passages within the calibrated gap of the best passage that has a quote
+    passing the quote-level checks (a top passage with no citable sentence does not block the next);
+    verified quotes of other passages are rejected, with both relevances in the rationale."""
+    from agents.select import cut
+
+    t = model.thresholds if model is not None else {"select_floor": 0.0, "select_gap": 1.0, "select_max": 99}
+    out = dict(quoted)
+    for index in {p.index for _, p, _ in eligible}:
+        viable = {r.chunk_id: k.relevance for r, p, k in eligible
+                  if p.index == index and quoted[r.requirement_id].verified}
+        ids = list(viable)
+        chosen = {ids[i] for i in cut([viable[c] for c in ids], float(t["select_floor"]), float(t["select_gap"]),
+                                      int(t["select_max"]))}
+        best = max(viable.values(), default=0.0)
+        for req, part, ranked in eligible:
+            verdict = quoted[req.requirement_id]
+            if part.index != index or not verdict.verified or req.chunk_id in chosen:
+                continue
+            out[req.requirement_id] = _reject(
+                req, "does_not_address_question", f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
+                f"best answering passage {best:.3f})", verdict.score, part.index, ranked.relevance)
+    return out
 
 
 def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, JudgedRequirement]:
@@ -205,14 +231,21 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
     return out
 
 
-def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> dict[str, JudgedRequirement]:
-    """Quote-level decisions for requirements whose passage is selected."""
+def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any,
+                  chunks: dict[str, dict[str, Any]]) -> dict[str, JudgedRequirement]:
+    """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
+    passages); among its sentences, those far below the best are set aside; time and context rules."""
     scores: dict[str, float] = {}
+    passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
         mine = [r for r, p, _ in eligible if p.index == part.index]
         for req, score in zip(mine, model.pair_probabilities(part.question, [r.exact_quote for r in mine]),
                               strict=True):
             scores[req.requirement_id] = round(score, 4)
+        ids = list(dict.fromkeys(r.chunk_id for r in mine))
+        texts = [chunks[c]["text"] for c in ids]
+        for cid, p in zip(ids, model.pair_probabilities(part.question, texts), strict=True):
+            passage[(part.index, cid)] = p
     out: dict[str, JudgedRequirement] = {}
     gate = float(model.thresholds["gate"]) if model is not None else 0.0
     kept: dict[tuple[int, str], list[str]] = {}
@@ -228,10 +261,10 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> 
         elif _LEANS_ON_CONTEXT.search(req.exact_quote):
             out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
-        elif score < gate:
+        elif passage[key] < gate:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
-                                              f"the sentence's relevance {score:.3f} is below the gate ({gate:.3f})",
-                                              score, part.index, ranked.relevance)
+                                              f"its passage's relevance {passage[key]:.3f} is below the gate "
+                                              f"({gate:.3f})", score, part.index, ranked.relevance)
         elif score < best[key] - QUOTE_GAP or len(kept.get(key, [])) >= MAX_QUOTES_PER_CHUNK:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"another sentence of the same passage answers more directly "
@@ -242,8 +275,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any) -> 
             out[req.requirement_id] = JudgedRequirement(
                 requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
                 relevance=ranked.relevance,
-                rationale=f"answers the question: its passage is selected (relevance {ranked.relevance:.3f}, best "
-                          f"{part.best:.3f}); the sentence scores {score:.3f}")
+                rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
+                          f"{part.best:.3f}) and the sentence {score:.3f}")
     return out
 
 

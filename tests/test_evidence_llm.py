@@ -170,7 +170,8 @@ def test_ungrounded_composition_never_reaches_the_answer(statement, corpus_conn,
     assert result.review["passed"] and result.review["revised"] and result.review["composer"] == "rules"
     assert len(result.review["reasons"]) >= 2  # the first answer's and the revision's
     assert statement["text"] not in result.final_answer
-    assert [s["requirement_ids"] for s in result.statements] == [["REQ-S001"]]
+    assert [s["requirement_ids"] for s in result.statements] == [["REQ-S001"], ["REQ-S001"]]  # direct, then quote
+    assert result.statements[0]["kind"] == "direct"
     _assert_grounded(result)
 
 
