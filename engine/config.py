@@ -58,6 +58,10 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
         description="Data directory: embedded database, keys, caches.",
     )
+    cache_dir: Path | None = Field(
+        default=None,
+        description="Derived files the engine can rebuild (the language model unpacked for a fast start); "
+                    "default the user cache directory, shared by every EVIDENCE_HOME of this user.")
     embedding_backend: str = Field(
         default="onnx", pattern="^(onnx|torch)$",
         description="onnx: the shipped relevance encoder (or EVIDENCE_RELEVANCE_MODEL) run by ONNX Runtime; "
@@ -142,6 +146,11 @@ class Settings(BaseSettings):
         return path
 
     @property
+    def cache_root(self) -> Path:
+        """Where derived, rebuildable files go (EVIDENCE_CACHE_DIR, else the user cache directory)."""
+        return self.cache_dir or Path(platformdirs.user_cache_dir("evidence-engine"))
+
+    @property
     def signing_key_file(self) -> Path:
         return self.trail_key_file or self.home / "keys" / "trail-checkpoint.ed25519.pem"
 
@@ -160,7 +169,7 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key",
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "llm_api_key",
                                                           "trail_key_file", "actor", "fault_injection"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
