@@ -123,6 +123,11 @@ class Settings(BaseSettings):
     crossref_char_budget: int = 4000
     memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
     memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
+    # Batch workers (evidence audit run/worker): a worker renews its lease every third of it.
+    batch_lease_s: float = Field(
+        default=60.0, gt=0, le=3600,
+        description="Seconds a batch question stays leased to a worker without a heartbeat; a worker whose host "
+                    "hangs or loses the network has its question taken over after this long.")
     # Audit trail.
     trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
     actor: str | None = Field(default=None, description="Who asks (default: the OS user).")
@@ -169,8 +174,8 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "llm_api_key",
-                                                          "trail_key_file", "actor", "fault_injection"})
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
+                                                          "llm_api_key", "trail_key_file", "actor", "fault_injection"})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
