@@ -2,19 +2,26 @@
 
 A batch stores its definition (with the scope resolved to exact document ids, so a resumed or
 re-read batch means the same corpus) and one item per question with a fixed research run id.
-Workers claim items with FOR UPDATE SKIP LOCKED and keep the row lock while they answer, so no
-question is answered twice; the audit (one per run id) is the proof that a question is done. A
-batch killed mid-way continues with `resume_batch`: finished questions are skipped and the
-interrupted one resumes from its research checkpoint. Workers are separate processes sharing
-the one PostgreSQL (the same design works across machines); the trail stays one chain because
-every append is serialized in the database.
+Workers lease items: a claim (FOR UPDATE SKIP LOCKED, a short transaction) gives the item to one
+worker until its lease expires, a heartbeat thread renews the lease while the worker answers, and
+the audit is recorded together with the item's `audit_id` in one transaction that first checks the
+lease is still the worker's own. A worker that dies (its connection, and so its liveness lock, is
+gone) or hangs (its lease runs out) has its item taken over by another worker, which resumes it
+from its research checkpoint; a worker that wakes up to find its lease lost stops without
+recording. The trail accepts one audit per run id, so a question is recorded once, and the trail
+stays one chain because every append is serialized in the database. Workers are processes sharing
+one PostgreSQL, on one machine (`--workers N`) or several (`evidence audit worker BATCH`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 import signal
+import socket
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import audit_trail, batch_store, store
 from engine import db as dbmod
 from engine.audit_def import AuditDefinition, Expectation, Question, Scope
+from engine.audit_trail import crash_point
 from engine.config import Settings
 from engine.errors import ConfigError, EngineError
 from engine.retrieval import Filters
@@ -130,48 +138,117 @@ def _batch_context(batch: dict[str, Any], question: Question) -> dict[str, Any]:
             "expect": [e.model_dump() for e in question.expect], "expectations": []}
 
 
+class LeaseLost(EngineError):
+    """This worker's lease on a question was taken over: another worker answers it now."""
+
+
+def new_worker_id() -> str:
+    """host:pid:random, unique across the machines sharing the database."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class _Heartbeat:
+    """Renews the lease every third of its length on the worker's control connection (a thread of its own,
+    so a long node does not let the lease run out); `lost` is set once the lease is no longer ours."""
+
+    def __init__(self, conn: psycopg.Connection, item: dict[str, Any], worker_id: str, lease_s: float) -> None:
+        self.conn, self.item, self.worker_id, self.lease_s = conn, item, worker_id, lease_s
+        self.lost, self._stop = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="lease-heartbeat")
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            try:
+                mine = batch_store.renew(self.conn, self.item["batch_id"], self.item["question_id"], self.worker_id,
+                                         self.lease_s)
+            except psycopg.Error:
+                mine = False  # cannot renew: behave as if lost; recording re-checks the lease anyway
+            if not mine:
+                self.lost.set()
+                return
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, saver: Any, batch: dict[str, Any],
-                 question: Question, run_id: str, emit: Event) -> audit_trail.Appended:
+                 question: Question, item: dict[str, Any], worker_id: str, beat: _Heartbeat,
+                 emit: Event) -> audit_trail.Appended | None:
+    """Research (or resume) the question, then record it if the lease is still ours; None when another
+    worker recorded it meanwhile. Raises LeaseLost when the lease was taken over."""
     from agents.deps import Deps
     from agents.research import run_or_resume
     from engine.trail_record import record_research
+
+    def progress(node: str) -> None:
+        if beat.lost.is_set():
+            raise LeaseLost(f"lease on {question.id} was taken over by another worker")
+        crash_point(settings.fault_injection, f"batch:{node}")
+        emit(("node", question.id, node))
 
     scope = batch["definition"].get("resolved_scope")
     deps = Deps.build(conn, settings, embedder=embedder, scope=Filters(
         source_types=tuple(scope["source_types"]), document_ids=tuple(scope["document_ids"]),
         current_only=scope["current_only"]) if scope else None)
-    result = run_or_resume(question.text, deps, run_id, saver, progress=lambda node: emit(("node", question.id, node)))
+    result = run_or_resume(question.text, deps, item["run_id"], saver, progress=progress)
     context = _batch_context(batch, question)
 
     def finish(record: dict[str, Any]) -> None:
         record["batch"]["expectations"] = check_expectations(record, question.expect)
 
-    return record_research(conn, settings, embedder, result.model_dump(mode="json"), llm=deps.llm,
-                           actor=batch["actor"], batch=context, finish=finish)
+    with conn.transaction():
+        state = batch_store.lock_item(conn, batch["batch_id"], question.id)
+        if state["audit_id"] is not None:
+            return None
+        if state["lease_owner"] != worker_id:
+            raise LeaseLost(f"lease on {question.id} was taken over by {state['lease_owner']}")
+        appended = record_research(conn, settings, embedder, result.model_dump(mode="json"), llm=deps.llm,
+                                   actor=batch["actor"], batch=context, finish=finish)
+        batch_store.mark_done(conn, batch["batch_id"], question.id, appended.audit_id, worker_id)
+    return appended
 
 
-def work(batch_id: str, settings: Settings, embedder: Any, emit: Event) -> int:
-    """Answer unclaimed questions of the batch until none is left. Returns how many this worker answered."""
+def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worker_id: str | None = None) -> int:
+    """Answer the batch's questions until every one has its audit. Returns how many this worker recorded.
+
+    When nothing is free but questions are still open (leased to other workers), the worker waits and
+    looks again: a lease that runs out, or a worker that dies, hands its question to whoever claims next.
+    """
     from agents.research import postgres_checkpointer
 
+    worker_id = worker_id or new_worker_id()
+    lease_s = settings.batch_lease_s
     done = 0
-    with dbmod.connection(settings) as conn, dbmod.connection(settings) as claim, \
+    with dbmod.connection(settings) as conn, dbmod.connection(settings) as control, \
             postgres_checkpointer(settings) as saver:
+        batch_store.register_worker(control, worker_id)
         batch = batch_store.get(conn, batch_id)
         definition = AuditDefinition.model_validate(batch["definition"]["checklist"])
         questions = {q.id: q for q in definition.questions}
         run_settings = effective_settings(settings, definition)
         while True:
-            with claim.transaction():
-                item = batch_store.claim_next(claim, batch_id)
-                if item is None:
+            item = batch_store.claim_next(control, batch_id, worker_id, lease_s)
+            if item is None:
+                if batch_store.open_count(control, batch_id) == 0:
                     return done
-                emit(("start", item["question_id"], item["position"]))
-                appended = _answer_item(conn, run_settings, embedder, saver, batch, questions[item["question_id"]],
-                                        item["run_id"], emit)
-                batch_store.mark_done(claim, batch_id, item["question_id"], appended.audit_id)
-            done += 1
-            emit(("done", item["question_id"], appended.audit_id))
+                time.sleep(min(2.0, lease_s / 3))
+                continue
+            emit(("start", item["question_id"], item["position"]))
+            try:
+                with _Heartbeat(control, item, worker_id, lease_s) as beat:
+                    appended = _answer_item(conn, run_settings, embedder, saver, batch,
+                                            questions[item["question_id"]], item, worker_id, beat, emit)
+            except LeaseLost as exc:
+                emit(("lost", item["question_id"], str(exc)))
+                continue
+            if appended is not None:
+                done += 1
+                emit(("done", item["question_id"], appended.audit_id))
 
 
 def _die_with_parent() -> None:

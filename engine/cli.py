@@ -93,9 +93,9 @@ def db_migrate() -> None:
 
     def body() -> int:
         with dbmod.connection(_settings(), auto_migrate=False) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            version = dbmod.ensure_pgvector(conn)
             applied = dbmod.migrate(conn)
-        out.print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+        out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
         return 0
 
     run(body)

@@ -41,6 +41,8 @@ class _Display:
             self.progress.advance(self.task)
             secs = time.monotonic() - self.started.get(qid, time.monotonic())
             self.progress.console.print(f"done {qid} -> {event[2]} ({secs:.1f} s)", highlight=False)
+        elif kind == "lost":
+            self.progress.console.print(f"[yellow]lease lost:[/] {escape(str(event[2]))}", highlight=False)
         elif kind == "error":
             self.progress.console.print(f"[red]worker error:[/] {escape(redact(str(event[2]), secret_values()))}")
 
@@ -121,6 +123,62 @@ def run_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")]
                   f"(if interrupted: evidence audit resume {batch_id})", highlight=False)
         _execute(cfg, batch_id, workers, as_json)
         return _finish(cfg, batch_id, pdf=pdf, as_json=as_json, fail_on=fail_on)
+
+    run(body)
+
+
+@audit_app.command("start")
+def start_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")],
+              as_json: Annotated[bool, typer.Option("--json")] = False,
+              actor: Annotated[str | None, typer.Option("--actor")] = None) -> None:
+    """Create the batch of a checklist without answering it: `evidence audit worker BATCH` on any machine
+    sharing the database answers it."""
+    from engine.audit_def import load_definition
+    from engine.batch import start_batch
+
+    def body() -> int:
+        cfg = settings()
+        parsed, sha = load_definition(definition)
+        with dbmod.connection(cfg) as conn:
+            batch_id = start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
+        if as_json:
+            emit_json({"batch_id": batch_id, "questions": len(parsed.questions)})
+        else:
+            out.print(batch_id, highlight=False)
+            err.print(f"{len(parsed.questions)} question(s); answer with 'evidence audit worker {batch_id}' on one "
+                      "or more machines sharing this database", highlight=False)
+        return 0
+
+    run(body)
+
+
+@audit_app.command("worker")
+def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Answer questions of a batch until every one is recorded (run one or more per machine; they share the
+    queue in PostgreSQL). A worker that dies has its question taken over by another."""
+    from engine.batch import new_worker_id, work
+    from engine.embeddings import Embedder
+
+    def body() -> int:
+        cfg = settings()
+        worker_id = new_worker_id()
+
+        def emit(event: tuple[Any, ...]) -> None:
+            if as_json or event[0] == "node":
+                return
+            if event[0] == "start":
+                err.print(f"{worker_id}: {event[1]} (question {event[2] + 1})", highlight=False, markup=False)
+            else:
+                err.print(f"{worker_id}: {event[0]} {event[1]} -> {redact(str(event[2]), secret_values())}",
+                          highlight=False, markup=False)
+
+        answered = work(batch_id, cfg, Embedder.from_settings(cfg), emit, worker_id=worker_id)
+        if as_json:
+            emit_json({"worker": worker_id, "batch_id": batch_id, "answered": answered})
+        else:
+            out.print(f"worker {worker_id} recorded {answered} question(s); batch {batch_id} has every question "
+                      f"answered ('evidence audit status {batch_id}')", highlight=False, markup=False)
+        return 0
 
     run(body)
 

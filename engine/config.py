@@ -62,6 +62,10 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
         description="Data directory: embedded database, keys, caches.",
     )
+    cache_dir: Path | None = Field(
+        default=None,
+        description="Derived files the engine can rebuild (the language model unpacked for a fast start); "
+                    "default the user cache directory, shared by every EVIDENCE_HOME of this user.")
     embedding_backend: str = Field(
         default="onnx", pattern="^(onnx|torch)$",
         description="onnx: the shipped relevance encoder (or EVIDENCE_RELEVANCE_MODEL) run by ONNX Runtime; "
@@ -144,6 +148,11 @@ class Settings(BaseSettings):
     crossref_char_budget: int = 4000
     memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
     memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
+    # Batch workers (evidence audit run/worker): a worker renews its lease every third of it.
+    batch_lease_s: float = Field(
+        default=60.0, gt=0, le=3600,
+        description="Seconds a batch question stays leased to a worker without a heartbeat; a worker whose host "
+                    "hangs or loses the network has its question taken over after this long.")
     # Audit trail.
     trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
     trail_origin: str | None = Field(
@@ -175,6 +184,11 @@ class Settings(BaseSettings):
         return path
 
     @property
+    def cache_root(self) -> Path:
+        """Where derived, rebuildable files go (EVIDENCE_CACHE_DIR, else the user cache directory)."""
+        return self.cache_dir or Path(platformdirs.user_cache_dir("evidence-engine"))
+
+    @property
     def signing_key_file(self) -> Path:
         return self.trail_key_file or self.home / "keys" / "trail-checkpoint.ed25519.pem"
 
@@ -193,8 +207,8 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home", "llm_api_key",
-                                                          "trail_key_file", "actor", "fault_injection",
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
+                                                          "llm_api_key", "trail_key_file", "actor", "fault_injection",
                                                           *NOT_RESULT_SETTINGS})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

@@ -62,6 +62,55 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     return applied
 
 
+PGVECTOR_MIN = (0, 8, 0)  # hnsw.iterative_scan (filtered searches that stay full) came with 0.8.0
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def pgvector_problem(installed: str | None, available: str | None) -> str | None:
+    """What is wrong with pgvector in a database, or None. Pure (`ensure_pgvector` asks the server)."""
+    need = ".".join(map(str, PGVECTOR_MIN))
+    if installed is None and available is None:
+        return (f"the server has no pgvector extension; install pgvector {need} or later on the PostgreSQL "
+                "server (a managed service: enable its 'vector' extension), then run 'evidence db migrate'")
+    if installed is None:
+        return None
+    if _version(installed) < PGVECTOR_MIN:
+        hint = (f"run 'ALTER EXTENSION vector UPDATE;' as its owner or a superuser (the server offers {available})"
+                if available and _version(available) >= PGVECTOR_MIN
+                else f"upgrade pgvector on the server to {need} or later, then run 'ALTER EXTENSION vector UPDATE;'")
+        return (f"pgvector {installed} is installed in this database; the engine needs {need} or later "
+                f"(HNSW iterative scans); {hint}")
+    return None
+
+
+def ensure_pgvector(conn: psycopg.Connection) -> str:
+    """pgvector in this database at a usable version, created when missing and allowed; else StorageError.
+
+    Returns the installed version. A role that is not a superuser cannot create the extension (it is
+    not trusted), so on a managed server an administrator creates it once; the engine needs no more.
+    """
+    row = conn.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
+                       "current_database(), current_user").fetchone()
+    installed, available, database, user = row
+    if installed is None and available is not None:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StorageError(
+                f"the pgvector extension is not installed in database '{database}', and role '{user}' may not "
+                f"create it ({str(exc).strip()}); ask an administrator to run 'CREATE EXTENSION vector;' in that "
+                "database once (pgvector 0.8.0 or later), then run 'evidence db migrate'") from exc
+        installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+    problem = pgvector_problem(installed, available)
+    if problem:
+        raise StorageError(f"database '{database}': {problem}")
+    return str(installed)
+
+
 def connect(settings: Settings, *, auto_migrate: bool = True) -> psycopg.Connection:
     """Open a connection (autocommit; use `conn.transaction()` for units of work)."""
     url = database_url(settings)
@@ -75,12 +124,19 @@ def connect(settings: Settings, *, auto_migrate: bool = True) -> psycopg.Connect
     except psycopg.ProgrammingError as exc:  # a malformed URL or an unknown option
         raise ConfigError(redact(f"DATABASE_URL is not a valid PostgreSQL connection string ({str(exc).strip()})")
                           + "; expected a URL such as postgresql://user@host:5432/dbname") from exc
-    if auto_migrate:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        register_vector(conn)
-        migrate(conn)
-    else:
-        register_vector(conn)
+    try:
+        if auto_migrate:
+            ensure_pgvector(conn)
+            register_vector(conn)
+            migrate(conn)
+        else:
+            try:
+                register_vector(conn)
+            except psycopg.ProgrammingError:  # no pgvector in this database yet: `db migrate` says what to do
+                pass
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import psycopg
 
 from engine import store
@@ -173,7 +174,14 @@ class Retriever:
                        "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,
                        "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"]}
                       for i, r in enumerate(rows, 1)]
-        for row, p in zip(rows, self.relevance_model().rank(query, candidates), strict=True):
+        model = self.relevance_model()
+        missing = [r["id"] for r, c in zip(rows, candidates, strict=True) if c["cosine"] is None]
+        if missing and model.shares_index:  # the stored vectors are the encoder's own: no need to encode again
+            vectors, q = store.chunk_embeddings(self.conn, missing), self.embedder.encode_query(query)
+            for r, c in zip(rows, candidates, strict=True):
+                if c["cosine"] is None and r["id"] in vectors:
+                    c["cosine"] = float(np.dot(q, vectors[r["id"]]))
+        for row, p in zip(rows, model.rank(query, candidates), strict=True):
             row["relevance"] = round(p, 6)
         return sorted(rows, key=lambda r: -r["relevance"])
 

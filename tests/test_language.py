@@ -38,6 +38,36 @@ def test_too_little_text_is_undetermined_not_guessed(text: str) -> None:
     assert language_note(detect(text).language, "en") is None
 
 
+SAMPLES = [GERMAN, "How long must transaction records be kept?", "Combien de temps faut-il conserver les registres ?",
+           "Quanto tempo devono essere conservati i registri delle operazioni?", "4.2?"]
+
+
+def test_unpacked_language_model_gives_the_packed_models_answers(tmp_path) -> None:
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    from engine.language import _unpacked_identifier
+
+    packed = MODEL_DIR / MODEL_FILE
+    first = _unpacked_identifier(LanguageIdentifier, packed, tmp_path / "langid")
+    unpacked = list((tmp_path / "langid").iterdir())
+    again = _unpacked_identifier(LanguageIdentifier, packed, tmp_path / "langid")
+    assert len(unpacked) == 1 and (unpacked[0] / "ptc.npy").exists()  # one folder, named by the model's hash
+    reference = LanguageIdentifier.from_model_file(packed, norm_probs=True)
+    for text in SAMPLES:
+        assert first.classify(text) == again.classify(text) == reference.classify(text)
+
+
+def test_unusable_cache_falls_back_to_the_packed_model(tmp_path) -> None:
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    from engine.language import _unpacked_identifier
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    identifier = _unpacked_identifier(LanguageIdentifier, MODEL_DIR / MODEL_FILE, blocker / "langid")
+    assert identifier.classify(GERMAN)[0] == "de"
+
+
 def test_corpus_language_uses_stored_languages_and_detects_the_rest() -> None:
     docs = [("en", ""), (None, "A firm must retain records for six years."), ("de", "")]
     assert corpus_language(docs) == "en"

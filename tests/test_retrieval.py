@@ -83,3 +83,16 @@ def test_fuse_is_pure_and_ordered(method: str, expected: list[str]) -> None:
 def test_sample_corpus_hybrid_finds_retention(corpus_conn, embedder, corpus_settings) -> None:
     hits = Retriever(corpus_conn, embedder, corpus_settings).search("How long must transaction records be kept?", k=5)
     assert any("six years" in h.chunk.text for h in hits[:3])
+
+
+def test_rerank_reads_stored_vectors_instead_of_encoding_passages(tiny, embedder, settings, monkeypatch) -> None:
+    """Hits that only BM25 or an alternative query found get their cosine from the index, not the encoder."""
+    batches: list[int] = []
+    original = type(embedder).encode
+    monkeypatch.setattr(type(embedder), "encode",
+                        lambda self, texts: batches.append(len(texts)) or original(self, texts))
+    retriever = Retriever(tiny, embedder, settings)
+    hits = retriever.search_many(["records kept six years", "complaints"], k=4)
+    assert retriever.relevance_model().shares_index
+    assert hits and all(h.relevance is not None for h in hits)
+    assert set(batches) <= {1}, f"passages were encoded again at query time: batches of {batches}"
