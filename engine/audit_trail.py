@@ -46,9 +46,12 @@ def envelope(seq: int, prev_hash: str, record: dict[str, Any]) -> str:
 
 
 def crash_point(fault: str | None, point: str) -> None:
-    """Fault injection for the crash tests: SIGKILL this process at `point` when configured."""
+    """Fault injection for the crash tests: SIGKILL this process at `point` when configured
+    (`stop@point`: SIGSTOP instead, a process that hangs with its connections open)."""
     if fault and fault == point:
         os.kill(os.getpid(), signal.SIGKILL)
+    elif fault and fault == f"stop@{point}":
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _as_writer(conn: psycopg.Connection) -> None:

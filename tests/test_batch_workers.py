@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
@@ -162,19 +163,17 @@ def test_three_workers_one_killed_mid_question_every_question_once(batch_setting
 
 @pytest.mark.slow
 def test_hung_worker_loses_its_lease_and_records_nothing(batch_settings, tmp_path) -> None:
-    """SIGSTOP keeps the worker's connection (and liveness lock) but stops its heartbeats: the lease runs out,
-    another worker answers the question, and the hung worker, continued, records nothing."""
+    """A worker that stops itself (SIGSTOP) inside its first question keeps its connection (and liveness lock)
+    but sends no heartbeats: the lease runs out, another worker answers the question, and the hung worker,
+    continued, records nothing."""
     batch_id = _batch(batch_settings, tmp_path, TWO_QUESTIONS)
-    hung = _worker(batch_settings, batch_id, lease_s=2)
+    hung = _worker(batch_settings, batch_id, lease_s=2, fault="stop@batch:retrieve")
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        leased = [i for i in _items(batch_settings, batch_id).values() if i["lease_owner"] and not i["audit_id"]]
-        if leased:
-            break
+    while psutil.Process(hung.pid).status() != psutil.STATUS_STOPPED and time.monotonic() < deadline:
+        assert hung.poll() is None, hung.stderr.read()[-1500:]
         time.sleep(0.05)
-    os.kill(hung.pid, signal.SIGSTOP)
     try:
-        (held,) = leased
+        (held,) = [i for i in _items(batch_settings, batch_id).values() if i["lease_owner"]]
         helper = _worker(batch_settings, batch_id, lease_s=2)
         stdout, stderr = helper.communicate(timeout=300)
         assert helper.returncode == 0, stderr[-1500:]
