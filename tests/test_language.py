@@ -128,6 +128,8 @@ def _run_llm_stage(corpus_conn, corpus_settings, embedder, compose_reply: dict[s
     return state["evidence_result"]
 
 
+@pytest.mark.xfail(strict=True, reason="the relevance gate (an English MiniLM) rejects every English quote for a "
+                   "German question, so compose is never reached; cross-language relevance is open (issue 12)")
 def test_llm_backend_writes_in_the_questions_language_quotes_verbatim(corpus_conn, corpus_settings,
                                                                       embedder) -> None:
     result = _run_llm_stage(corpus_conn, corpus_settings, embedder, {"statements": [GERMAN_STATEMENT]})

@@ -31,6 +31,7 @@ VARIABLES = {
     "conflicts": [{"requirement_ids": ["REQ-S001", "REQ-P001"], "reason": HOSTILE}],
     "previous": [HOSTILE], "reasons": [HOSTILE],
     "statements": [{"number": 1, "text": HOSTILE, "quotes": {"REQ-S001": HOSTILE}}],
+    "language": "English",  # a language name the code picks from its own table, not the asker's text
 }
 
 
