@@ -16,10 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-
-from engine import store
 
 EXTRA_CANDIDATES = 3  # chunks below the cut that are extracted and judged too (rejected, on record)
 
@@ -56,10 +53,8 @@ def cut(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
 
 
 def _candidates(question: str, evidence: list[dict[str, Any]], model: Any, conn: Any) -> list[dict[str, Any]]:
-    vectors = store.chunk_embeddings(conn, [e["chunk_id"] for e in evidence]) if model.shares_index else {}
-    q_vec = model._encode_query(question) if vectors else None
-    return [{"text": e["text"], "heading": e.get("section_heading", ""),
-             "cosine": float(np.dot(q_vec, vectors[e["chunk_id"]])) if e["chunk_id"] in vectors else None,
+    cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
+    return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
              "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
              "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
 

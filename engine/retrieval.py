@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import psycopg
 
 from engine import store
@@ -176,11 +175,10 @@ class Retriever:
                       for i, r in enumerate(rows, 1)]
         model = self.relevance_model()
         missing = [r["id"] for r, c in zip(rows, candidates, strict=True) if c["cosine"] is None]
-        if missing and model.shares_index:  # the stored vectors are the encoder's own: no need to encode again
-            vectors, q = store.chunk_embeddings(self.conn, missing), self.embedder.encode_query(query)
-            for r, c in zip(rows, candidates, strict=True):
-                if c["cosine"] is None and r["id"] in vectors:
-                    c["cosine"] = float(np.dot(q, vectors[r["id"]]))
+        stored = model.stored_cosines(self.conn, query, missing)  # the index's own vectors: no encoding again
+        for r, c in zip(rows, candidates, strict=True):
+            if c["cosine"] is None and r["id"] in stored:
+                c["cosine"] = stored[r["id"]]
         for row, p in zip(rows, model.rank(query, candidates), strict=True):
             row["relevance"] = round(p, 6)
         return sorted(rows, key=lambda r: -r["relevance"])

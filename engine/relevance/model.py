@@ -46,6 +46,19 @@ class RelevanceModel:
         encode_query = getattr(self.encoder, "encode_query", None)
         return encode_query(text) if encode_query else self.encoder.encode([text])[0]
 
+    def stored_cosines(self, conn: Any, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Cosines of the question to chunks' stored vectors, when the index is this encoder's own
+        (else {}: the vectors are another model's, and `rank` encodes what it scores)."""
+        if not self.shares_index or not chunk_ids:
+            return {}
+        from engine import store
+
+        vectors = store.chunk_embeddings(conn, list(chunk_ids))
+        if not vectors:
+            return {}
+        q = self._encode_query(question)
+        return {cid: float(np.dot(q, v)) for cid, v in vectors.items()}
+
     def cosines(self, question: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
