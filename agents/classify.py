@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.lexical import tokenize
+from engine.search.lexical import tokenize
 
 MULTI_HOP_CUES = re.compile(
     r"\b(and|or|as well as|in addition|including|both|compare|compared|versus|vs\.?|differ|difference|"

@@ -205,7 +205,7 @@ class OptionChoice(BaseModel):
 
 
 def _support(option: str, quote: str) -> float:
-    from engine.lexical import tokenize
+    from engine.search.lexical import tokenize
 
     terms = set(key_terms(option))
     stated = figures(option)
@@ -275,7 +275,7 @@ def rules_composition(state: dict[str, Any]) -> ComposedAnswer:
 def compose_node(state: dict, deps: Any) -> dict:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-    from engine.language import answer_language, language_name
+    from engine.ingest.language import answer_language, language_name
 
     verified = verified_of(state)
     review = state.get("review")

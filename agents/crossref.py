@@ -3,7 +3,7 @@
 "see section 4.2", "Rule 11.2.1", "§ 5899(b)", "Chapter 11 of MKT", "section 3.1 of the Client
 Assessment Rules". A reference naming another document is resolved by its title words; otherwise
 the citing chunk's own document is tried first. Depth limit, visited set and a character budget
-bound the expansion; resolved edges are stored (engine/references.py) for reuse.
+bound the expansion; resolved edges are stored (engine/search/references.py) for reuse.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
-from engine import references
-from engine.lexical import STOPWORDS
+from engine.search import references
+from engine.search.lexical import STOPWORDS
 
 # Keywords match in any case; a named document must be capitalized words ("of the Client Assessment Rules").
 REFERENCE = re.compile(
@@ -58,7 +58,7 @@ def resolve(conn: psycopg.Connection, chunk: dict[str, Any], ref: tuple[str, str
 def expand(conn: psycopg.Connection, evidence: list[dict[str, Any]], *, visited: set[str], depth: int = 2,
            char_budget: int = 4000) -> list[dict[str, Any]]:
     """Evidence items for the chunks cited by `evidence`, breadth first, within depth and budget."""
-    from engine import store
+    from engine.search import store
 
     added: list[dict[str, Any]] = []
     frontier = list(evidence)

@@ -9,9 +9,9 @@ from typing import Any
 import psycopg
 
 from engine.config import Settings
-from engine.embeddings import Embedder
-from engine.llm import LLMClient
-from engine.retrieval import Filters, Retriever
+from engine.llm.client import LLMClient
+from engine.search.embeddings import Embedder
+from engine.search.retrieval import Filters, Retriever
 
 
 @dataclass
@@ -39,8 +39,8 @@ class Deps:
               backend: str | None = None, chat_model: Any = None, budget: int | None = None,
               scope: Filters | None = None) -> Deps:
         """Assemble dependencies; `chat_model` overrides the configured endpoint (tests inject fakes)."""
-        from engine.llm import make_chat_model
-        from engine.llm_policy import CallPolicy
+        from engine.llm.client import make_chat_model
+        from engine.llm.policy import CallPolicy
 
         embedder = embedder or Embedder.from_settings(settings)
         llm = None
@@ -56,7 +56,7 @@ class Deps:
 def trail_memory(conn: psycopg.Connection, embedder: Embedder, settings: Settings
                  ) -> Callable[[str], dict[str, Any] | None]:
     """QA memory backed by the audit trail: the nearest earlier answered question above the threshold."""
-    from engine import audit_trail
+    from engine.trail import store as audit_trail
 
     def lookup(stem: str) -> dict[str, Any] | None:
         return audit_trail.similar_question(conn, embedder.encode_query(stem), settings.memory_threshold)

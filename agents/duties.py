@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from engine.lexical import key_terms
+from engine.search.lexical import key_terms
 
 FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
                     r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
+from engine.search.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
 
 __all__ = ["INTERROGATIVES", "MODALS", "coverage", "evaluate_node", "key_terms", "step_confidence",
            "uncovered_terms"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.sentences import normalize_ws, split_sentences
+from engine.ingest.sentences import normalize_ws, split_sentences
 
 
 class Modality(StrEnum):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from engine.lexical import key_terms, tokenize
+from engine.search.lexical import key_terms, tokenize
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")

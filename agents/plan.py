@@ -67,8 +67,8 @@ def plan_node(state: dict, deps: Any) -> dict:
 
 def prepare_node(state: dict, deps: Any) -> dict:
     """Options stripped; the question's language detected and compared with the corpus's."""
-    from engine import store
-    from engine.language import question_language
+    from engine.ingest.language import question_language
+    from engine.search import store
 
     stem, options = strip_options(state["question"])
     return {"stem": stem, "options": options, "iterations": 0,

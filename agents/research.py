@@ -43,7 +43,7 @@ class ResearchResult(BaseModel):
     evidence_result: dict[str, Any] | None = None
     language: dict[str, Any] | None = Field(default=None, description="Question and corpus language, and a note")
     scope: dict[str, Any] | None = Field(default=None, description="Documents and source types the question "
-                                                                   "was limited to (engine.scope), or None")
+                                                                   "was limited to (engine.search.scope), or None")
 
 
 CHECKPOINT_SETUP_LOCK = 7702002  # advisory lock: one process runs LangGraph's checkpointer set-up at a time
@@ -112,7 +112,7 @@ def _result(run_id: str, state: dict[str, Any], deps: Deps) -> ResearchResult:
 def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkpointer: Any = None,
                  progress: Callable[[str], None] | None = None, scope: dict[str, Any] | None = None
                  ) -> ResearchResult:
-    """Research a question from scratch. `scope` (as `engine.scope.resolve` records it) is kept with the
+    """Research a question from scratch. `scope` (as `engine.search.scope.resolve` records it) is kept with the
     run, so a resumed run reads the same documents; the search filters themselves travel in `deps`."""
     run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
     graph = build_graph(checkpointer)

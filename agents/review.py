@@ -16,7 +16,7 @@ from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
-from engine.lexical import tokenize
+from engine.search.lexical import tokenize
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _CITED = re.compile(r"REQ-[SP]\d{3}")
@@ -179,7 +179,7 @@ def review_node(state: dict, deps: Any) -> dict:
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
     from agents.evidence import assemble_result
     from agents.runtime import evidence_update
-    from engine.language import answer_language
+    from engine.ingest.language import answer_language
 
     verified = verified_of(state)
     answer = ComposedAnswer.model_validate(state["composition"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.lexical import QUERY_STOPWORDS, STOPWORDS, stem, tokenize
+from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem, tokenize
 
 TERMINOLOGY_FILE = Path(__file__).with_name("terminology.json")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -92,8 +92,8 @@ class RewriteReply(BaseModel):
 
 
 def spelled(deps: object, aspect: str) -> tuple[str, list[tuple[str, str]]]:
-    """The aspect with words unknown to the corpus corrected from its vocabulary (engine.spelling)."""
-    from engine.spelling import correct, english_words
+    """The aspect with words unknown to the corpus corrected from its vocabulary (engine.search.spelling)."""
+    from engine.search.spelling import correct, english_words
 
     conn, settings = getattr(deps, "conn", None), getattr(deps, "settings", None)
     if conn is None:

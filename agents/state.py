@@ -37,7 +37,7 @@ class EvidenceState(TypedDict):
     evidence_fallbacks: Annotated[list[str], operator.add]  # the evidence stage's share of `fallbacks`
     evidence_llm_calls: Annotated[int, operator.add]        # spent from settings.llm_budget_evidence
     evidence_result: dict[str, Any] | None   # the final EvidenceResult
-    language: dict[str, Any] | None          # question / corpus language (engine.language.question_language)
+    language: dict[str, Any] | None          # question / corpus language (engine.ingest.language.question_language)
 
 
 class ResearchState(EvidenceState):
@@ -52,4 +52,4 @@ class ResearchState(EvidenceState):
     iterations: int
     decision: str                 # last replan decision: next_step | retry | complete
     memory_hit: dict[str, Any] | None
-    scope: dict[str, Any] | None  # the documents / source types the question is limited to (engine.scope)
+    scope: dict[str, Any] | None  # the documents / source types the question is limited to (engine.search.scope)

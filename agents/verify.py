@@ -74,8 +74,8 @@ class Verdict(BaseModel):
 @lru_cache(maxsize=1)
 def _default_model() -> Any:
     from engine.config import load_settings
-    from engine.embeddings import Embedder
     from engine.relevance.model import RelevanceModel
+    from engine.search.embeddings import Embedder
 
     settings = load_settings()
     return RelevanceModel.for_embedder(settings.relevance_dir, Embedder.from_settings(settings))

@@ -31,12 +31,12 @@ sys.path.insert(0, str(ROOT))
 from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.embeddings import Embedder  # noqa: E402
 from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import RANK_FEATURES, Head, Scorer, balanced_accuracy, load_scorer, sigmoid  # noqa: E402
 from engine.relevance.train import with_random_negatives  # noqa: E402
-from engine.retrieval import Retriever  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
+from engine.search.retrieval import Retriever  # noqa: E402
 
 
 def key_of(chunk: object) -> str:

@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.obliqa import ingest  # noqa: E402
 from engine import db as dbmod  # noqa: E402
-from engine import store  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.embeddings import Embedder  # noqa: E402
 from engine.relevance.pairs import split_of  # noqa: E402
-from engine.retrieval import Retriever  # noqa: E402
+from engine.search import store  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
+from engine.search.retrieval import Retriever  # noqa: E402
 
 
 def gold_of(question: dict) -> set[str]:

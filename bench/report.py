@@ -2,7 +2,7 @@
 
 Uses its own embedded database (`bench/.cache/report`, reused between runs): the sample corpus,
 a few real answers (rules backend, recorded once), and from them synthetic-but-valid audits
-appended through the real trail path (`engine.audit_trail.append`): one with exactly 20
+appended through the real trail path (`engine.trail.store.append`): one with exactly 20
 requirements (every cited one kept, rejected ones added up to 20) and 50 batch questions. Prints
 as its last line one JSON object: wall seconds (`single_pdf_s`, `batch_pdf_s`, best of `--repeat`),
 CPU seconds of this process for the same renders, pages, and the machine's load average, since
@@ -27,10 +27,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import audit_trail, embedded_db, report  # noqa: E402
 from engine import db as dbmod  # noqa: E402
+from engine import embedded_db  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.trail_record import new_audit_id  # noqa: E402
+from engine.report import render as report  # noqa: E402
+from engine.trail import store as audit_trail  # noqa: E402
+from engine.trail.record import new_audit_id  # noqa: E402
 
 BASE_QUESTIONS = (
     "What must we document for client assessments, and how often must they be reviewed, and when must a breach "
@@ -53,8 +55,8 @@ def base_records(conn: Any, settings: Settings) -> list[dict[str, Any]]:
         if row is None:
             from agents.deps import Deps
             from agents.research import run_research
-            from engine.embeddings import Embedder
-            from engine.trail_record import record_research
+            from engine.search.embeddings import Embedder
+            from engine.trail.record import record_research
 
             embedder = Embedder.from_settings(settings)
             result = run_research(question, Deps.build(conn, settings, embedder=embedder, backend="rules"),
@@ -103,11 +105,11 @@ def pages(path: Path) -> int:
 
 def run(settings: Settings, repeat: int, batch_size: int) -> dict[str, Any]:
     """Prepare the audits, render, and return the figures."""
-    from engine.ingest import ingest_paths
+    from engine.ingest.pipeline import ingest_paths
 
     with dbmod.connection(settings) as conn, tempfile.TemporaryDirectory() as tmp:
         if not conn.execute("SELECT count(*) FROM documents").fetchone()[0]:
-            from engine.embeddings import Embedder
+            from engine.search.embeddings import Embedder
 
             ingest_paths(conn, Embedder.from_settings(settings), settings, [ROOT / "examples" / "corpus"])
         bases = base_records(conn, settings)

@@ -46,15 +46,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import db as dbmod  # noqa: E402
-from engine import embedded_db, store  # noqa: E402
-from engine.chunking import ChunkDraft, chunk_document  # noqa: E402
+from engine import embedded_db  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.embeddings import Embedder  # noqa: E402
-from engine.formats import parse  # noqa: E402
-from engine.ingest import embedding_text, heading_words  # noqa: E402
-from engine.lexical import term_frequencies  # noqa: E402
-from engine.retrieval import Retriever  # noqa: E402
-from engine.sentences import split_sentences  # noqa: E402
+from engine.ingest.chunking import ChunkDraft, chunk_document  # noqa: E402
+from engine.ingest.formats import parse  # noqa: E402
+from engine.ingest.pipeline import embedding_text, heading_words  # noqa: E402
+from engine.ingest.sentences import split_sentences  # noqa: E402
+from engine.search import store  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
+from engine.search.lexical import term_frequencies  # noqa: E402
+from engine.search.retrieval import Retriever  # noqa: E402
 
 GENERATOR = 1  # bump when the synthetic corpus changes: a database made by another version is rebuilt
 MIX, NOISE = 0.35, 0.02  # share of the partner chunk's vector; noise per dimension (cosine to base ~0.85-0.9)

@@ -40,6 +40,22 @@ def default_model_dir() -> Path:
 
 
 RELEVANCE_DIR = Path(__file__).resolve().parent / "relevance" / "models"
+RESOURCES = ("sql", "templates", "skills")
+
+
+def resource_dir(name: str) -> Path:
+    """Where the project's `sql/`, `templates/` or `skills/` directory is: beside the `engine` package in a
+    checkout or an editable install, else under `<prefix>/share/evidence-engine/` where a wheel puts it."""
+    import sys
+
+    checkout = Path(__file__).resolve().parent.parent / name
+    if checkout.is_dir():
+        return checkout
+    installed = Path(sys.prefix) / "share" / "evidence-engine" / name
+    if installed.is_dir():
+        return installed
+    raise ConfigError(f"the engine's '{name}' directory is missing (looked in {checkout} and {installed}); "
+                      "reinstall the package ('pip install evidence-engine' or 'make install')")
 SHIPPED_RELEVANCE_MODEL = "minilm-regqa-int8"
 
 

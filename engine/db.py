@@ -13,10 +13,10 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from engine import embedded_db
-from engine.config import Settings
+from engine.config import Settings, resource_dir
 from engine.errors import ConfigError, StorageError, redact
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SQL_DIR = resource_dir("sql")
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 

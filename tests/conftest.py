@@ -17,7 +17,7 @@ import pytest
 from engine import db as dbmod
 from engine import embedded_db
 from engine.config import Settings
-from engine.embeddings import Embedder
+from engine.search.embeddings import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "examples" / "corpus"
@@ -72,7 +72,7 @@ def conn(settings: Settings) -> Iterator[psycopg.Connection]:
 
 @pytest.fixture(scope="session")
 def corpus_settings(server_settings: Settings, embedder: Embedder) -> Settings:
-    from engine.ingest import ingest_paths
+    from engine.ingest.pipeline import ingest_paths
 
     base = server_settings.database_url or embedded_db.start(server_settings)
     settings = server_settings.model_copy(update={"database_url": _database(base, "corpus")})
@@ -91,7 +91,7 @@ def corpus_conn(corpus_settings: Settings) -> Iterator[psycopg.Connection]:
 @pytest.fixture(scope="session")
 def trail_template(server_settings: Settings, corpus_settings: Settings, embedder: Embedder) -> str:
     """A database holding the sample corpus (no audits) that trail tests clone: its name."""
-    from engine.ingest import ingest_paths
+    from engine.ingest.pipeline import ingest_paths
 
     base = server_settings.database_url or embedded_db.start(server_settings)
     url = _database(base, "trail_template")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+DATA = Path(__file__).resolve().parent / "data"  # fixtures shared by the test packages
+
 RETENTION_MD = """# Test Retention Regulation
 
 ## 1. Purpose

@@ -3,7 +3,7 @@
     python -m tests.llm_double            # prints "LISTENING <port>", then serves until killed
 
 It reads the engine's prompts the way a model would: the skill from the system message's first
-line (`# Extract`), the data from the fenced blocks of the user message (`engine.skills`), and
+line (`# Extract`), the data from the fenced blocks of the user message (`engine.llm.skills`), and
 replies with a tool call (or JSON text when no tool is offered). What it plays is set per skill by
 `POST /_control` and every request is logged for `GET /_log`:
 

@@ -51,7 +51,7 @@ class RelevanceModel:
         (else {}: the vectors are another model's, and `rank` encodes what it scores)."""
         if not self.shares_index or not chunk_ids:
             return {}
-        from engine import store
+        from engine.search import store
 
         vectors = store.chunk_embeddings(conn, list(chunk_ids))
         if not vectors:

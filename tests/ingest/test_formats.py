@@ -1,0 +1,133 @@
+"""Parsers and chunking: structure, offsets, sentences never split, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.errors import IngestError
+from engine.ingest.chunking import chunk_document
+from engine.ingest.formats import heading_of, parse
+from engine.ingest.sentences import split_sentences
+from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
+
+
+def _sections(parsed) -> dict[str, str]:
+    return {b.section_number: parsed.text[b.start:b.end] for b in parsed.blocks}
+
+
+def test_markdown_sections_and_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "reg.md"
+    path.write_text(RETENTION_MD)
+    parsed = parse(path, path.read_bytes())
+    assert parsed.title == "Test Retention Regulation"
+    sections = _sections(parsed)
+    assert "six years" in sections["4.2"]
+    block = next(b for b in parsed.blocks if b.section_number == "4.2")
+    assert block.section_path == "4 Records > 4.2 Retention periods"
+    for chunk in chunk_document("doc_x", parsed):
+        assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
+
+
+def test_pdf_keeps_sections(tmp_path: Path) -> None:
+    path = write_pdf(tmp_path / "reg.pdf", "<h1>4.2 Retention periods</h1><p>A firm must retain transaction "
+                     "records for at least six years from the date of the transaction.</p>")
+    parsed = parse(path, path.read_bytes())
+    assert parsed.format == "pdf"
+    assert "six years" in _sections(parsed)["4.2"]
+
+
+def test_docx_headings(tmp_path: Path) -> None:
+    path = write_docx(tmp_path / "std.docx")
+    parsed = parse(path, path.read_bytes())
+    assert parsed.title == "Access Control Standard"
+    assert "every quarter" in _sections(parsed)["3.1"]
+
+
+def test_html_sections_and_script_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "g.html"
+    path.write_text("<html><head><title>Guide</title><script>alert(1)</script></head><body>"
+                    "<h2>5. Breaches</h2><p>The controller shall notify the Commissioner within 72 hours.</p>"
+                    "</body></html>")
+    parsed = parse(path, path.read_bytes())
+    assert "alert" not in parsed.text
+    assert "72 hours" in _sections(parsed)["5"]
+
+
+def test_obliqa_passages_keep_ids(tmp_path: Path) -> None:
+    path = write_obliqa(tmp_path / "7.json")
+    parsed = parse(path, path.read_bytes(), "obliqa")
+    block = next(b for b in parsed.blocks if b.section_number == "1.1.1")
+    assert block.metadata == {"ID": "uid-7-2", "DocumentID": 7, "PassageID": "1.1.1"}
+    assert block.section_path == "1 GENERAL > 1.1 Record keeping > 1.1.1"
+
+
+def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> None:
+    sentence = "The firm must keep a record of every complaint it receives from a client. "
+    path = write_obliqa(tmp_path / "8.json", 8, [("2.1", sentence * 40)])
+    parsed = parse(path, path.read_bytes(), "obliqa")
+    chunks = chunk_document("doc_y", parsed, max_words=60)
+    assert len(chunks) > 1
+    assert {c.metadata["ID"] for c in chunks} == {"uid-8-0"}
+    sentences = {(s.start, s.end) for s in split_sentences(parsed.text)}
+    for chunk in chunks:  # every chunk starts and ends on sentence boundaries
+        assert any(s[0] == chunk.char_start for s in sentences)
+        assert any(s[1] == chunk.char_end for s in sentences)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Mr. Smith said no. The firm must act.", ["Mr. Smith said no.", "The firm must act."]),
+    ("A firm shall:\n(a) keep records; and\n(b) report.", ["A firm shall:\n(a) keep records; and\n(b) report."]),
+    ("See e.g. section 4.2. Records must be kept.", ["See e.g. section 4.2.", "Records must be kept."]),
+    ("INTRODUCTION\nThis Part applies.", ["INTRODUCTION", "This Part applies."]),
+], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line"])
+def test_sentence_split(text: str, expected: list[str]) -> None:
+    assert [text[s.start:s.end] for s in split_sentences(text)] == expected
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("4.2 Retention periods", ("4.2", "Retention periods", 7)),
+    ("Part 3 - Conduct", ("3", "Conduct", 1)),
+    ("A firm must keep records.", None),
+    ("6 years is the minimum.", None),
+], ids=["numbered", "part", "sentence", "number-in-sentence"])
+def test_heading_detection(line: str, expected) -> None:
+    assert heading_of(line) == expected
+
+
+def _encrypted_pdf(path: Path) -> Path:
+    from pypdf import PdfReader, PdfWriter
+
+    plain = write_pdf(path.with_name("plain.pdf"), "<p>Secret text.</p>")
+    writer = PdfWriter()
+    for page in PdfReader(plain).pages:
+        writer.add_page(page)
+    writer.encrypt("pw")
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return path
+
+
+BAD_INPUTS = {
+    "empty": ("empty.txt", lambda p: p.write_bytes(b""), "empty"),
+    "whitespace-only": ("blank.md", lambda p: p.write_text("  \n\n "), "empty"),
+    "corrupt-pdf": ("bad.pdf", lambda p: p.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20), "PDF"),
+    "encrypted-pdf": ("locked.pdf", _encrypted_pdf, "encrypted"),
+    "binary-junk": ("junk.txt", lambda p: p.write_bytes(bytes(range(256)) * 50), "binary"),
+    "unknown-extension": ("data.xyz", lambda p: p.write_text("hello"), "unknown format"),
+    "invalid-obliqa-json": ("broken.json", lambda p: p.write_text("[{\"ID\": 1"), "invalid JSON"),
+    "obliqa-wrong-shape": ("shape.json", lambda p: p.write_text("[{\"ID\": \"x\"}]"), "not an ObliQA passage"),
+    "corrupt-docx": ("bad.docx", lambda p: p.write_bytes(b"PK\x03\x04 not really a zip"), "DOCX"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+def test_bad_input_has_clear_reason(tmp_path: Path, case: str) -> None:
+    name, make, reason = BAD_INPUTS[case]
+    path = tmp_path / name
+    make(path)
+    with pytest.raises(IngestError) as info:
+        parse(path, path.read_bytes())
+    assert reason.lower() in str(info.value).lower()
+    assert str(path) in str(info.value)

@@ -1,0 +1,145 @@
+"""Structure of legislation and standards: headings, recitals, numbered paragraphs and points, citations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.ingest.chunking import chunk_document
+from engine.ingest.citations import derived_citation, quote_citation
+from engine.ingest.formats import parse
+from engine.ingest.structure import Positions, parse_heading
+from tests.helpers import DATA
+
+LEGAL = DATA / "legal"
+EU = LEGAL / "eu-client-data-regulation.txt"
+CFR = LEGAL / "cfr-part-990-client-records.txt"
+ISO = LEGAL / "iso-style-records-standard.txt"
+
+
+def _blocks(path: Path) -> dict[str, object]:
+    parsed = parse(path, path.read_bytes())
+    return {b.metadata.get("citation", ""): b for b in parsed.blocks}
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("Article 33", ("article", "33", "")),
+    ("CHAPTER IV", ("chapter", "IV", "")),
+    ("Section 2", ("section", "2", "")),
+    ("TITLE II Financial provisions", ("title", "II", "Financial provisions")),
+    ("PART 990—CLIENT RECORDS", ("part", "990", "CLIENT RECORDS")),
+    ("Subpart B—Retention of Records", ("subpart", "B", "Retention of Records")),
+    ("§ 990.21 Retention of transaction records.", ("§", "990.21", "Retention of transaction records")),
+    ("ANNEX I", ("annex", "I", "")),
+    ("Schedule 1 Fees", ("schedule", "1", "Fees")),
+    ("4.2 Retention periods", ("", "4.2", "Retention periods")),
+    ("A.5.1 Retention of records", ("", "A.5.1", "Retention of records")),
+], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
+        "numbered", "annex-control"])
+def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
+    heading = parse_heading(line)
+    assert heading is not None and (heading.kind, heading.number, heading.title) == expected
+
+
+@pytest.mark.parametrize("line", [
+    "1. Personal data shall be:",
+    "Section 3 of the Act applies to every firm.",
+    "THE EUROPEAN PARLIAMENT AND THE COUNCIL OF THE EUROPEAN UNION,",
+    "Article 16 thereof, and the opinion of the Committee",
+    "6 years is the minimum.",
+], ids=["paragraph-with-lead-in", "sentence-naming-a-section", "caps-preamble-line", "reference-in-text",
+        "number-in-sentence"])
+def test_sentences_are_not_headings(line: str) -> None:
+    assert parse_heading(line) is None
+
+
+def test_numbered_paragraph_inside_an_article_is_no_heading() -> None:
+    assert parse_heading("2. Scope", in_provision=True) is None
+    assert parse_heading("2. Scope") is not None  # outside an article it still is one
+
+
+def test_eu_regulation_articles_paragraphs_points_and_recitals() -> None:
+    blocks = _blocks(EU)
+    assert {"Recital 1", "Recital 3", "Art. 1(1)", "Art. 2", "Art. 33(1)", "Art. 33(3)", "Art. 37(1)",
+            "Annex I", "Preamble"} <= set(blocks)
+    art = blocks["Art. 33(1)"]
+    assert art.section_number == "33(1)"
+    assert art.section_path == ("Chapter IV Controller and processor > Section 2 Security of client data > "
+                                "Article 33 Notification of a data breach to the supervisory authority")
+    assert art.section_heading == "Notification of a data breach to the supervisory authority"
+    recital = blocks["Recital 3"]
+    assert "Recital" in recital.section_path and recital.section_number == "Recital 3"
+    assert [label for _, label in blocks["Art. 33(3)"].metadata["points"]] == ["(a)", "(b)", "(c)"]
+    # no paragraph became a heading of a later article
+    assert not any("shall" in b.section_path for b in blocks.values())
+
+
+def test_eu_quote_citations_name_the_point() -> None:
+    parsed = parse(EU, EU.read_bytes())
+    at = parsed.text.index("(b) communicate the name")
+    chunk = next(c for c in chunk_document("doc_eu", parsed) if c.char_start <= at < c.char_end)
+    assert quote_citation(chunk.section_number, chunk.section_path, chunk.metadata, at) == "Art. 33(3)(b)"
+    lead = parsed.text.index("The notification referred to in paragraph 1")
+    assert quote_citation(chunk.section_number, chunk.section_path, chunk.metadata, lead) == "Art. 33(3)"
+
+
+def test_cfr_sections_paragraphs_and_nested_points() -> None:
+    parsed = parse(CFR, CFR.read_bytes())
+    blocks = {b.metadata["citation"]: b for b in parsed.blocks}
+    assert set(blocks) == {"§ 990.21(a)", "§ 990.21(b)", "§ 990.22(a)"}
+    block = blocks["§ 990.21(a)"]
+    assert block.section_path.endswith("Subpart B Retention of Records > § 990.21 Retention of transaction records")
+    at = parsed.text.index("(ii) the time the order")
+    assert quote_citation(block.section_number, block.section_path, block.metadata, at) == "§ 990.21(a)(2)(ii)"
+
+
+def test_iso_standard_clauses_and_lettered_list() -> None:
+    parsed = parse(ISO, ISO.read_bytes())
+    blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
+    assert {"Section 1", "Section 4.1", "Section 4.2", "Section A.5.1"} <= set(blocks)
+    block = blocks["Section 4.2"]  # the list stays with its lead-in sentence
+    assert "The organization shall determine:" in parsed.text[block.start:block.end]
+    at = parsed.text.index("b) the legal and contractual")
+    assert quote_citation(block.section_number, block.section_path, block.metadata, at) == "Section 4.2(b)"
+    assert blocks["Section A.5.1"].section_path.startswith("Annex A Reference control objectives (normative)")
+
+
+def test_markdown_numbered_headings_keep_their_form(tmp_path: Path) -> None:
+    path = tmp_path / "reg.md"
+    path.write_text("# Reg\n\n## 4. Records\n\n### 4.2 Retention periods\n\nA firm must retain records.\n")
+    block = parse(path, path.read_bytes()).blocks[0]
+    assert (block.section_number, block.section_path, block.metadata["citation"]) == (
+        "4.2", "4 Records > 4.2 Retention periods", "Section 4.2")
+
+
+@pytest.mark.parametrize(("labels", "expected"), [
+    (["1.", "(a)", "(b)", "(c)"], ["(1)", "(1)(a)", "(1)(b)", "(1)(c)"]),
+    (["(a)", "(h)", "(i)", "(j)"], ["(a)", "(h)", "(i)", "(j)"]),
+    (["(a)", "(i)", "(ii)", "(b)", "(i)"], ["(a)", "(a)(i)", "(a)(ii)", "(b)", "(b)(i)"]),
+], ids=["paragraph-then-points", "i-after-h-is-a-letter", "roman-under-letters"])
+def test_point_labels(labels: list[str], expected: list[str]) -> None:
+    positions = Positions()
+    seen = [positions.see(f"{label} text") for label in labels]
+    assert [s[1] for s in seen if s] == expected
+
+
+@pytest.mark.parametrize(("number", "path", "expected"), [
+    ("4.2", "4 Records > 4.2 Retention periods", "Section 4.2"),
+    ("33(1)", "Chapter IV > Article 33 Notification", "Art. 33(1)"),
+    ("Recital 85", "Recitals > Recital 85", "Recital 85"),
+    ("", "", ""),
+], ids=["numbered", "article", "recital", "none"])
+def test_citation_of_chunks_stored_before_citations(number: str, path: str, expected: str) -> None:
+    assert derived_citation(number, path) == expected
+
+
+def test_recitals_and_preamble_are_recognised_as_non_binding() -> None:
+    from agents.extract import non_binding
+
+    blocks = _blocks(EU)
+    for name in ("Recital 3", "Preamble"):
+        block = blocks[name]
+        assert non_binding({"section_path": block.section_path, "section_heading": block.section_heading}) == "recital"
+    article = blocks["Art. 33(1)"]
+    assert non_binding({"section_path": article.section_path, "section_heading": article.section_heading}) is None

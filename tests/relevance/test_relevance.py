@@ -1,0 +1,159 @@
+"""The learned relevance model: the committed artefact, the scorer, the pairs format, the training
+command end to end on a tiny fixture, parts of a question, and the embedding-space guard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from agents.parts import question_parts
+from engine.config import shipped_relevance_model
+from engine.errors import ConfigError, InputError
+from engine.relevance.encoder import OnnxEncoder, file_sha256, read_manifest
+from engine.relevance.pairs import read_pairs, split_of
+from engine.relevance.scorer import Head, balanced_accuracy, best_threshold, load_scorer
+
+ANSWERING = ("How long must transaction records be kept?",
+             "A firm must retain transaction records for at least six years from the date of the transaction.")
+OFF_TOPIC = ("How long must transaction records be kept?",
+             "Passwords must be at least twelve characters long and must not be reused across systems.")
+
+
+def test_committed_model_is_what_its_manifest_says() -> None:
+    directory = shipped_relevance_model()
+    manifest = read_manifest(directory)
+    assert manifest["sha256"] == file_sha256(directory / "model.onnx")
+    assert (directory / "model.onnx").stat().st_size <= 25 * 1024 * 1024
+    scorer = load_scorer(directory)
+    assert scorer.sha256 and 0.0 < scorer.thresholds["gate"] < 1.0
+
+
+def test_committed_model_scores_an_answer_above_an_off_topic_text(embedder) -> None:
+    from engine.relevance.model import RelevanceModel
+
+    model = RelevanceModel.for_embedder(shipped_relevance_model(), embedder)
+    answering, off_topic = (model.pair_probabilities(q, [t])[0] for q, t in (ANSWERING, OFF_TOPIC))
+    assert answering > off_topic + 0.2, (answering, off_topic)
+    vectors = OnnxEncoder(shipped_relevance_model()).encode([ANSWERING[1], ANSWERING[1] + " "])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5) and float(vectors[0] @ vectors[1]) > 0.999
+
+
+def test_head_fit_separates_and_thresholds_for_balanced_accuracy() -> None:
+    rows = [{"x": float(i), "y": float(i % 3)} for i in range(40)]
+    labels = [int(i >= 20) for i in range(40)]
+    head = Head.fit(rows, labels, ("x", "y"))
+    probs = 1 / (1 + np.exp(-head.logits(rows)))
+    threshold, accuracy = best_threshold(labels, list(probs))
+    assert accuracy == 1.0 and balanced_accuracy(labels, [p >= threshold for p in probs]) == 1.0
+    assert Head.fit(rows, labels, ("x", "y")) == head  # deterministic
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"question": "q", "passage": "p"}', "label"),
+    ('{"question": "q", "passage": "p", "label": 3}', "label"),
+    ("not json", "expected"),
+], ids=["missing-label", "bad-label", "not-json"])
+def test_pairs_file_errors_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"question": "q", "passage": "p", "label": 1}\n' + line + "\n")
+    with pytest.raises(InputError, match=rf"pairs.jsonl:2: .*{message}"):
+        read_pairs(path)
+
+
+def test_pairs_file_without_positives_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"question": "q", "passage": "p", "label": 0}\n')
+    with pytest.raises(InputError, match="no pair with label 1"):
+        read_pairs(path)
+
+
+def test_split_is_stable_and_roughly_proportional() -> None:
+    splits = [split_of(f"q{i}") for i in range(2000)]
+    assert splits == [split_of(f"q{i}") for i in range(2000)]
+    assert 0.55 < splits.count("train") / 2000 < 0.65 and 0.15 < splits.count("heldout") / 2000 < 0.25
+
+
+def _tiny_pairs(path: Path) -> Path:
+    topics = [("records", "retain records for six years"), ("breach", "notify a breach within 72 hours"),
+              ("complaint", "acknowledge a complaint within five days"), ("password", "use long passwords"),
+              ("training", "train staff every year"), ("conflict", "disclose conflicts of interest")]
+    rows = []
+    for i in range(30):
+        topic, duty = topics[i % len(topics)]
+        other = topics[(i + 1) % len(topics)][1]
+        rows.append({"question_id": f"q{i}", "question": f"What must a firm do about {topic} (case {i})?",
+                     "passage": f"A firm must {duty} in case {i}.", "label": 1})
+        rows.append({"question_id": f"q{i}", "question": f"What must a firm do about {topic} (case {i})?",
+                     "passage": f"A firm must {other} in case {i}.", "label": 0})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.slow
+def test_training_command_runs_end_to_end_on_a_tiny_fixture(tmp_path: Path) -> None:
+    from engine.cli.main import app
+
+    pairs = _tiny_pairs(tmp_path / "pairs.jsonl")
+    out = tmp_path / "model"
+    result = CliRunner().invoke(app, ["relevance", "train", str(pairs), "--out", str(out), "--epochs", "1",
+                                      "--batch-size", "4"])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(out)
+    assert manifest["sha256"] == file_sha256(out / "model.onnx") and manifest["quantized"] == "int8-dynamic"
+    assert manifest["seed"] == 13 and manifest["epochs"] == 1
+    scorer = load_scorer(out)
+    assert scorer.info["pair_head_pairs"] > 0 and 0.0 <= scorer.thresholds["gate"] <= 1.0
+    assert OnnxEncoder(out).encode(["a question"]).shape == (1, 384)
+
+
+def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None:
+    from engine.cli.main import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"question": "q"}\n')
+    result = CliRunner().invoke(app, ["relevance", "train", str(pairs), "--out", str(tmp_path / "m")])
+    assert result.exit_code == InputError.exit_code
+    assert "pairs.jsonl:1" in result.output and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(("question", "parts"), [
+    ("How long must transaction records be kept, and when must a personal data breach be notified?",
+     ["How long must transaction records be kept?", "When must a personal data breach be notified?"]),
+    ("Who may act as a trustee? What records must a trustee keep?",
+     ["Who may act as a trustee?", "What records must a trustee keep?"]),
+    ("What is a personal data breach and when must it be notified?",
+     ["What is a personal data breach?", "When must it be notified (personal data breach)?"]),
+    ("What are the rights and obligations of a trustee?", ["What are the rights and obligations of a trustee?"]),
+    ("When assessing suitability, what must a firm document?", ["When assessing suitability, what must a firm "
+                                                                 "document?"]),
+    ("Must a firm keep records and report them?", ["Must a firm keep records and report them?"]),
+], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs"])
+def test_question_parts(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
+
+
+def test_an_index_of_another_embedder_is_refused_until_reembedded(settings, conn, embedder, tmp_path) -> None:
+    from engine.ingest.pipeline import ingest_paths, reembed
+    from engine.search import store
+    from engine.search.embeddings import check_space
+    from engine.search.retrieval import Retriever
+
+    doc = tmp_path / "rule.md"
+    doc.write_text("# Rule\n\nA firm must retain transaction records for at least six years.\n")
+    ingest_paths(conn, embedder, settings, [doc], source_type="regulation")
+    assert store.embedding_space(conn)["sha256"] == embedder.sha256
+
+    class Other:
+        identity = {**embedder.identity, "name": "other-model", "sha256": "0" * 64}
+
+    with pytest.raises(ConfigError, match="other-model.*evidence db reembed"):
+        check_space(conn, Other())  # type: ignore[arg-type]
+    store.clear_embedding_space(conn)
+    with pytest.raises(ConfigError, match="before the engine recorded"):
+        Retriever(conn, embedder, settings).search("records")
+    assert reembed(conn, embedder) == 1
+    assert Retriever(conn, embedder, settings).search("How long must records be kept?", k=1)
