@@ -16,6 +16,7 @@ from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
+from agents.result import Review, assemble_result
 from engine.search.lexical import tokenize
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
@@ -52,15 +53,6 @@ _FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|requ
                     r"permitted|mandatory|unless|except)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                      r"fifteen|twenty|thirty|forty|fifty|sixty|seventy|ninety|hundred)\b", re.IGNORECASE)
-
-
-class Review(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    passed: bool
-    reasons: list[str] = Field(default_factory=list)
-    revised: bool = False
-    composer: str = Field(default="rules", description="Who wrote the final answer: rules or llm")
 
 
 def _unquoted_sentences(text: str) -> list[str]:
@@ -177,7 +169,6 @@ def _merge(previous: dict[str, Any] | None, current: Review) -> Review:
 def review_node(state: dict, deps: Any) -> dict:
     """Graph node. A first failure goes back to compose once; a revised llm answer that fails again is
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
-    from agents.evidence import assemble_result
     from agents.runtime import evidence_update
     from engine.ingest.language import answer_language
 

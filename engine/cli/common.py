@@ -83,3 +83,15 @@ def run(fn: Callable[[], int | None]) -> None:
                    "with the traceback above.")
         raise typer.Exit(1) from exc
     raise typer.Exit(code)
+
+
+def print_lines(lines: list[Any]) -> None:
+    from rich.text import Text
+
+    for line in lines:
+        out.print(Text(line.text, style=line.style))
+
+
+def answer_width() -> int:
+    """Columns for wrapped answers: the terminal's (80 when not a terminal), at most 100 for reading."""
+    return max(40, min(out.width, 100))

@@ -16,7 +16,7 @@ from rich.table import Table
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli.audit import audit_app
-from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, emit_json, err, out, run
+from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
@@ -315,18 +315,6 @@ def document_sections(
     run(body)
 
 
-def _print_lines(lines: list[Any]) -> None:
-    from rich.text import Text
-
-    for line in lines:
-        out.print(Text(line.text, style=line.style))
-
-
-def answer_width() -> int:
-    """Columns for wrapped answers: the terminal's (80 when not a terminal), at most 100 for reading."""
-    return max(40, min(out.width, 100))
-
-
 def _print_research(result: Any) -> None:
     """--verbose: every research step with its queries, and every passage found (in order found)."""
     out.print(f"run {result.run_id}: {result.question_type}, backend {result.backend}", highlight=False)
@@ -363,9 +351,9 @@ def print_answer(record: dict[str, Any], *, show_rejected: bool, verbose: bool, 
         _print_research(result)
         out.print()
     width = answer_width()
-    _print_lines(answer_lines(record, width=width, show_rejected=show_rejected))
+    print_lines(answer_lines(record, width=width, show_rejected=show_rejected))
     if not verbose:
-        _print_lines(research_line(record, width))
+        print_lines(research_line(record, width))
     fallbacks = record.get("fallbacks") or (result.fallbacks if result is not None else [])
     if fallbacks:
         out.print("[yellow]fallbacks to rules:[/] " + escape("; ".join(fallbacks)))

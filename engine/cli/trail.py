@@ -40,7 +40,7 @@ def _document_keys(conn: Any, name: str) -> list[str]:
 
 def _print_headers(rows: list[dict[str, Any]], *, similarity: bool = False) -> None:
     """One audit per entry, its full id first (never cut), the question wrapped below it."""
-    from engine.cli.main import answer_width
+    from engine.cli.common import answer_width
     from engine.report.terminal import wrap
 
     for r in rows:
@@ -103,7 +103,7 @@ def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique 
 
 
 def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_rejected: bool = True) -> None:
-    from engine.cli.main import _print_lines, answer_width
+    from engine.cli.common import answer_width, print_lines
     from engine.report.terminal import answer_lines
 
     rec = row["record"]
@@ -119,7 +119,7 @@ def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_reje
     if rec.get("supersedes"):
         out.print(f"answers again {rec['supersedes']} (its quotes had changed)", highlight=False)
     out.print()
-    _print_lines(answer_lines(rec, width=answer_width(), show_rejected=show_rejected,
+    print_lines(answer_lines(rec, width=answer_width(), show_rejected=show_rejected,
                               rejected_hint="shown without --brief"))
     out.print(f"\n{len(rec['research']['steps'])} research step(s); corpus of {len(rec['corpus'])} document(s)")
     for note in notes:
@@ -337,7 +337,7 @@ def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD
 
 
 def _print_diff(d: dict[str, Any], everything: bool) -> None:
-    from engine.cli.main import answer_width
+    from engine.cli.common import answer_width
     from engine.report.terminal import wrap
 
     width = answer_width()
