@@ -8,7 +8,6 @@ ends as it would have.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +18,7 @@ from agents.deps import Deps
 from agents.graph import build_graph
 from engine.config import Settings
 from engine.errors import EngineError, NotFoundError
+from engine.models import new_run_id
 
 
 class ResearchResult(BaseModel):
@@ -114,7 +114,7 @@ def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkp
                  ) -> ResearchResult:
     """Research a question from scratch. `scope` (as `engine.search.scope.resolve` records it) is kept with the
     run, so a resumed run reads the same documents; the search filters themselves travel in `deps`."""
-    run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+    run_id = run_id or new_run_id()
     graph = build_graph(checkpointer)
     if checkpointer is not None and graph.get_state(_config(run_id, deps, None)).values:
         raise EngineError(f"research run '{run_id}' already exists; continue it with 'evidence resume {run_id}'")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -66,3 +67,8 @@ class Hit(BaseModel):
     @property
     def chunk_id(self) -> str:
         return self.chunk.id
+
+
+def new_run_id() -> str:
+    """A research run's id ('run-' + 12 hex digits): what `evidence resume` and the checkpointer key on."""
+    return f"run-{uuid.uuid4().hex[:12]}"

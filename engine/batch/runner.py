@@ -36,6 +36,7 @@ from engine.batch import store as batch_store
 from engine.batch.checklist import AuditDefinition, Expectation, Question, Scope
 from engine.config import Settings
 from engine.errors import ConfigError, EngineError
+from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
 from engine.trail import store as audit_trail
@@ -104,7 +105,7 @@ def start_batch(conn: psycopg.Connection, settings: Settings, definition: AuditD
     batch_store.create(conn, batch_id=batch_id, name=definition.name, path=str(path), sha256=sha256,
                        definition=stored, actor=actor or settings.actor or default_actor(),
                        settings_hash=effective_settings(settings, definition).fingerprint(),
-                       items=[(q.id, f"run-{uuid.uuid4().hex[:12]}") for q in definition.questions])
+                       items=[(q.id, new_run_id()) for q in definition.questions])
     return batch_id
 
 

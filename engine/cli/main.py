@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -189,18 +187,17 @@ def ingest(
         "--follow-symlinks", help="Follow links inside a folder that point outside it (refused by default).")] = False,
 ) -> None:
     """Ingest documents: parse, chunk, embed and index them."""
-    from engine.ingest.pipeline import ingest_paths
-    from engine.search.embeddings import Embedder
+    from engine import api
 
     def body() -> int:
-        settings = _settings()
+        _settings()  # configuration errors first
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
-        with dbmod.connection(settings) as conn, _IngestDisplay(quiet=as_json) as display:
-            summary = ingest_paths(conn, Embedder.from_settings(settings), settings, paths, fmt=fmt,
-                                   source_type=source_type, title=title, follow_symlinks=follow_symlinks,
-                                   on_file=lambda path, result: display.file(path, result, as_json),
-                                   on_progress=display.update)
+        with _IngestDisplay(quiet=as_json) as display:
+            summary = api.ingest(paths, fmt=fmt, source_type=source_type, title=title,
+                                 follow_symlinks=follow_symlinks,
+                                 on_file=lambda path, result: display.file(path, result, as_json),
+                                 on_progress=display.update)
         if as_json:
             _emit_json(summary.model_dump())
         else:
@@ -220,15 +217,11 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Hits with their chunks and every score.")] = False,
 ) -> None:
     """Hybrid search over the current corpus (dense + BM25, fused): passages with citation, section and scores."""
+    from engine import api
     from engine.ingest.citations import chunk_citation
-    from engine.search.embeddings import Embedder
-    from engine.search.retrieval import Filters, Retriever
 
     def body() -> int:
-        settings = _settings()
-        with dbmod.connection(settings) as conn:
-            retriever = Retriever(conn, Embedder.from_settings(settings), settings)
-            hits = retriever.search(query, k, filters=Filters(source_types=tuple(source_types or ())))
+        hits = api.search(query, k=k, source_types=source_types or ())
         if as_json:
             _emit_json([h.model_dump() for h in hits])
             return 0
@@ -257,14 +250,13 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
                   "--all-versions", help="Superseded versions too (they stay readable).")] = False) -> None:
     """List ingested documents, one per line with its full id (`evidence documents sections ID` lists a
     document's sections)."""
-    from engine.search import store
+    from engine import api
 
     if ctx.invoked_subcommand is not None:
         return
 
     def body() -> int:
-        with dbmod.connection(_settings()) as conn:
-            docs = store.list_documents(conn, include_superseded=all_versions)
+        docs = api.documents(include_superseded=all_versions)
         if as_json:
             _emit_json([d.model_dump(mode="json") for d in docs])
             return 0
@@ -286,19 +278,11 @@ def document_sections(
 ) -> None:
     """List a document's sections in reading order: citation, the number `trail impact DOC#NUMBER` takes,
     and the section path."""
-    from engine.errors import NotFoundError
+    from engine import api
     from engine.ingest.citations import derived_citation
-    from engine.search import store
 
     def body() -> int:
-        with dbmod.connection(_settings()) as conn:
-            versions = store.find_documents(conn, document)
-            if not versions:
-                raise NotFoundError(f"no document '{document}': give a document id (or its start), path, file "
-                                    "name or title ('evidence documents' lists them)")
-            doc = next((d for d in versions if d.id == document), None) or next(
-                (d for d in versions if d.is_current), versions[-1])
-            sections = store.document_sections(conn, doc.id)
+        doc, sections = api.document_sections(document)
         rows = [{"citation": s["citation"] or derived_citation(s["section_number"], s["section_path"]),
                  "section_number": s["section_number"], "section_path": s["section_path"],
                  "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
@@ -376,64 +360,37 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       verbose: bool, actor: str | None = None, pdf: Path | None = None, *,
                       documents: list[str] | None = None, source_types: list[str] | None = None,
                       show_rejected: bool = False) -> int:
-    from agents.deps import Deps
-    from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
-    from engine.search import scope as scopes
-    from engine.trail import store as audit_trail
-    from engine.trail.record import record_research
-    from engine.trail.store import crash_point
+    from engine import api
 
-    settings = _settings()
-    asked_at = datetime.now(UTC)
-    with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver, \
-            err.status("starting", spinner="dots") as status:
+    _settings()  # configuration errors before the spinner
+    with err.status("starting", spinner="dots") as status:
+        hooks = api.Hooks(
+            run_started=lambda new_id: err.print(f"run {new_id} (if interrupted: evidence resume {new_id})",
+                                                 highlight=False),
+            node=lambda name: status.update(f"running [bold]{name}[/]"),
+            phase=status.update, llm_event=_llm_events(status, verbose))
         if question is not None:
-            filters, scope = scopes.resolve(conn, documents or (), source_types or ())
-        else:  # a resumed run keeps the scope it was started with
-            scope = run_scope(run_id or "", saver)
-            filters = scopes.filters_of(scope)
-        deps = Deps.build(conn, settings, backend=backend, scope=filters)
-
-        def progress(name: str) -> None:
-            status.update(f"running [bold]{name}[/]")
-
-        if deps.llm is not None:
-            deps.llm.on_event = _llm_events(status, verbose)
-
-        if question is not None:
-            new_id = f"run-{uuid.uuid4().hex[:12]}"
-            err.print(f"run {new_id} (if interrupted: evidence resume {new_id})", highlight=False)
-            result = run_research(question, deps, run_id=new_id, checkpointer=saver, progress=progress, scope=scope)
+            audit = api.ask(question, backend=backend, actor=actor, documents=documents or (),
+                            source_types=source_types or (), pdf=pdf, hooks=hooks)
         else:
-            result = resume_research(run_id or "", deps, saver, progress=progress)
-        crash_point(settings.fault_injection, "audit:before")
-        status.update("recording the audit")
-        audit = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                actor=actor, asked_at=asked_at, scope=result.scope)
-        crash_point(settings.fault_injection, "audit:after")
-        record = audit_trail.get(conn, audit.audit_id)["record"]
-        if pdf is not None:
-            from engine.report.render import write_pdf
-
-            status.update("writing the report")
-            write_pdf(conn, audit.audit_id, pdf, settings=settings)
-    usage = deps.llm.usage() if deps.llm is not None else None
+            audit = api.resume(run_id or "", actor=actor, hooks=hooks)
+    result, usage = audit.research, audit.llm_usage
     if as_json:
-        _emit_json({**result.model_dump(mode="json"), "llm_usage": usage, "audit": audit.model_dump()})
+        _emit_json(audit.as_json())
     else:
         from engine.llm.client import availability_line, usage_line
 
         availability = availability_line(usage, result.fallbacks)
         if availability:  # with the llm backend, how far the LLM answered comes first
             out.print(f"[bold yellow]{escape(availability)}[/]", highlight=False, soft_wrap=True)
-        print_answer(record, show_rejected=show_rejected, verbose=verbose, result=result)
+        print_answer(audit.record, show_rejected=show_rejected, verbose=verbose, result=result)
         if verbose and usage is not None:
             out.print(escape(usage_line(usage) or ""), highlight=False, soft_wrap=True)
-        out.print(f"\naudit [bold]{audit.audit_id}[/] (seq {audit.seq})" + ("" if audit.created else
-                  " (recorded earlier)") + f"\nrecord hash {audit.hash}", highlight=False)
+        out.print(f"\naudit [bold]{audit.audit_id}[/] (seq {audit.entry.seq})" + ("" if audit.entry.created else
+                  " (recorded earlier)") + f"\nrecord hash {audit.entry.hash}", highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
-    return QUESTION_REFUSED if result.rejected else 0
+    return QUESTION_REFUSED if audit.refused else 0
 
 
 @app.command()

@@ -32,25 +32,6 @@ report_app = typer.Typer(cls=_AuditFirst, no_args_is_help=True,
                          help="Auditor-ready reports of stored audits (PDF/A-3b, HTML, Markdown, JSON); verify.")
 
 
-def write_reports(conn: psycopg.Connection, audit_id: str, *, pdf: Path | None = None, html: Path | None = None,
-                  md: Path | None = None, json_file: Path | None = None, settings: Settings | None = None,
-                  include_rejected: bool = False) -> list[Path]:
-    """Write the requested formats of one audit's report. Returns the files written."""
-    from engine.report import render as report
-
-    written = []
-    if pdf is not None:
-        written.append(report.write_pdf(conn, audit_id, pdf, settings=settings, include_rejected=include_rejected))
-    for path, text in ((html, lambda: report.render_html(conn, audit_id, include_rejected=include_rejected)),
-                       (md, lambda: report.render_markdown(conn, audit_id, include_rejected=include_rejected)),
-                       (json_file, lambda: report.render_json(conn, audit_id))):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text(), encoding="utf-8")
-            written.append(path)
-    return written
-
-
 @report_app.command("render")
 def render_cmd(
     audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…, or a unique start of one); 'evidence trail list' "
@@ -67,14 +48,10 @@ def render_cmd(
     """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf, signed)."""
 
     def body() -> int:
-        from engine.trail.store import resolve_id
+        from engine import api
 
-        cfg = settings()
-        with dbmod.connection(cfg) as conn:
-            full_id = resolve_id(conn, audit_id)
-            target_pdf = pdf if any((pdf, html, md, json_file)) else Path(f"{full_id}.pdf")
-            written = write_reports(conn, full_id, pdf=target_pdf, html=html, md=md, json_file=json_file,
-                                    settings=cfg, include_rejected=include_rejected)
+        written = api.write_reports(audit_id, pdf=pdf, html=html, md=md, json_file=json_file,
+                                    include_rejected=include_rejected)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)
         return 0

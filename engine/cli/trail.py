@@ -160,15 +160,13 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
     on any failure."""
+    from engine import api
     from engine.errors import IntegrityError
     from engine.trail.checkpoints import read_notes
-    from engine.trail.verify import verify_trail
 
     def body() -> int:
         notes = [n for path in published or [] for n in read_notes(_existing(path))]
-        with dbmod.connection(settings()) as conn:
-            one = None if all_ or audit_id is None else audit_trail.resolve_id(conn, audit_id)
-            report = verify_trail(conn, settings(), audit_id=one, published=notes)
+        report = api.verify_trail(audit_id=None if all_ else audit_id, published=published or [])
         if as_json:
             emit_json(report.model_dump())
         else:
