@@ -45,17 +45,23 @@ RESOURCES = ("sql", "templates", "skills")
 
 def resource_dir(name: str) -> Path:
     """Where the project's `sql/`, `templates/` or `skills/` directory is: beside the `engine` package in a
-    checkout or an editable install, else under `<prefix>/share/evidence-engine/` where a wheel puts it."""
+    checkout or an editable install, else under `share/evidence-engine/` of the prefix a wheel was installed
+    into (`<prefix>/lib/pythonX.Y/site-packages/engine` -> `<prefix>/share/evidence-engine`; also `--user`)."""
     import sys
 
-    checkout = Path(__file__).resolve().parent.parent / name
-    if checkout.is_dir():
-        return checkout
-    installed = Path(sys.prefix) / "share" / "evidence-engine" / name
-    if installed.is_dir():
-        return installed
-    raise ConfigError(f"the engine's '{name}' directory is missing (looked in {checkout} and {installed}); "
-                      "reinstall the package ('pip install evidence-engine' or 'make install')")
+    package = Path(__file__).resolve().parent
+    candidates = [package.parent / name]
+    if len(package.parents) > 3:
+        candidates.append(package.parents[3] / "share" / "evidence-engine" / name)
+    candidates.append(Path(sys.prefix) / "share" / "evidence-engine" / name)
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError(f"the engine's '{name}' directory is missing (looked in "
+                      f"{', '.join(str(c) for c in candidates)}); reinstall the package "
+                      "('pip install evidence-engine', or 'make install' in a checkout)")
+
+
 SHIPPED_RELEVANCE_MODEL = "minilm-regqa-int8"
 
 

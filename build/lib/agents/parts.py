@@ -1,0 +1,55 @@
+"""Parts: a question that asks several things ("How long must records be kept, and when must a
+breach be notified?") is answered part by part, each with its own evidence, citations, conflicts
+and missing evidence.
+
+Rules: several question marks; a coordinated second question ("…, and when/what/how/must…");
+"as well as"/"and also" before a question word. A conjunction splits only before a question word, so
+"rights and obligations" never splits, and a part needs a content term of its own. The subject of a
+bare second part ("and when must it be notified?") is completed from the first part when it only has
+a pronoun.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.search.lexical import key_terms, tokenize
+
+_QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
+                  r"should|shall|can|could|may|might|will|would|has|have)\b")
+# A split point: a question mark followed by more text, or a conjunction before a question word.
+_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?={_QUESTION_WORD})|"
+                    rf";\s+(?={_QUESTION_WORD})", re.IGNORECASE)
+_PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
+MIN_PART_TERMS = 1
+MAX_PARTS = 4
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question, in order; a one-part question gives `[question]`. Pure."""
+    text = " ".join(question.split())
+    pieces = [p.strip(" ,;") for p in _SPLIT.split(text) if p and p.strip(" ,;?")]
+    if len(pieces) < 2:
+        return [text]
+    parts: list[str] = []
+    for piece in pieces:
+        if parts and len(key_terms(piece)) < MIN_PART_TERMS:
+            parts[-1] = f"{parts[-1].rstrip('?')} and {piece}"  # too thin to stand alone: keep it attached
+            continue
+        parts.append(piece)
+    parts = [(p if p.endswith("?") else f"{p}?") for p in parts]
+    parts = [p[0].upper() + p[1:] for p in parts]
+    if len(parts) < 2:
+        return [text]
+    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:MAX_PARTS]
+
+
+def _complete(part: str, first: str) -> str:
+    """'When must it be notified?' after 'What is a personal data breach?' names its subject."""
+    if not _PRONOUN_SUBJECT.search(part):
+        return part
+    mine = set(key_terms(part))
+    wanted = [t for t in key_terms(first) if t not in mine]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", first) if (t := tokenize(w)) and t[0] in wanted]
+    subject = list(dict.fromkeys(words))[:4]
+    return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
