@@ -3,7 +3,8 @@ breach be notified?") is answered part by part, each with its own evidence, cita
 and missing evidence.
 
 Rules: several question marks; a coordinated second question ("…, and when/what/how/must…");
-"as well as"/"and also" before a question word. A conjunction splits only before a question word, so
+"as well as"/"and also" before a question word; ", and" before a lead-in clause that holds the question word
+("…, and if the firm is dissolved, what …"). A conjunction splits only before a question word, so
 "rights and obligations" never splits, and a part needs a content term of its own. The subject of a
 bare second part ("and when must it be notified?") is completed from the first part when it only has
 a pronoun.
@@ -17,9 +18,14 @@ from engine.search.lexical import key_terms, tokenize
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
-# A split point: a question mark followed by more text, or a conjunction before a question word.
-_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?={_QUESTION_WORD})|"
-                    rf";\s+(?={_QUESTION_WORD})", re.IGNORECASE)
+# A clause that opens a second question before its question word: "…, and if X, what …",
+# "…, and in what situation …", "…, and under FCSA guidelines, when …" ("and if so" continues the first).
+_LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|during|as|with|given|once|upon|"
+            r"following)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
+# A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
+# "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
+_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
+                    rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
 MIN_PART_TERMS = 1
 MAX_PARTS = 4

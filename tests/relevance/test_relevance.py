@@ -131,7 +131,18 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
     ("When assessing suitability, what must a firm document?", ["When assessing suitability, what must a firm "
                                                                  "document?"]),
     ("Must a firm keep records and report them?", ["Must a firm keep records and report them?"]),
-], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs"])
+    ("What must a custodian meet to be approved, and in the event of a dispute, what procedures should a CSD have?",
+     ["What must a custodian meet to be approved?", "In the event of a dispute, what procedures should a CSD have?"]),
+    ("What risk does the firm retain, and in what situation might the Regulator bypass consultation?",
+     ["What risk does the firm retain?", "In what situation might the Regulator bypass consultation?"]),
+    ("What are the consequences of a late return, and - What documents are required for the engagement?",
+     ["What are the consequences of a late return?", "What documents are required for the engagement?"]),
+    ("Must a firm keep client records, and if so, for how long?",
+     ["Must a firm keep client records, and if so, for how long?"]),
+    ("How are assets held in trust, and in particular cash and securities?",
+     ["How are assets held in trust, and in particular cash and securities?"]),
+], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
+        "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
