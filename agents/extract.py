@@ -164,8 +164,8 @@ def _confidence(modality: Modality, excerpted: bool, elsewhere: bool) -> tuple[s
         return "medium", f"sentence longer than {MAX_WORDS} words: excerpted"
     if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
         return "high", f"whole sentence with an explicit {modality.value}"
-    if modality is Modality.NONE:  # only an LLM proposal gets here; the rules skip such sentences
-        return "low", "no obligation, prohibition, permission or recommendation found by code"
+    if modality is Modality.NONE:  # a statement of a passage that imposes nothing, or an LLM proposal
+        return "low", "a statement: no obligation, prohibition, permission or recommendation found by code"
     return "medium", f"whole sentence; {modality.value} only"
 
 
@@ -206,9 +206,11 @@ def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
     out: list[Requirement] = []
     for chunk in chunks:
         text = chunk["text"]
-        for span in split_sentences(text):
-            if classify_modality(text[span.start:span.end]) is Modality.NONE:
-                continue
+        spans = split_sentences(text)
+        modal = [s for s in spans if classify_modality(text[s.start:s.end]) is not Modality.NONE]
+        # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
+        # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
+        for span in modal or spans:
             cut = _excerpt(text, span.start, span.end)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
@@ -313,8 +315,9 @@ def candidate_chunks(evidence: list[dict[str, Any]], parts: list[Any]) -> list[d
     return [by_id[cid] for cid in order if cid in by_id]
 
 
-def _states_requirement(chunk: dict[str, Any]) -> bool:
-    """A chunk with no sentence that imposes, permits or recommends anything yields no quote Verify keeps."""
+def states_requirement(chunk: dict[str, Any]) -> bool:
+    """The chunk has a sentence that imposes, permits or recommends something (then its other sentences
+    are context, not quotes to cite)."""
     return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
                for s in split_sentences(chunk["text"]))
 
@@ -355,7 +358,7 @@ def extract_node(state: dict, deps: Any) -> dict:
     dumped = [p.model_dump(mode="json") for p in parts]
     evidence = evidence + added
     chunks = candidate_chunks(evidence, parts)
-    needed = [c for c in chunks if _states_requirement(c)] if deps.llm is not None else []
+    needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
         return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(chunks)],
                                parts=dumped, evidence=added)

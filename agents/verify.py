@@ -10,7 +10,8 @@ held-out ObliQA questions), in two steps:
 * the quote: the pair head scores the sentence against the part; within a passage, sentences far
   below its best one are set aside, and code rules still apply: a question that asks for a time
   needs a quote that states one (`requires_inference`), a quote that leans on preceding text
-  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is not a requirement.
+  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only from a passage
+  that imposes nothing either (a definition or statement that answers; its modality is `none`).
 
 `judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
 or a passage): the pair head against its calibrated threshold, then the time and context rules.
@@ -25,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim
+from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim, states_requirement
 from agents.select import Part
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
@@ -172,10 +173,10 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         relevance = ranked.relevance if ranked else None
         if checked is not None:
             judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
-        elif req.modality is Modality.NONE:
+        elif req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id]):
             judged[req.requirement_id] = _reject(req, "does_not_address_question",
-                                                 "the text imposes, permits or recommends nothing", 0.0, part.index,
-                                                 relevance)
+                                                 "the text imposes, permits or recommends nothing (its passage has "
+                                                 "a sentence that does)", 0.0, part.index, relevance)
         elif ranked is None:
             judged[req.requirement_id] = _reject(req, "does_not_address_question",
                                                  "its passage was not among this part's candidates", 0.0, part.index,

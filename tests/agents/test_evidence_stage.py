@@ -208,3 +208,27 @@ def test_four_hour_internal_report_is_no_conflict_with_seventy_two_hour_notifica
     complaints = "Complaint records must be kept for five years from the date the complaint was resolved."
     assert not same_duty(retention, complaints)  # two retention duties, different records
     assert same_duty(retention, "Transaction records must be kept for five years from the date of the transaction.")
+
+
+def _passage(cid: str, text: str, section: str) -> dict:
+    return {"chunk_id": cid, "text": text, "source_type": "regulation", "document_id": f"doc_{cid}",
+            "document_version": 1, "document_title": "Trust Regulations", "section_path": section}
+
+
+def test_a_passage_that_imposes_nothing_is_cited_when_it_answers(deps) -> None:
+    definition = _passage("chk_def", "A trust service provider is a person who, by way of business, acts as trustee of "
+                          "express trusts or provides registered office services to companies.", "2 Interpretation")
+    result = run_evidence("What is a trust service provider?", [definition], deps)
+    assert result.status == "ANSWERED"
+    [cited] = result.verified_requirements
+    assert cited["modality"] == "none" and cited["exact_quote"].startswith("A trust service provider is a person")
+    assert result.extracted_requirements[0]["extraction_confidence"] == "low"
+
+
+def test_statements_of_a_passage_that_imposes_something_are_not_quoted(deps) -> None:
+    mixed = _passage("chk_mix", "Client assets are held on trust for the client under these Regulations in every "
+                     "case. A firm must keep client assets separate from its own assets at all times and in every "
+                     "account it holds.", "5 Client assets")
+    result = run_evidence("How must a firm hold client assets?", [mixed], deps)
+    assert [r["modality"] for r in result.extracted_requirements] == ["obligation"]
+    assert [r["modality"] for r in result.verified_requirements] == ["obligation"]
