@@ -20,6 +20,7 @@ from engine.cli_common import QUESTION_REFUSED, FullHelpGroup, emit_json, err, o
 from engine.cli_relevance import relevance_app
 from engine.cli_report import report_app
 from engine.cli_trail import trail_app
+from engine.cli_web import export_feedback, serve, user_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import printable, redact
 
@@ -35,6 +36,9 @@ app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
 app.add_typer(report_app, name="report")
 app.add_typer(relevance_app, name="relevance")
+app.add_typer(user_app, name="user")
+app.command("serve")(serve)
+relevance_app.command("export-feedback")(export_feedback)
 
 
 
