@@ -29,11 +29,11 @@ from engine.errors import NotFoundError
 class Backend:
     """Engine access for one `evidence serve` process (or one test app)."""
 
-    def __init__(self, settings: Settings, *, pool_size: int = 6) -> None:
+    def __init__(self, settings: Settings, *, pool_size: int = 6, embedder: Any = None) -> None:
         self.settings = settings
         self._pool_size = pool_size
         self._pool: Any = None
-        self._embedder: Any = None
+        self._embedder: Any = embedder  # loaded on first use when not given
         self._lock = threading.Lock()
         self._ask_lock = threading.Lock()  # one research run at a time: the machine's cores are few
 
