@@ -66,7 +66,12 @@ document.addEventListener("DOMContentLoaded", () => {
   if (batch && batch.dataset.events) followBatch(batch);
   const quote = document.getElementById("quote");
   if (quote) {
-    quote.scrollIntoView({ block: "center" });
-    quote.focus({ preventScroll: true });
+    // The browser's own jump to #quote puts it at the very top; centre it (with its context) once loaded.
+    const show = () => {
+      quote.scrollIntoView({ block: quote.offsetHeight > window.innerHeight * 0.6 ? "start" : "center" });
+      quote.focus({ preventScroll: true });
+    };
+    show();
+    window.addEventListener("load", () => window.requestAnimationFrame(show));
   }
 });
