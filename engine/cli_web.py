@@ -114,6 +114,10 @@ def serve(
             raise ConfigError("--tls-cert and --tls-key go together: give both for HTTPS, or neither")
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         cfg = settings()
+        if host not in ("127.0.0.1", "localhost", "::1") and tls_cert is None:
+            err.print(f"warning: listening on {host} without TLS: passwords and session cookies cross the network "
+                      "in clear unless a TLS proxy fronts this server (--tls-cert/--tls-key serve HTTPS)",
+                      markup=False, highlight=False)
         err.print(f"serving on {'https' if tls_cert else 'http'}://{host}:{port}/ (Ctrl-C stops)",
                   markup=False, highlight=False)
         uvicorn.run(create_app(cfg), host=host, port=port, log_level="info", proxy_headers=True,

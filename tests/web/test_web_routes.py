@@ -353,3 +353,29 @@ def test_older_versions_stay_reachable(clients, web_env: WebEnv, embedder) -> No
     v1 = vera.get(f"/documents/{new}", params={"version": 1})
     assert v1.status_code == 200 and "four years" in v1.text and "six years" not in v1.text
     assert vera.get(f"/documents/{new}").text.count("six years") == 1
+
+
+@pytest.mark.parametrize("args,stdin,code,message", [
+    (["--role", "viewer"], "a-long-enough-password\n", 0, "added user cli-user (viewer)"),
+    (["--role", "viewer"], "a-long-enough-password\n", 2, "exists already"),
+    (["--role", "boss"], "a-long-enough-password\n", 2, "--role must be one of viewer, analyst, reviewer, admin"),
+    (["--role", "viewer"], "short\n", 2, "needs at least 12"),
+], ids=["added", "taken", "bad-role", "short-password"])
+def test_cli_user_add(web_env: WebEnv, args, stdin, code, message) -> None:
+    name = "cli-user" if "short" not in stdin else "cli-user-2"
+    env = {"DATABASE_URL": web_env.settings.database_url, "EVIDENCE_HOME": str(web_env.settings.home)}
+    result = runner.invoke(cli_app, ["user", "add", name, *args, "--password-stdin"], input=stdin, env=env)
+    assert result.exit_code == code and message in result.output, result.output
+
+
+def test_cli_user_token_is_printed_once_and_works(web_env: WebEnv, app) -> None:
+    result = _cli(web_env.settings, "user", "token", "vera")
+    assert result.exit_code == 0
+    token = result.stdout.strip()
+    with web_env.backend.connection() as conn:
+        stored = [r[0] for r in conn.execute("SELECT token_sha256 FROM web_tokens WHERE user_name = 'vera'")]
+    assert token not in stored and len(stored) == 2  # only hashes are kept
+    http = TestClient(app)
+    assert http.get("/api/audits", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    missing = _cli(web_env.settings, "user", "token", "nobody")
+    assert missing.exit_code == 7 and "no user 'nobody'" in missing.output
