@@ -20,9 +20,8 @@ from jinja2 import Environment, FileSystemLoader
 
 from engine.config import Settings
 from engine.errors import EngineError, InputError, NotFoundError
-from engine.report import utc
 from engine.web.auth import Denied, client_of
-from engine.web.backend import Backend
+from engine.web.backend import Backend, format_utc
 from engine.web.jobs import Jobs
 from engine.web.security import LoginLimiter, deny
 from engine.web.signoff import FourEyesError
@@ -40,7 +39,7 @@ _STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; cha
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES / "web"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["utc"] = utc
+    env.filters["utc"] = format_utc
     return env
 
 

@@ -26,6 +26,13 @@ from engine.config import Settings
 from engine.errors import NotFoundError
 
 
+def format_utc(value: Any) -> str:
+    """A time as the reports print it (`2026-01-31 12:00:00 UTC`)."""
+    from engine.report import utc
+
+    return utc(value)
+
+
 class Backend:
     """Engine access for one `evidence serve` process (or one test app)."""
 
@@ -206,6 +213,13 @@ class Backend:
                 "rejected": result.rejected}
 
     # -- sign-offs -------------------------------------------------------------------------------
+    @staticmethod
+    def amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str) -> dict[str, Any]:
+        """A new trail record of `kind` that amends the record `target` (not yet appended)."""
+        from engine.trail_record import build_amendment
+
+        return build_amendment(target, kind=kind, reason=reason, text=text, actor=actor)
+
     def append_signoff(self, record: dict[str, Any]) -> Any:
         """Append a sign-off record to the trail and sign a checkpoint covering it (as `trail amend` does)."""
         from engine import audit_trail, checkpoints

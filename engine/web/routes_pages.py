@@ -102,7 +102,8 @@ def signoff_post(request: Request, audit_id: str, user: Annotated[User, Depends(
         raise InputError(f"decision must be one of {', '.join(signoff.DECISIONS)}, not '{decision}'")
     ask = signoff.SignoffRequest(decision=decision, comment=comment,  # type: ignore[arg-type]
                                  requirement_id=requirement_id.strip() or None)
-    record = signoff.build_signoff(backend.audit_row(full), signer=user.name, role=user.role, request=ask)
+    record = signoff.build_signoff(backend.audit_row(full), signer=user.name, role=user.role, request=ask,
+                                   amendment=backend.amendment)
     appended = backend.append_signoff(record)
     note = f"Recorded {record['reason']} as {appended.audit_id} (seq {appended.seq})."
     return RedirectResponse(f"/audits/{urlquote(full)}?message={urlquote(note)}#signoffs", status_code=303)

@@ -12,6 +12,7 @@ requirement, are labelled pairs for the relevance model (`feedback_pairs`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,14 +67,17 @@ def check_signable(row: dict[str, Any], signer: str, request: SignoffRequest) ->
     return requirement
 
 
-def build_signoff(row: dict[str, Any], *, signer: str, role: str, request: SignoffRequest) -> dict[str, Any]:
-    """The sign-off record to append (checked with `check_signable` first)."""
-    from engine.trail_record import build_amendment
+def build_signoff(row: dict[str, Any], *, signer: str, role: str, request: SignoffRequest,
+                  amendment: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """The sign-off record to append (checked with `check_signable` first).
 
+    `amendment(target_record, kind=, reason=, text=, actor=)` makes the trail's amendment record
+    (`Backend.amendment`), to which the sign-off's own part is added.
+    """
     requirement = check_signable(row, signer, request)
     what = f"requirement {request.requirement_id}" if requirement is not None else "the whole audit"
-    record = build_amendment(row["record"], kind="signoff", reason=f"{request.decision} {what} ({role})",
-                             text=request.comment.strip(), actor=signer)
+    record = amendment(row["record"], kind="signoff", reason=f"{request.decision} {what} ({role})",
+                       text=request.comment.strip(), actor=signer)
     record["signoff"] = {
         "decision": request.decision, "scope": "requirement" if requirement is not None else "audit",
         "requirement_id": request.requirement_id, "role": role,

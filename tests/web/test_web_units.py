@@ -7,6 +7,7 @@ import pytest
 from engine.errors import InputError
 from engine.relevance.pairs import Pair
 from engine.web import security, signoff
+from engine.web.backend import Backend
 from engine.web.routes_auth import _safe_next
 
 
@@ -57,7 +58,7 @@ def test_feedback_pairs_whole_audit_rejection_says_nothing() -> None:
 def test_build_signoff_pins_what_was_approved() -> None:
     row = {"audit_id": "AUD-1", "seq": 3, "hash": "ab" * 32, "record": {**RECORD, "audit_id": "AUD-1"}}
     ask = signoff.SignoffRequest(decision="approve", requirement_id="REQ-S001", comment=" fine ")
-    record = signoff.build_signoff(row, signer="bob", role="reviewer", request=ask)
+    record = signoff.build_signoff(row, signer="bob", role="reviewer", request=ask, amendment=Backend.amendment)
     assert record["kind"] == "signoff" and record["amends"] == "AUD-1" and record["actor"] == "bob"
     assert record["text"] == "fine" and record["reason"] == "approve requirement REQ-S001 (reviewer)"
     info = record["signoff"]
