@@ -20,12 +20,15 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-# System libraries: Pango for WeasyPrint, poppler-utils for rendering report pages to PNG.
+# System libraries: Pango for WeasyPrint, poppler-utils for rendering report pages to PNG, Chromium and its
+# driver for the web view's browser test (tests/web/test_browser.py).
 sysdeps:
 	@missing=""; \
 	ldconfig -p | grep -q 'libpango-1.0.so' || missing="$$missing libpango-1.0-0 libpangoft2-1.0-0"; \
 	ldconfig -p | grep -q 'libharfbuzz-subset.so' || missing="$$missing libharfbuzz-subset0"; \
 	command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	  else echo "please install:$$missing (sudo apt-get install$$missing)"; fi; \

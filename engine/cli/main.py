@@ -18,6 +18,7 @@ from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, answer_width, emi
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
+from engine.cli.web import export_feedback, serve, user_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import printable, redact
 
@@ -33,6 +34,9 @@ app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
 app.add_typer(report_app, name="report")
 app.add_typer(relevance_app, name="relevance")
+app.add_typer(user_app, name="user")
+app.command("serve")(serve)
+relevance_app.command("export-feedback")(export_feedback)
 
 
 
@@ -450,7 +454,7 @@ def export_cmd(
     document title, id, version and SHA-256, section, question, time.
     """
     from engine.errors import InputError
-    from engine.report import export as exports
+    from engine.report.render import export as exports
     from engine.trail import store as audit_trail
 
     def body() -> int:

@@ -238,7 +238,8 @@ def audit_view(row: dict[str, Any], *, checkpoint: dict[str, Any] | None = None,
             "model_label": model_label(record),
             "amendments": [{"kind": a["kind"], "audit_id": a["audit_id"], "actor": a["actor"],
                             "created_at": str(a["created_at"]), "reason": a["record"].get("reason", ""),
-                            "text": a["record"].get("text", "")} for a in amendments or []]}
+                            "text": a["record"].get("text", ""), "signoff": a["record"].get("signoff")}
+                           for a in amendments or []]}
 
 
 def model_label(record: dict[str, Any]) -> str:
