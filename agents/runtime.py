@@ -10,10 +10,14 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from agents.deps import Deps
+from agents.state import EvidenceState
 from engine.errors import ConfigError, LLMOutputError
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+# A node: the graph state (ResearchState or EvidenceState) and the Deps in, a partial state update out.
+NodeFunction = Callable[[Any, Deps], dict[str, Any]]
+GraphNode = Callable[..., dict[str, Any]]  # (state, config): the signature LangGraph reads
 
 
 def deps_of(config: RunnableConfig) -> Deps:
@@ -23,10 +27,10 @@ def deps_of(config: RunnableConfig) -> Deps:
     return deps
 
 
-def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def node(name: str) -> Callable[[NodeFunction], GraphNode]:
     """Record wall time, LLM calls, parse failures and characters for each run of a node."""
 
-    def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    def wrap(fn: NodeFunction) -> GraphNode:
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             deps = deps_of(config)
             progress = (config.get("configurable") or {}).get("progress")
@@ -91,7 +95,7 @@ def llm_or_rules_within(deps: Deps, allowed: int, step: str, skill: str, schema:
     return result, fallbacks, llm.calls - before
 
 
-def evidence_allowance(state: dict[str, Any], deps: Deps) -> int:
+def evidence_allowance(state: EvidenceState, deps: Deps) -> int:
     """LLM calls the evidence stage may still make: `llm_budget_evidence` minus what it has spent."""
     return deps.settings.llm_budget_evidence - int(state.get("evidence_llm_calls") or 0)
 
