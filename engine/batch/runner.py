@@ -35,7 +35,7 @@ from engine import db as dbmod
 from engine.batch import store as batch_store
 from engine.batch.checklist import AuditDefinition, Expectation, Question, Scope
 from engine.config import Settings
-from engine.errors import ConfigError, EngineError
+from engine.errors import ConfigError, EngineError, ExitCode
 from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
@@ -43,7 +43,6 @@ from engine.trail import store as audit_trail
 from engine.trail.record import default_actor
 from engine.trail.store import crash_point
 
-GATE_EXIT = 10  # `audit run` exit status when the checklist's gate fails (fail_on)
 Event = Callable[[tuple[Any, ...]], None]
 
 
@@ -336,7 +335,7 @@ def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = No
               "never": False}[gate]
     return BatchOutcome(batch_id=batch_id, name=batch["name"], all_ran=all(r.audit_id for r in rows), questions=rows,
                         no_evidence=no_evidence, expectations_missed=missed, fail_on=gate,
-                        exit_code=GATE_EXIT if failed else 0)
+                        exit_code=ExitCode.GATE_FAILED if failed else ExitCode.SUCCESS)
 
 
 def compare(conn: psycopg.Connection, batch_a: str, batch_b: str) -> dict[str, Any]:
