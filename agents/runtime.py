@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -13,6 +14,7 @@ from agents.deps import Deps
 from agents.state import EvidenceState
 from engine.errors import ConfigError, LLMOutputError
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 # A node: the graph state (ResearchState or EvidenceState) and the Deps in, a partial state update out.
@@ -69,9 +71,11 @@ def llm_or_rules(deps: Deps, step: str, skill: str, schema: type[T], rules: Call
     try:
         reply = deps.llm.structured(skill, schema, **variables)
     except LLMOutputError as exc:
+        logger.info("%s: rules used: %s", step, exc)
         return rules(), [f"{step}: {exc}"]
     result = accept(reply)
     if result is None:
+        logger.info("%s: rules used: the reply was rejected by code checks", step)
         return rules(), [f"{step}: reply rejected by code checks"]
     return result, []
 

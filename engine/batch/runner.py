@@ -16,6 +16,7 @@ one PostgreSQL, on one machine (`--workers N`) or several (`evidence audit worke
 from __future__ import annotations
 
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -44,6 +45,7 @@ from engine.trail.record import default_actor
 from engine.trail.store import crash_point
 
 Event = Callable[[tuple[Any, ...]], None]
+logger = logging.getLogger(__name__)
 
 
 class QuestionOutcome(BaseModel):
@@ -240,12 +242,14 @@ def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worke
                     return done
                 time.sleep(min(2.0, lease_s / 3))
                 continue
+            logger.debug("%s: %s claimed %s", batch_id, worker_id, item["question_id"])
             emit(("start", item["question_id"], item["position"]))
             try:
                 with _Heartbeat(control, item, worker_id, lease_s) as beat:
                     appended = _answer_item(conn, run_settings, embedder, saver, batch,
                                             questions[item["question_id"]], item, worker_id, beat, emit)
             except LeaseLost as exc:
+                logger.info("%s: %s lost its lease: %s", batch_id, worker_id, exc)
                 emit(("lost", item["question_id"], str(exc)))
                 continue
             if appended is not None:

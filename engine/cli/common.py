@@ -58,9 +58,13 @@ def run(fn: Callable[[], int | None]) -> None:
     """Run a command body, turning engine errors into a message and an exit code.
 
     Anything unexpected also ends in one redacted message (and the redacted traceback) with exit
-    status 1, never in a traceback that shows local variables such as settings.
+    status 1, never in a traceback that shows local variables such as settings. Logging is set up
+    here, once per command (engine.cli.logs).
     """
+    from engine.cli import logs
+
     try:
+        logs.configure()
         code = fn() or ExitCode.SUCCESS
     except EngineError as exc:
         error_line(str(exc))
