@@ -60,7 +60,7 @@ def feedback_terms(evidence_texts: list[str], exclude: set[str], n: int = 6) -> 
     counts: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for text in evidence_texts:
-        for word in set(key_phrases(text)):
+        for word in dict.fromkeys(key_phrases(text)):  # text order, not a set's: ties fall the same in every process
             token = stem(word.lower())
             if token not in exclude and len(word) > 3:
                 counts[token] += 1
