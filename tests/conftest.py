@@ -129,3 +129,8 @@ def trail_settings(server_settings: Settings, trail_template: str, tmp_path: Pat
 def trail_conn(trail_settings: Settings) -> Iterator[psycopg.Connection]:
     with dbmod.connection(trail_settings) as connection:
         yield connection
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="Rewrite the golden files under tests/data/golden/ from this run instead of comparing.")
