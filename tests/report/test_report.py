@@ -263,6 +263,8 @@ def test_report_verify_refuses_what_is_not_a_report(reports, tmp_path, content, 
     assert result.exit_code == 6 and message in result.output
 
 
+@pytest.mark.skipif(shutil.which("pdftoppm") is None,
+                    reason="pdftoppm (poppler-utils) is not installed: `make sysdeps` installs it")
 def test_page_one_renders_to_png(reports, tmp_path) -> None:
     prefix = tmp_path / "page1"
     subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1", "-singlefile",
