@@ -216,6 +216,54 @@ def test_oscal_export_loads_in_trestle_and_carries_evidence_hashes(batch_run, tm
     assert again.exit_code == 0 and (tmp_path / "again.json").read_text() == target.read_text()
 
 
+def _values(node: object, key: str) -> list[str]:
+    """Every value of `key` anywhere in a JSON document."""
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k == key] + [x for v in node.values() for x in _values(v, key)]
+    return [x for v in node for x in _values(v, key)] if isinstance(node, list) else []
+
+
+def dangling(document: dict) -> list[str]:
+    """References of an OSCAL document that name nothing in it: `#uuid` hrefs, related observations, actors,
+    used components, and finding targets whose control is not among the reviewed controls."""
+    uuids = set(_values(document, "uuid"))
+    refs = [h[1:] for h in _values(document, "href") if h.startswith("#")]
+    refs += [r for key in ("observation-uuid", "actor-uuid", "component-uuid") for r in _values(document, key)]
+    found = [f"uuid {r}" for r in refs if r not in uuids]
+    reviewed = set(_values(document, "control-id"))
+    found += [f"control {t}" for t in _values(document, "target-id") if t.split("_smt")[0] not in reviewed]
+    return found
+
+
+def test_oscal_export_passes_trestle_validation_and_every_reference_resolves(batch_run, tmp_path) -> None:
+    from trestle.core import validator_factory  # noqa: F401 - first: all_validator and it import each other
+    from trestle.core.all_validator import AllValidator
+    from trestle.oscal.assessment_results import AssessmentResults
+
+    from engine.report.oscal import export_batch
+
+    settings, batch_id, _ = batch_run
+    with dbmod.connection(settings) as conn:
+        document = export_batch(conn, batch_id)
+    path = tmp_path / "assessment-results.json"
+    path.write_text(json.dumps(document))
+    model = AssessmentResults.oscal_read(path)  # the file as trestle reads one: the whole document, strictly
+    validator = AllValidator()
+    assert validator.model_is_valid(model, True, None), validator.error_msg()  # unique uuids, roles, links
+    uuids = _values(document, "uuid")
+    assert len(uuids) == len(set(uuids)) and dangling(document) == []
+    broken = json.loads(json.dumps(document))
+    observation = broken["assessment-results"]["results"][0]["observations"][0]
+    observation["relevant-evidence"] = [{"href": "#4f1c0d52-0000-5000-8000-000000000000", "description": "gone"}]
+    broken["assessment-results"]["results"][0]["findings"][0]["target"]["target-id"] = "zz-9_smt"
+    assert dangling(broken) == ["uuid 4f1c0d52-0000-5000-8000-000000000000", "control zz-9_smt"]
+    twice = json.loads(json.dumps(document))
+    observations = twice["assessment-results"]["results"][0]["observations"]
+    observations[1]["uuid"] = observations[0]["uuid"]
+    path.write_text(json.dumps(twice))
+    assert not validator.model_is_valid(AssessmentResults.oscal_read(path), True, None)  # the validator can fail
+
+
 def _evidence(settings: Settings, *args: str, fault: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "EVIDENCE_HOME": str(settings.home),
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
