@@ -263,6 +263,7 @@ def test_report_verify_refuses_what_is_not_a_report(reports, tmp_path, content, 
     assert result.exit_code == 6 and message in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("pdftoppm") is None,
                     reason="pdftoppm (poppler-utils) is not installed: `make sysdeps` installs it")
 def test_page_one_renders_to_png(reports, tmp_path) -> None:
@@ -436,6 +437,7 @@ def test_signed_report_verifies_offline_with_only_the_public_key(reports, tmp_pa
     assert "PROVEN" in human and "OK: the report verifies" in human
 
 
+@pytest.mark.slow
 def test_standalone_verifier_runs_as_a_copied_file(reports, tmp_path) -> None:
     """The auditor's case: one file beside the PDF, no engine package, no database."""
     source = ROOT / "engine" / "report" / "standalone_verify.py"
