@@ -169,6 +169,7 @@ def test_resume_of_a_finished_batch_answers_nothing_again(batch_run, embedder) -
         assert audit_trail.head(conn) == before
 
 
+@pytest.mark.slow
 def test_compare_two_runs_of_the_same_checklist(batch_run, embedder) -> None:
     settings, first, path = batch_run
     definition, sha = load_definition(path)
