@@ -57,6 +57,10 @@ test: install
 lint: install
 	$(BIN)/ruff check engine agents tests bench
 
+.PHONY: typecheck
+typecheck: install
+	$(BIN)/mypy agents
+
 bench-obliqa: install
 	$(BIN)/python bench/obliqa.py --documents ../shared/obliqa/documents --questions ../shared/obliqa/ObliQA_dev.json --run out/obliqa.trec
 

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import re
 from itertools import combinations
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import PERIOD, figures, same_duty
 from agents.evaluate import key_terms
 from agents.extract import Modality, Requirement
+from agents.state import EvidenceState
 from agents.verify import asks_time
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 MAX_STATEMENTS = 8
 MAX_SUPPORTING_PER_PART = 4
@@ -258,12 +262,12 @@ def _prompt_requirement(r: Requirement) -> dict[str, Any]:
             "modality": r.modality.value}
 
 
-def verified_of(state: dict[str, Any]) -> list[Requirement]:
+def verified_of(state: EvidenceState) -> list[Requirement]:
     """The verified requirements in graph state, in extraction order."""
     return [Requirement.model_validate(j["requirement"]) for j in state.get("judged") or [] if j["verified"]]
 
 
-def rules_composition(state: dict[str, Any]) -> ComposedAnswer:
+def rules_composition(state: EvidenceState) -> ComposedAnswer:
     """`compose_rules` over the verified requirements in graph state, part by part."""
     judged = [j for j in state.get("judged") or [] if j["verified"]]
     parts = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
@@ -272,7 +276,7 @@ def rules_composition(state: dict[str, Any]) -> ComposedAnswer:
                          scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged})
 
 
-def compose_node(state: dict, deps: Any) -> dict:
+def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from engine.ingest.language import answer_language, language_name
@@ -291,5 +295,5 @@ def compose_node(state: dict, deps: Any) -> dict:
         language=language_name(answer_language(state.get("language"))),
         requirements=[_prompt_requirement(r) for r in verified],
         conflicts=[c.model_dump() for c in find_conflicts(verified)],
-        previous=[s["text"] for s in previous], reasons=review["reasons"] if attempt == 2 else [])
+        previous=[s["text"] for s in previous], reasons=review["reasons"] if review and attempt == 2 else [])
     return evidence_update(fallbacks, calls, composition=answer.model_dump(mode="json"))

@@ -10,9 +10,13 @@ on-topic requirement text 0.5-0.8), with the share of the aspect's key terms tha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agents.state import EvidenceItem, ResearchState, ResearchStep
 from engine.search.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 __all__ = ["INTERROGATIVES", "MODALS", "coverage", "evaluate_node", "key_terms", "step_confidence",
            "uncovered_terms"]
@@ -33,7 +37,7 @@ def coverage(aspect: str, texts: list[str]) -> float:
     return len(found) / len(terms)
 
 
-def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5, model: Any = None) -> float:
+def step_confidence(aspect: str, hits: list[EvidenceItem], top: int = 5, model: Any = None) -> float:
     """Confidence in [0, 1] for one step's new evidence: with the relevance model, the probability
     (pair head) that the step's best chunk answers the aspect itself (not the step's reworded query)."""
     if not hits:
@@ -45,7 +49,7 @@ def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5, model
     return round(0.5 * dense_part + 0.5 * coverage(aspect, [h["text"] for h in hits[:top]]), 4)
 
 
-def uncovered_terms(question: str, evidence: list[dict[str, Any]]) -> list[str]:
+def uncovered_terms(question: str, evidence: list[EvidenceItem]) -> list[str]:
     """Key terms of the question that no evidence mentions (what is still unanswered)."""
     terms = key_terms(question)
     seen: set[str] = set()
@@ -54,7 +58,7 @@ def uncovered_terms(question: str, evidence: list[dict[str, Any]]) -> list[str]:
     return [t for t in terms if t not in seen and len(t) >= 4 and not t.isdigit()]
 
 
-def evaluate_node(state: dict, deps: Any) -> dict:
+def evaluate_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Score the step, mark it completed or failed, and log it."""
     current = state["current"]
     found = set(current.get("found", []))
@@ -67,7 +71,7 @@ def evaluate_node(state: dict, deps: Any) -> dict:
     covered_before = status == "failed" and coverage(current["aspect"], earlier) >= ANSWERED_BY_EARLIER
     if covered_before:  # new chunks exclude earlier ones, so an aspect already answered finds little new
         status = "completed"
-    step = {"index": len(state["steps"]) + 1, "aspect": current["aspect"], "attempt": current["attempt"],
+    step: ResearchStep = {"index": len(state["steps"]) + 1, "aspect": current["aspect"], "attempt": current["attempt"],
             "queries": current.get("queries", []),
             "retrieved": [{"chunk_id": h["chunk_id"], "score": h["score"], "dense_score": h["dense_score"],
                            "lexical_score": h["lexical_score"]} for h in hits],

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.state import EvidenceItem, EvidenceState
 from engine.ingest.sentences import normalize_ws, split_sentences
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+    from agents.select import Part
 
 
 class Modality(StrEnum):
@@ -91,7 +96,7 @@ _NON_BINDING_TEXT = _rx(r"^\s*(?:guidance|note|example|illustration|for\s+exampl
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 
-def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
+def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
     """What kind of non-binding text this is (guidance, note, example, recital...), or None when it binds. Pure."""
     for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
         found = _NON_BINDING_SECTION.search(where or "")
@@ -181,7 +186,7 @@ class _Numbering:
         return f"REQ-{kind}{self.counters[kind]:03d}"
 
 
-def _requirement(chunk: dict[str, Any], numbering: _Numbering, start: int, end: int, excerpted: bool,
+def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
                  origin: str = "") -> Requirement:
     quote = chunk["text"][start:end]
     modality = classify_modality(quote)
@@ -199,7 +204,7 @@ def _requirement(chunk: dict[str, Any], numbering: _Numbering, start: int, end: 
         refers_elsewhere=elsewhere, binding=kind is None)
 
 
-def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
+def extract_from_chunks(chunks: list[EvidenceItem]) -> list[Requirement]:
     """Requirement sentences of the evidence chunks, in evidence order, numbered per answer."""
     numbering = _Numbering()
     seen: set[str] = set()
@@ -270,18 +275,18 @@ def locate(chunk_text: str, quote: str) -> tuple[int, int] | None:
     return None
 
 
-def _unlocated(proposal: ProposedQuote, chunk: dict[str, Any] | None, rid: str) -> Requirement:
+def _unlocated(proposal: ProposedQuote, chunk: EvidenceItem | None, rid: str) -> Requirement:
     """A proposal that is not verbatim text of a known chunk: kept on record, rejected as not_verbatim."""
-    chunk = chunk or {}
+    known: dict[str, Any] = dict(chunk or {})
     return Requirement(
-        requirement_id=rid, source_type=chunk.get("source_type", "unknown"), document_id=chunk.get("document_id", ""),
-        document_version=chunk.get("document_version", 0), document_title=chunk.get("document_title", ""),
-        section_path=chunk.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
+        requirement_id=rid, source_type=known.get("source_type", "unknown"), document_id=known.get("document_id", ""),
+        document_version=known.get("document_version", 0), document_title=known.get("document_title", ""),
+        section_path=known.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
         exact_quote=proposal.quote, modality=classify_modality(proposal.quote), extraction_confidence="low",
         confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
 
 
-def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dict[str, Any]]) -> list[Requirement]:
+def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[EvidenceItem]) -> list[Requirement]:
     """Turn LLM proposals into requirements. Code finds each quote in its chunk and assigns offsets and IDs.
 
     A quote longer than MAX_WORDS is cut around its modal verb like a rules quote; a quote that is
@@ -293,7 +298,7 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dic
     for proposal in proposals:
         chunk = by_id.get(proposal.chunk_id)
         span = locate(chunk["text"], proposal.quote) if chunk else None
-        if span is None:
+        if chunk is None or span is None:
             out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
             continue
         cut = _excerpt(chunk["text"], *span) or span  # a short quote stays whole; Verify judges its length
@@ -304,18 +309,18 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dic
     return out
 
 
-def _prompt_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+def _prompt_chunk(chunk: EvidenceItem) -> dict[str, Any]:
     return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
 
 
-def candidate_chunks(evidence: list[dict[str, Any]], parts: list[Any]) -> list[dict[str, Any]]:
+def candidate_chunks(evidence: list[EvidenceItem], parts: list[Part]) -> list[EvidenceItem]:
     """The chunks to extract from: each part's ranked candidates, part by part, best first."""
     by_id = {e["chunk_id"]: e for e in evidence}
     order = list(dict.fromkeys(r.chunk_id for part in parts for r in part.ranked))
     return [by_id[cid] for cid in order if cid in by_id]
 
 
-def states_requirement(chunk: dict[str, Any]) -> bool:
+def states_requirement(chunk: EvidenceItem) -> bool:
     """The chunk has a sentence that imposes, permits or recommends something (then its other sentences
     are context, not quotes to cite)."""
     return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
@@ -331,7 +336,7 @@ def with_rejected_proposals(rules: list[Requirement], proposals: list[Requiremen
     return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
 
 
-def extract_node(state: dict, deps: Any) -> dict:
+def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
     candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
 
@@ -345,8 +350,10 @@ def extract_node(state: dict, deps: Any) -> dict:
 
     evidence = state["evidence"]
     model = relevance_model(deps)
-    parts, added = [], []
-    researched = bool(state.get("steps"))  # run_evidence answers from the evidence it is given, nothing else
+    parts: list[Part] = []
+    added: list[EvidenceItem] = []
+    # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
+    researched = bool(cast(dict[str, Any], state).get("steps"))
     for i, question in enumerate(question_parts(state["stem"])):
         if researched:
             pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,

@@ -19,8 +19,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import ResearchState
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 OVERRIDE = "asks to override the engine's instructions"
 PROMPT = "asks for the engine's prompt"
@@ -460,17 +466,17 @@ class GuardReply(BaseModel):
     reason: str = ""
 
 
-def guard_node(state: dict, deps: object) -> dict:
+def guard_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Refuse adversarial questions (recorded in state); legal topics pass."""
     from agents.runtime import llm_or_rules
 
-    if not deps.settings.guard_enabled:  # type: ignore[attr-defined]
+    if not deps.settings.guard_enabled:
         return {"rejected": False, "rejection_reason": None}
     rules_verdict = screen(state["question"])
     if rules_verdict.adversarial:  # patterns are decisive: an LLM cannot talk the guard out of them
         return {"rejected": True, "rejection_reason": rules_verdict.reason}
     verdict, fallbacks = llm_or_rules(
-        deps, "guard", "guard", GuardReply, rules=lambda: rules_verdict,  # type: ignore[arg-type]
+        deps, "guard", "guard", GuardReply, rules=lambda: rules_verdict,
         accept=lambda r: GuardVerdict(adversarial=r.adversarial, reason=r.reason or None),
         question=state["question"])
     return {"rejected": verdict.adversarial, "rejection_reason": verdict.reason if verdict.adversarial else None,

@@ -6,9 +6,14 @@ in a row whose confidence differs by less than `stagnation_delta`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import ResearchState, ResearchStep
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 Decision = Literal["next_step", "retry", "complete"]
 
@@ -32,12 +37,12 @@ class ReplanDecision(BaseModel):
     reason: str = Field(default="", description="One line: why")
 
 
-def stagnating(steps: list[dict[str, Any]], delta: float) -> bool:
+def stagnating(steps: list[ResearchStep], delta: float) -> bool:
     failed = [s for s in steps[-2:] if s["status"] == "failed"]
     return len(failed) == 2 and abs(failed[0]["confidence"] - failed[1]["confidence"]) < delta
 
 
-def decide(state: dict[str, Any], limits: Limits, uncovered: list[str]) -> ReplanDecision:
+def decide(state: ResearchState, limits: Limits, uncovered: list[str]) -> ReplanDecision:
     """Rules replanning. Pure: the decision depends only on the state, the limits and uncovered terms."""
     steps = state["steps"]
     completed = [s for s in steps if s["status"] == "completed"]
@@ -68,7 +73,7 @@ def limits_from(settings: Any) -> Limits:
     return Limits(max_completed=settings.research_max_completed, max_iterations=settings.research_max_iterations)
 
 
-def replan_node(state: dict, deps: Any) -> dict:
+def replan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Rules decide; an LLM may choose among the same moves, but cannot skip or break the limits."""
     from agents.evaluate import uncovered_terms
     from agents.runtime import llm_or_rules
@@ -85,6 +90,7 @@ def replan_node(state: dict, deps: Any) -> dict:
             return None
         return reply
 
+    fallbacks: list[str]
     if rules_decision.decision == "complete" or state["question_type"] == "simple":
         decision, fallbacks = rules_decision, []
     else:

@@ -118,8 +118,8 @@ def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkp
     graph = build_graph(checkpointer)
     if checkpointer is not None and graph.get_state(_config(run_id, deps, None)).values:
         raise EngineError(f"research run '{run_id}' already exists; continue it with 'evidence resume {run_id}'")
-    initial = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [], "memory": {},
-               "scope": scope}
+    initial: dict[str, Any] = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [],
+                               "memory": {}, "scope": scope}
     state = graph.invoke(initial, _config(run_id, deps, progress))
     return _result(run_id, state, deps)
 

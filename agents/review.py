@@ -8,7 +8,7 @@ add "says more than its quotes" findings (skills/review.md); it can only add fai
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +17,11 @@ from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
 from agents.result import Review, assemble_result
+from agents.state import EvidenceState
 from engine.search.lexical import tokenize
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _CITED = re.compile(r"REQ-[SP]\d{3}")
@@ -146,7 +150,7 @@ def findings_to_reasons(reply: ReviewReply, n_statements: int) -> list[str]:
             for f in reply.findings if f.statement <= n_statements]
 
 
-def _llm_review(state: dict, deps: Any, answer: ComposedAnswer, verified: list[Requirement]) -> tuple[
+def _llm_review(state: EvidenceState, deps: Deps, answer: ComposedAnswer, verified: list[Requirement]) -> tuple[
         list[str], list[str], int]:
     from agents.runtime import evidence_allowance, llm_or_rules_within
 
@@ -166,7 +170,7 @@ def _merge(previous: dict[str, Any] | None, current: Review) -> Review:
                   composer=current.composer)
 
 
-def review_node(state: dict, deps: Any) -> dict:
+def review_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A first failure goes back to compose once; a revised llm answer that fails again is
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
     from agents.runtime import evidence_update
@@ -176,7 +180,8 @@ def review_node(state: dict, deps: Any) -> dict:
     answer = ComposedAnswer.model_validate(state["composition"])
     review = review_answer(answer, verified, answer_language(state.get("language")) if answer.composer == "llm"
                            else "en")
-    fallbacks, calls = [], 0
+    fallbacks: list[str] = []
+    calls = 0
     if review.passed and answer.composer == "llm":
         found, fallbacks, calls = _llm_review(state, deps, answer, verified)
         review = Review(passed=not found, reasons=found, composer="llm")

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
 from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim, states_requirement
-from agents.select import Part
+from agents.select import Part, RankedChunk
+from agents.state import EvidenceItem, EvidenceState
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
 _BELOW_CUT = "its passage is ranked below the selection cut"
@@ -135,7 +139,7 @@ class JudgedRequirement(BaseModel):
     relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
 
 
-def _code_check(req: Requirement, chunks: dict[str, dict[str, Any]]) -> JudgedRequirement | None:
+def _code_check(req: Requirement, chunks: dict[str, EvidenceItem]) -> JudgedRequirement | None:
     """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
     chunk = chunks.get(req.chunk_id)
     if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
@@ -154,7 +158,7 @@ def _reject(req: Requirement, reason: str, why: str, score: float, part: int, re
                              decided_by=by, part=part, relevance=relevance)
 
 
-def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, Any]:
+def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, RankedChunk | None]:
     for part in parts:
         ranked = part.relevance_of(req.chunk_id)
         if ranked is not None:
@@ -162,11 +166,11 @@ def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, Any]:
     return parts[0], None
 
 
-def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
+def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, EvidenceItem],
                         model: Any) -> list[JudgedRequirement]:
     """Code checks, the selection cut per part, then the quote-level gate (see the module docstring)."""
     judged: dict[str, JudgedRequirement] = {}
-    eligible: list[tuple[Requirement, Part, Any]] = []
+    eligible: list[tuple[Requirement, Part, RankedChunk]] = []
     for req in requirements:
         checked = _code_check(req, chunks)
         part, ranked = _part_of(req, parts)
@@ -188,7 +192,7 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     return [judged[r.requirement_id] for r in requirements]
 
 
-def _selection_cut(eligible: list[tuple[Requirement, Part, Any]], quoted: dict[str, JudgedRequirement],
+def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
                    model: Any) -> dict[str, JudgedRequirement]:
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
@@ -232,8 +236,8 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
     return out
 
 
-def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any,
-                  chunks: dict[str, dict[str, Any]]) -> dict[str, JudgedRequirement]:
+def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+                  chunks: dict[str, EvidenceItem]) -> dict[str, JudgedRequirement]:
     """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
     passages); among its sentences, those far below the best are set aside; time and context rules."""
     scores: dict[str, float] = {}
@@ -339,7 +343,7 @@ def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdic
             if (rid := j.requirement.requirement_id) in usable else j for j in judged]
 
 
-def verify_node(state: dict, deps: Any) -> dict:
+def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node: code checks, then the gate, or the model's verdicts where code allows them."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from agents.select import relevance_model
@@ -350,7 +354,9 @@ def verify_node(state: dict, deps: Any) -> dict:
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps))
     eligible = [j.requirement for j in by_rules if j.verified]  # the model may only reject what code accepts
-    judged, fallbacks, notes, calls = by_rules, [], [], 0
+    judged, calls = by_rules, 0
+    fallbacks: list[str] = []
+    notes: list[str] = []
     if deps.llm is not None and eligible:
         judged, fallbacks, calls = llm_or_rules_within(
             deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,

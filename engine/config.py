@@ -285,3 +285,17 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level() -> str:
+    """How much the engine's loggers tell on stderr: EVIDENCE_LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default
+    WARNING). Read apart from `Settings`: it changes no result, so it stays out of audit records and the
+    settings hash, and a broken setting elsewhere does not silence the logs that would explain it."""
+    value = os.environ.get("EVIDENCE_LOG_LEVEL", "").strip().upper() or "WARNING"
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"EVIDENCE_LOG_LEVEL={os.environ['EVIDENCE_LOG_LEVEL']!r} is not a log level; "
+                          f"use one of {', '.join(LOG_LEVELS)} (or leave it unset for WARNING)")
+    return value

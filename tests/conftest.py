@@ -35,17 +35,26 @@ def _database(base_url: str, name: str) -> str:
 @pytest.fixture(scope="session")
 def server_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     home = tmp_path_factory.mktemp("evidence-home")
-    os.environ["EVIDENCE_HOME"] = str(home)
-    settings = Settings(home=home, database_url=None)
-    if os.environ.get("DATABASE_URL"):
-        settings = Settings(home=home)
-        yield settings
-        return
-    embedded_db.start(settings)
-    try:
-        yield settings
-    finally:
-        embedded_db.stop(settings)
+    with pytest.MonkeyPatch.context() as env:  # the environment is given back as it was at the session's end
+        env.setenv("EVIDENCE_HOME", str(home))
+        _keep(env, "XDG_RUNTIME_DIR")  # the embedded server sets it (engine.embedded_db)
+        settings = Settings(home=home, database_url=None)
+        if os.environ.get("DATABASE_URL"):
+            yield Settings(home=home)
+            return
+        embedded_db.start(settings)
+        try:
+            yield settings
+        finally:
+            embedded_db.stop(settings)
+
+
+def _keep(env: pytest.MonkeyPatch, name: str) -> None:
+    """Have `env` restore variable `name` to its present value (or absence), whoever changes it meanwhile."""
+    if name in os.environ:
+        env.setenv(name, os.environ[name])
+    else:
+        env.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="session")
@@ -120,3 +129,8 @@ def trail_settings(server_settings: Settings, trail_template: str, tmp_path: Pat
 def trail_conn(trail_settings: Settings) -> Iterator[psycopg.Connection]:
     with dbmod.connection(trail_settings) as connection:
         yield connection
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="Rewrite the golden files under tests/data/golden/ from this run instead of comparing.")

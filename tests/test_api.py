@@ -10,6 +10,7 @@ from engine import api
 from engine.errors import InputError, NotFoundError
 
 
+@pytest.mark.slow
 def test_ask_records_an_audit_that_resume_verify_and_report_agree_on(trail_settings, tmp_path: Path) -> None:
     events: dict[str, list[str]] = {"run": [], "node": [], "phase": []}
     hooks = api.Hooks(run_started=events["run"].append, node=events["node"].append, phase=events["phase"].append)

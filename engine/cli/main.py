@@ -14,13 +14,13 @@ from rich.table import Table
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli.audit import audit_app
-from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
+from engine.cli.common import FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
 from engine.cli.web import export_feedback, serve, user_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
-from engine.errors import printable, redact
+from engine.errors import ExitCode, printable, redact
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
@@ -59,7 +59,7 @@ def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
         else:
             for key, value in info.items():
                 out.print(f"{key:12} {value}")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -72,7 +72,7 @@ def db_url(show_password: Annotated[bool, typer.Option(
     def body() -> int:
         url = dbmod.database_url(_settings())
         out.print(url if show_password else redact(url), highlight=False, markup=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -84,7 +84,7 @@ def db_stop() -> None:
     def body() -> int:
         stopped = embedded_db.stop(_settings())
         out.print("stopped" if stopped else "not running")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -98,7 +98,7 @@ def db_migrate() -> None:
             version = dbmod.ensure_pgvector(conn)
             applied = dbmod.migrate(conn)
         out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -115,7 +115,7 @@ def db_reembed() -> None:
         with dbmod.connection(settings) as conn:
             done = reembed(conn, embedder)
         out.print(f"re-embedded {done} chunk(s) with {embedder.name} ({embedder.backend})")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -207,7 +207,7 @@ def ingest(
         else:
             out.print(f"{summary.documents} documents, {summary.chunks} chunks in {summary.seconds:.1f} s; "
                       f"{len(summary.failed)} failed")
-        return 3 if summary.failed else 0
+        return ExitCode.INGEST if summary.failed else ExitCode.SUCCESS
 
     run(body)
 
@@ -228,7 +228,7 @@ def search(
         hits = api.search(query, k=k, source_types=source_types or ())
         if as_json:
             _emit_json([h.model_dump() for h in hits])
-            return 0
+            return ExitCode.SUCCESS
         for i, h in enumerate(hits, 1):
             c = h.chunk
             scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
@@ -238,7 +238,7 @@ def search(
                       f"{escape(c.section_path)}", highlight=False)
             out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
             out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -263,13 +263,13 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
         docs = api.documents(include_superseded=all_versions)
         if as_json:
             _emit_json([d.model_dump(mode="json") for d in docs])
-            return 0
+            return ExitCode.SUCCESS
         for d in docs:
             state = "current" if d.is_current else f"superseded by {d.superseded_by}"
             out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}", markup=False,
                       highlight=False)
         out.print(f"{len(docs)} document(s)" + ("" if all_versions else " (--all-versions: superseded ones too)"))
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -292,13 +292,13 @@ def document_sections(
                  "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
         if as_json:
             _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
-            return 0
+            return ExitCode.SUCCESS
         out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
         for r in rows:
             where = f"#{r['section_number']}" if r["section_number"] else "(no number)"
             out.print(f"{r['citation'] or '-':14} {where:12} {r['section_path'] or '(no section)'}  "
                       f"[{r['chunks']} chunk(s)]", markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -394,7 +394,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                   " (recorded earlier)") + f"\nrecord hash {audit.entry.hash}", highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
-    return QUESTION_REFUSED if audit.refused else 0
+    return ExitCode.QUESTION_REFUSED if audit.refused else ExitCode.SUCCESS
 
 
 @app.command()
@@ -473,11 +473,11 @@ def export_cmd(
                 import sys
 
                 sys.stdout.write(text)
-                return 0
+                return ExitCode.SUCCESS
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
         err.print(f"wrote {len(rows)} requirement(s) of {len(ids)} audit(s) to {output}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 

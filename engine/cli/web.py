@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
-from engine.errors import ConfigError, InputError
+from engine.errors import ConfigError, ExitCode, InputError
 
 user_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                        help="Users of the web view (evidence serve): add them, give them API tokens.")
@@ -46,7 +46,7 @@ def user_add(
         with dbmod.connection(settings()) as conn:
             web_store.add_user(conn, name, role, security.hash_password(password))
         out.print(f"added user {name} ({role})", markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -66,7 +66,7 @@ def user_token(name: Annotated[str, typer.Argument(help="The user the token acts
         out.print(token, markup=False, highlight=False)
         err.print(f"bearer token for {name}: send it as 'Authorization: Bearer TOKEN'; it is not shown again",
                   markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -86,7 +86,7 @@ def user_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
             for r in rows:
                 out.print(f"{r['name']}  {r['role']}  {r['tokens']} token(s){'  disabled' if r['disabled'] else ''}",
                           markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -123,7 +123,7 @@ def serve(
         uvicorn.run(create_app(cfg), host=host, port=port, log_level="info", proxy_headers=True,
                     forwarded_allow_ips="127.0.0.1", ssl_certfile=str(tls_cert) if tls_cert else None,
                     ssl_keyfile=str(tls_key) if tls_key else None)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -147,6 +147,6 @@ def export_feedback(
         positives = sum(p["label"] for p in pairs)
         err.print(f"wrote {n} pair(s) ({positives} approved, {n - positives} rejected) from {len(rows)} sign-off(s) "
                   f"to {out_path}", markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)

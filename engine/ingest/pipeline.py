@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import stat
@@ -27,6 +28,7 @@ from engine.search import store
 from engine.search.embeddings import Embedder, check_space
 from engine.search.lexical import term_frequencies
 
+logger = logging.getLogger(__name__)
 _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
 
 
@@ -453,6 +455,8 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
     tracker = _Tracker(found, on_progress)
 
     def record(path: Path, result: FileResult) -> None:
+        logger.log(logging.INFO if result.status == "failed" else logging.DEBUG, "%s: %s%s", printable(str(path)),
+                   result.status, f" ({result.error})" if result.error else "")
         summary.files.append(result)
         if result.status in ("added", "new_version"):
             summary.documents += 1

@@ -98,6 +98,7 @@ def test_unanswerable_question_fails_safe(deps) -> None:
     assert result["final_answer"].startswith("No authoritative evidence") and result["missing_evidence"]
 
 
+@pytest.mark.slow
 def test_rules_evidence_stage_is_deterministic(deps) -> None:
     question = "What must be documented for client assessments?"
     assert _answer(question, deps) == _answer(question, deps)

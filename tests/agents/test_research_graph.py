@@ -135,6 +135,7 @@ def test_rules_backend_is_deterministic(deps) -> None:
     assert _comparable(run_research(question, deps)) == _comparable(run_research(question, deps))
 
 
+@pytest.mark.slow
 def test_resume_after_crash_gives_same_result(deps, corpus_settings, monkeypatch) -> None:
     question = "What must be documented for client assessments and how often must they be reviewed?"
     expected = run_research(question, deps)

@@ -36,6 +36,7 @@ def test_sound_replies_are_used(corpus_conn, corpus_settings, embedder) -> None:
     assert deps.llm.budget == corpus_settings.llm_budget_simple
 
 
+@pytest.mark.slow
 def test_hostile_replies_fall_back_to_rules(corpus_conn, corpus_settings, embedder) -> None:
     broken = ["{not json"] * 3
     wrong_schema = [tool_reply({"kind": "simple"})] * 3

@@ -12,6 +12,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 from typer.testing import CliRunner
@@ -20,7 +21,7 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.batch import store as batch_store
 from engine.batch.checklist import DefinitionError, load_definition
-from engine.batch.runner import check_expectations, outcome, run_batch, start_batch
+from engine.batch.runner import check_expectations, outcome, run_batch, start_batch, work
 from engine.cli.main import app
 from engine.config import Settings
 from engine.trail import store as audit_trail
@@ -168,6 +169,7 @@ def test_resume_of_a_finished_batch_answers_nothing_again(batch_run, embedder) -
         assert audit_trail.head(conn) == before
 
 
+@pytest.mark.slow
 def test_compare_two_runs_of_the_same_checklist(batch_run, embedder) -> None:
     settings, first, path = batch_run
     definition, sha = load_definition(path)
@@ -215,27 +217,110 @@ def test_oscal_export_loads_in_trestle_and_carries_evidence_hashes(batch_run, tm
     assert again.exit_code == 0 and (tmp_path / "again.json").read_text() == target.read_text()
 
 
-def _evidence(settings: Settings, *args: str) -> subprocess.Popen:
+def _values(node: object, key: str) -> list[str]:
+    """Every value of `key` anywhere in a JSON document."""
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k == key] + [x for v in node.values() for x in _values(v, key)]
+    return [x for v in node for x in _values(v, key)] if isinstance(node, list) else []
+
+
+def dangling(document: dict) -> list[str]:
+    """References of an OSCAL document that name nothing in it: `#uuid` hrefs, related observations, actors,
+    used components, and finding targets whose control is not among the reviewed controls."""
+    uuids = set(_values(document, "uuid"))
+    refs = [h[1:] for h in _values(document, "href") if h.startswith("#")]
+    refs += [r for key in ("observation-uuid", "actor-uuid", "component-uuid") for r in _values(document, key)]
+    found = [f"uuid {r}" for r in refs if r not in uuids]
+    reviewed = set(_values(document, "control-id"))
+    found += [f"control {t}" for t in _values(document, "target-id") if t.split("_smt")[0] not in reviewed]
+    return found
+
+
+def test_oscal_export_passes_trestle_validation_and_every_reference_resolves(batch_run, tmp_path) -> None:
+    from trestle.core import validator_factory  # noqa: F401 - first: all_validator and it import each other
+    from trestle.core.all_validator import AllValidator
+    from trestle.oscal.assessment_results import AssessmentResults
+
+    from engine.report.oscal import export_batch
+
+    settings, batch_id, _ = batch_run
+    with dbmod.connection(settings) as conn:
+        document = export_batch(conn, batch_id)
+    path = tmp_path / "assessment-results.json"
+    path.write_text(json.dumps(document))
+    model = AssessmentResults.oscal_read(path)  # the file as trestle reads one: the whole document, strictly
+    validator = AllValidator()
+    assert validator.model_is_valid(model, True, None), validator.error_msg()  # unique uuids, roles, links
+    uuids = _values(document, "uuid")
+    assert len(uuids) == len(set(uuids)) and dangling(document) == []
+    broken = json.loads(json.dumps(document))
+    observation = broken["assessment-results"]["results"][0]["observations"][0]
+    observation["relevant-evidence"] = [{"href": "#4f1c0d52-0000-5000-8000-000000000000", "description": "gone"}]
+    broken["assessment-results"]["results"][0]["findings"][0]["target"]["target-id"] = "zz-9_smt"
+    assert dangling(broken) == ["uuid 4f1c0d52-0000-5000-8000-000000000000", "control zz-9_smt"]
+    twice = json.loads(json.dumps(document))
+    observations = twice["assessment-results"]["results"][0]["observations"]
+    observations[1]["uuid"] = observations[0]["uuid"]
+    path.write_text(json.dumps(twice))
+    assert not validator.model_is_valid(AssessmentResults.oscal_read(path), True, None)  # the validator can fail
+
+
+def _evidence(settings: Settings, *args: str, fault: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "EVIDENCE_HOME": str(settings.home),
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("EVIDENCE_FAULT_INJECTION", None)
+    if fault:
+        env["EVIDENCE_FAULT_INJECTION"] = fault
     return subprocess.Popen([sys.executable, "-m", "engine.cli.main", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def test_batch_with_two_workers_then_kill_mid_batch_and_resume(server_settings, trail_template, tmp_path) -> None:
+class _FirstRecorded(Exception):
+    """Stops an in-process worker right after it recorded its first question."""
+
+
+def _record_one(settings: Settings, batch_id: str, embedder) -> None:
+    def emit(event: tuple) -> None:
+        if event[0] == "done":
+            raise _FirstRecorded(event[1])
+
+    with pytest.raises(_FirstRecorded):
+        work(batch_id, settings, embedder, emit)
+
+
+def _stopped_worker(proc: subprocess.Popen, deadline_s: float = 240) -> None:
+    """Wait (bounded) until one of the coordinator's workers has stopped itself (a `stop@` fault)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()[-1500:]
+        if any(c.status() == psutil.STATUS_STOPPED for c in psutil.Process(proc.pid).children(recursive=True)):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no worker reached the fault point in time")
+
+
+@pytest.mark.slow
+def test_batch_with_two_workers_then_kill_mid_batch_and_resume(server_settings, trail_template, embedder,
+                                                                tmp_path) -> None:
+    """One question recorded; then two workers, one stopped inside its audit's append transaction (holding the
+    append lock, so the other cannot record either), and the coordinator with its workers killed: exactly the
+    one audit survives, and a resume records the other two once each."""
     settings = _clone(server_settings, trail_template, tmp_path / "home")
     path = _write(tmp_path / "checklist.yaml", CHECKLIST)
-    proc = _evidence(settings, "audit", "run", str(path), "--workers", "2", "--json")
+    definition, sha = load_definition(path)
     with dbmod.connection(settings) as conn:
-        deadline = time.monotonic() + 240
-        while (audit_trail.head(conn) or (0,))[0] < 1 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        batch_id = start_batch(conn, settings, definition, path=path, sha256=sha, actor="auditor")
+    _record_one(settings, batch_id, embedder)
+    proc = _evidence(settings, "audit", "resume", batch_id, "--workers", "2", "--json", fault="stop@audit:during")
+    try:
+        _stopped_worker(proc)
+    finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its workers, mid-batch
         proc.wait()
-        assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-1500:]
-        assert 1 <= audit_trail.head(conn)[0] < 3
-        (batch,) = batch_store.list_batches(conn)
-    resumed = _evidence(settings, "audit", "resume", batch["batch_id"], "--workers", "2", "--json")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-1500:]
+    with dbmod.connection(settings) as conn:
+        assert audit_trail.head(conn)[0] == 1  # the append in flight died with its transaction
+    resumed = _evidence(settings, "audit", "resume", batch_id, "--workers", "2", "--json")
     stdout, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 10, stderr[-1500:]  # all ran; GAP-1 has no evidence
     assert json.loads(stdout)["all_ran"]

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per case
+
 HEAVY = ("torch", "transformers", "sentence_transformers", "weasyprint", "langchain_openai", "openai", "pypdf",
          "docx", "bs4", "sklearn", "scipy")
 

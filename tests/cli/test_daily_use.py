@@ -192,6 +192,7 @@ def test_diff_matches_citations_by_place_and_text_not_by_number(trail_conn, trai
     assert not same["direct_answer"]["changed"] and not same["citations"]["changed"]
 
 
+@pytest.mark.slow
 def test_ids_are_whole_and_any_unique_start_works(trail_conn, trail_settings) -> None:
     first = _audit_id(_cli(trail_settings, "ask", UNANSWERABLE).stdout)
     second = _audit_id(_cli(trail_settings, "ask", "How long must transaction records be kept?").stdout)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import db as dbmod
 from engine import embedded_db
 from engine.config import Settings
@@ -21,6 +23,7 @@ def test_migrations_recorded_once(conn) -> None:
     assert dbmod.migrate(conn) == []
 
 
+@pytest.mark.slow
 def test_server_reused_after_killed_process_and_stopped(tmp_path: Path) -> None:
     """A process killed with SIGKILL leaves the server and its pid behind; the next start copes."""
     settings = Settings(home=tmp_path / "home")

@@ -25,6 +25,8 @@ from engine.trail.record import record_research
 from engine.trail.verify import verify_trail
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # an HTTP test double in its own process, and whole questions
+
 API_KEY = "sk-test-7d1c0ffee0ddba11"
 RETENTION = "How long must transaction records be kept?"
 BREACH = "Within what time must a personal data breach be notified to the Commissioner?"

@@ -263,6 +263,9 @@ def test_report_verify_refuses_what_is_not_a_report(reports, tmp_path, content, 
     assert result.exit_code == 6 and message in result.output
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("pdftoppm") is None,
+                    reason="pdftoppm (poppler-utils) is not installed: `make sysdeps` installs it")
 def test_page_one_renders_to_png(reports, tmp_path) -> None:
     prefix = tmp_path / "page1"
     subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "1", "-singlefile",
@@ -278,6 +281,7 @@ def test_page_one_renders_to_png(reports, tmp_path) -> None:
 
 @pytest.mark.parametrize(("audit", "code"), [("answered", 0), ("AUD-19990101-0000000000", 7)],
                          ids=["stored-audit", "unknown-audit"])
+@pytest.mark.slow
 def test_report_cli_writes_every_format(reports, conn, tmp_path, audit, code) -> None:
     aid = reports.audits.get(audit, audit)
     files = {ext: tmp_path / f"r.{ext}" for ext in ("pdf", "html", "md", "json")}
@@ -310,6 +314,7 @@ def _batch_meta(audits: dict[str, str]) -> dict:
                           audits["none"]: {"question_id": "MARS-1", "expectation_met": False}}}
 
 
+@pytest.mark.slow
 def test_batch_report_summarizes_then_shows_each_question(reports, conn, tmp_path) -> None:
     ids = [reports.audits[k] for k in ("answered", "none", "refused")]
     html = report.render_batch(conn, ids, title="Batch <report>", batch=_batch_meta(reports.audits))
@@ -336,6 +341,7 @@ def test_batch_report_of_an_unknown_audit_fails(reports, conn) -> None:
         report.render_batch(conn, ["AUD-19990101-0000000000"], title="t", batch={"batch_id": "B"})
 
 
+@pytest.mark.slow
 def test_ask_writes_the_pdf_of_the_audit_it_records(trail_settings, tmp_path) -> None:
     path = tmp_path / "ask.pdf"
     result = cli(trail_settings, "ask", QUESTIONS["answered"], "--pdf", str(path))
@@ -434,6 +440,7 @@ def test_signed_report_verifies_offline_with_only_the_public_key(reports, tmp_pa
     assert "PROVEN" in human and "OK: the report verifies" in human
 
 
+@pytest.mark.slow
 def test_standalone_verifier_runs_as_a_copied_file(reports, tmp_path) -> None:
     """The auditor's case: one file beside the PDF, no engine package, no database."""
     source = ROOT / "engine" / "report" / "standalone_verify.py"
@@ -478,6 +485,7 @@ def test_any_change_after_signing_fails_and_says_what_changed(reports, tmp_path,
 
 
 @pytest.mark.parametrize("tamper", ["edited-record", "swapped-proof", "checkpoint-other-key", "wrong-public-key"])
+@pytest.mark.slow
 def test_signed_but_unprovable_contents_fail(reports, conn, tmp_path, tamper) -> None:
     """Even a validly signed PDF fails when what it embeds is not provably in the trail."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -514,6 +522,7 @@ def test_signed_but_unprovable_contents_fail(reports, conn, tmp_path, tamper) ->
         assert outcome["signature"]["covers_whole_file"] and outcome["signature"]["trust_path"]
 
 
+@pytest.mark.slow
 def test_include_rejected_lists_every_candidate(reports, conn, tmp_path) -> None:
     aid = reports.audits["answered"]
     path = report.write_pdf(conn, aid, tmp_path / "full.pdf", settings=reports.settings, include_rejected=True)

@@ -1,15 +1,18 @@
-"""Report signatures without a database: an organisation's PKCS#12 signs instead of the engine's key."""
+"""Report signatures without a database: an organisation's PKCS#12 signs instead of the engine's key; the
+engine's own signature verifies with the trail key only, and a change to the signed file is named."""
 
 from __future__ import annotations
 
 import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
 from cryptography.x509.oid import NameOID
 
@@ -77,3 +80,41 @@ def test_engine_identity_is_made_once_and_issued_by_the_trail_key(tmp_path) -> N
     signing.load_or_create(settings.signing_key_file)
     with pytest.raises(ConfigError, match="not issued by the current trail key"):
         report_sign.identity(settings)
+
+
+def _engine_signed(home: Path) -> tuple[bytes, Any]:
+    settings = Settings(home=home, database_url=None)
+    signed = report_sign.sign_pdf(_pdf(), report_sign.identity(settings), reason="test")
+    return signed, signing.load_public(settings.signing_key_file)
+
+
+def _signature_problems(pdf: bytes, key: Any) -> list[str]:
+    return [p for p in verify_report(pdf, key).problems if "embedded audit record" not in p]  # a bare test PDF
+
+
+def test_an_engine_signed_report_verifies_with_the_trail_key(tmp_path) -> None:
+    signed, trail = _engine_signed(tmp_path)
+    result = verify_report(signed, trail)
+    assert _signature_problems(signed, trail) == [] and result.signature["covers_whole_file"]
+    assert result.signature["trust_path"][-1] == "the trail key"
+
+
+def test_another_trail_key_does_not_vouch_for_the_signer(tmp_path) -> None:
+    signed, _ = _engine_signed(tmp_path)
+    (problem,) = _signature_problems(signed, Ed25519PrivateKey.generate().public_key())
+    assert "is not issued by the trail key nor by a trusted certificate" in problem
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ("appended", "7 byte(s) appended after the signed range"),
+    ("flipped", "do not hash to the digest in the signature: the PDF was changed inside the signed range"),
+], ids=["bytes-appended", "byte-flipped-inside-the-signed-range"])
+def test_a_changed_signed_report_fails_and_says_how(tmp_path, change: str, says: str) -> None:
+    signed, trail = _engine_signed(tmp_path)
+    if change == "appended":
+        changed = signed + b"\n%junk\n"
+    else:
+        flipped = bytearray(signed)
+        flipped[200] ^= 0x01  # inside the first signed byte range (the rendered document)
+        changed = bytes(flipped)
+    assert any(says in p for p in _signature_problems(changed, trail)), _signature_problems(changed, trail)

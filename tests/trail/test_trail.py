@@ -336,6 +336,7 @@ def test_log_rewritten_after_a_checkpoint_was_published(trail, tmp_path) -> None
     assert inconsistent.exit_code == 6 and "INCONSISTENT" in inconsistent.output
 
 
+@pytest.mark.slow
 def test_report_made_before_a_rewrite_fails_against_the_live_log(trail, tmp_path) -> None:
     from engine.report import render as report
 

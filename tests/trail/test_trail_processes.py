@@ -15,6 +15,8 @@ from engine.trail import store as audit_trail
 from engine.trail.verify import verify_trail
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # every test runs `evidence` processes
+
 QUESTIONS = ("How long must transaction records be kept?", "When must a personal data breach be notified?",
              "How often must user access rights be reviewed?", "Who must approve a client risk assessment?",
              "What must a client assessment document?", "How must paper records be disposed of?",
