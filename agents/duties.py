@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from engine.config import AnswerSettings
 from engine.search.lexical import key_terms
 
 FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
@@ -22,7 +23,7 @@ PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s+(?:(?:business|wo
                     r"(?:hours?|days?|weeks?|months?|years?)\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
                     r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
                     re.IGNORECASE)
-SAME_OBJECT = 0.6  # share of the smaller duty object's terms two quotes must share to be the same duty
+_OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
 # Duties are compared by what they make someone do: the verb after the modal, in families of synonyms.
 _DUTY = re.compile(r"\b(?:must|shall|should|(?:is|are)\s+(?:required|obliged)\s+to|(?:has|have)\s+a\s+duty\s+to|"
@@ -70,20 +71,21 @@ def _contained(a: set[str], b: set[str]) -> float:
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-def same_duty(a: str, b: str) -> bool:
-    """Both quotes impose the same duty on the same thing (to the same recipient, where named). Pure."""
+def same_duty(a: str, b: str, overlap: float = _OVERLAP) -> bool:
+    """Both quotes impose the same duty on the same thing (to the same recipient, where named): their
+    objects share at least `overlap` of the smaller one's terms (`AnswerSettings.same_duty_overlap`). Pure."""
     da, db = duty(a), duty(b)
     if da is None or db is None or da[0] != db[0]:
         return False
     if da[2] and db[2] and not da[2] & db[2]:
         return False  # "report it to the Security team" is not "notify the Commissioner"
     objects = (da[1], db[1]) if da[1] and db[1] else (set(key_terms(a)), set(key_terms(b)))
-    return _contained(*objects) >= SAME_OBJECT or bool(da[2] & db[2])
+    return _contained(*objects) >= overlap or bool(da[2] & db[2])
 
 
 
 
-def conflicting_figures(a: str, b: str) -> bool:
+def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP) -> bool:
     """The same duty, stated with different periods. Pure."""
     fa, fb = figures(a), figures(b)
-    return bool(fa and fb and fa != fb) and same_duty(a, b)
+    return bool(fa and fb and fa != fb) and same_duty(a, b, overlap)

@@ -17,8 +17,10 @@ from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.evaluate import key_terms
 from agents.extract import Requirement, normalize_ws
 from agents.result import Review, assemble_result
+from engine.config import AnswerSettings
 from engine.search.lexical import tokenize
 
+_ANSWER = AnswerSettings()  # the defaults; review_node passes its settings' group
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _CITED = re.compile(r"REQ-[SP]\d{3}")
 _BRACKETED_IDS = re.compile(r"\[\s*REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*\s*\]")
@@ -77,7 +79,7 @@ def _unsupported(sentence: str, support_terms: set[str], support_text: str, fram
 
 
 def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement],
-                        framing: frozenset[str] = FRAMING) -> list[str]:
+                        framing: frozenset[str], overlap: float) -> list[str]:
     cited = [by_id[x] for x in sorted(ids)]
     quotes = " ".join(normalize_ws(r.exact_quote) for r in cited)
     problems = [f"statement {i} quotes text its requirements do not contain: \"{span[:60]}\""
@@ -89,12 +91,14 @@ def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requi
         why = _unsupported(sentence, support_terms, support_text, framing)
         if why:
             problems.append(f"statement {i} {why}")
-    return problems + statement_problems(i, text, ids, by_id)
+    return problems + statement_problems(i, text, ids, by_id, overlap)
 
 
-def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en") -> Review:
+def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en", *,
+                  limits: AnswerSettings = _ANSWER) -> Review:
     """Code checks only; an LLM's answer gets the same checks as the rules one. `language` is the
-    answer's (ISO 639-1): its framing words may stand outside quotation marks too.
+    answer's (ISO 639-1): its framing words may stand outside quotation marks too. `limits`: the run's
+    `Settings.answer` (conflicts are found as compose found them).
 
     Besides support (`_statement_problems`), each figure, period and modal verb must belong to the
     quotes its citation names, and conflicting requirements must be presented together
@@ -116,8 +120,8 @@ def review_answer(answer: ComposedAnswer, verified: list[Requirement], language:
             continue
         if not _CITED.search(statement.text):
             reasons.append(f"statement {i} does not cite its REQ-IDs inline")
-        reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing))
-    reasons.extend(answer_conflict_problems(cited_ids, verified))
+        reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing, limits.same_duty_overlap))
+    reasons.extend(answer_conflict_problems(cited_ids, verified, limits.same_duty_overlap))
     return Review(passed=not reasons, reasons=reasons, composer=answer.composer)
 
 
@@ -173,9 +177,10 @@ def review_node(state: dict, deps: Any) -> dict:
     from engine.ingest.language import answer_language
 
     verified = verified_of(state)
+    limits = deps.settings.answer
     answer = ComposedAnswer.model_validate(state["composition"])
     review = review_answer(answer, verified, answer_language(state.get("language")) if answer.composer == "llm"
-                           else "en")
+                           else "en", limits=limits)
     fallbacks, calls = [], 0
     if review.passed and answer.composer == "llm":
         found, fallbacks, calls = _llm_review(state, deps, answer, verified)
@@ -186,8 +191,8 @@ def review_node(state: dict, deps: Any) -> dict:
         return evidence_update(fallbacks, calls, review=review.model_dump())
     if not review.passed and answer.composer == "llm":
         fallbacks = [*fallbacks, "compose: the revised llm answer failed review; rules composition used"]
-        answer = rules_composition(state)
-        rules_review = review_answer(answer, verified)
+        answer = rules_composition(state, limits)
+        rules_review = review_answer(answer, verified, limits=limits)
         review = Review(passed=rules_review.passed, reasons=review.reasons + rules_review.reasons, revised=True)
     result = assemble_result(state, deps, answer, review, extra_fallbacks=fallbacks, extra_calls=calls)
     return evidence_update(fallbacks, calls, review=review.model_dump(), evidence_result=result.model_dump(mode="json"))

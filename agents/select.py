@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EXTRA_CANDIDATES = 3  # chunks below the cut that are extracted and judged too (rejected, on record)
+from engine.config import EvidenceSettings
+
+_EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
 
 
 class RankedChunk(BaseModel):
@@ -83,10 +85,11 @@ def part_candidates(question: str, evidence: list[dict[str, Any]], retriever: An
 
 
 def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any,
-              searched: int | None = None) -> Part:
+              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
     candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
-    evidence given without retrieval scores, judged by the pair head with the gate as the floor."""
+    evidence given without retrieval scores, judged by the pair head with the gate as the floor.
+    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record)."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
@@ -103,7 +106,7 @@ def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: 
         floor = float(t["select_floor"])
     chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
-    keep = order[: len(chosen) + EXTRA_CANDIDATES]
+    keep = order[: len(chosen) + limits.extra_candidates]
     ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
               for i in keep]
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))

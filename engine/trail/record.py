@@ -51,10 +51,12 @@ def model_fingerprint(model_dir: Path) -> str:
 
 
 def relevance_identity(settings: Settings) -> dict[str, Any]:
-    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on)."""
+    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), and the
+    thresholds in effect: a scorer.json that lacks one takes the engine's default, which its sha256 does not name."""
     from engine.relevance.scorer import load_scorer
 
-    return {**load_scorer(settings.relevance_dir).identity, "rerank": settings.rerank}
+    scorer = load_scorer(settings.relevance_dir)
+    return {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank}
 
 
 def new_audit_id(now: datetime | None = None) -> str:
