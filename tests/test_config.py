@@ -71,3 +71,10 @@ def test_a_record_carries_the_groups_and_a_report_names_them_dotted() -> None:
     assert shown["evidence.quote_gap"] == 0.3 and shown["research.cosine_floor"] == 0.25
     assert not any(isinstance(v, dict) for v in shown.values())
     assert flat_settings({"b": 1, "a": {"y": 2, "x": 3}}) == [("a.x", 3), ("a.y", 2), ("b", 1)]
+
+
+def test_every_group_setting_is_documented() -> None:
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    assert [f"{g}.{n}" for g, n in FIELDS if f"`{g}.{n}`" not in text] == []

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +31,11 @@ _SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fa
 
 
 def engine_version() -> str:
-    try:
-        return metadata.version("evidence-engine")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
+    """The package version (`engine.__version__`): the code that answered. Not the installed distribution's
+    metadata, which an editable install keeps at the version it was installed with."""
+    from engine import __version__
+
+    return __version__
 
 
 @lru_cache(maxsize=4)
