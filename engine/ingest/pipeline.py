@@ -17,6 +17,7 @@ import numpy as np
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import db
 from engine.config import SOURCE_TYPES, Settings
 from engine.errors import IngestError, printable
 from engine.ingest.chunking import ChunkDraft, chunk_document
@@ -308,7 +309,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
 def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vectors: np.ndarray) -> FileResult:
     """Write one document with its chunks and postings in one transaction (superseding the old version)."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (prep.source_key,))
+        db.xact_lock(conn, db.Lock.INGEST_SOURCE, prep.source_key)
         previous = store.current_document(conn, prep.source_key)
         version = previous.version + 1 if previous else 1
         if previous:
