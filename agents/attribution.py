@@ -29,18 +29,14 @@ import re
 from collections.abc import Iterable
 
 from agents.compose import find_conflicts
-from agents.duties import _NUMBER_WORDS
-from agents.duties import PERIOD as _PERIOD
-from agents.extract import Requirement, normalize_ws
+from agents.extract import Requirement
 from engine.config import AnswerSettings
+from engine.text import ATTRIBUTED_FORCE, NUMBER, PERIOD, normalize_ws
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _BRACKET = re.compile(r"\[\s*(REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*)\s*\]")
 _CITED = re.compile(r"REQ-[SP]\d{3}")
 _COMPARISON = re.compile(r"\(([^()]*\b(?:vs\.?|versus)\s[^()]*)\)", re.IGNORECASE)
-_NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-_FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|never|need|required|prohibited|optional|permitted|"
-                    r"mandatory|forbidden|obliged)\b", re.IGNORECASE)
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; review passes its settings' value
 _NEGATED = re.compile(r"\b(?:must|shall|may|should|can|need|are|is)\s+not\b|\b(?:cannot|never|prohibited|forbidden)\b",
                       re.IGNORECASE)
@@ -52,15 +48,15 @@ def _norm(text: str) -> str:
 
 def periods(text: str) -> set[str]:
     """Periods and deadlines stated in `text`, normalized ("five years", "72 hours", "annually")."""
-    return {_norm(m.group(0)) for m in _PERIOD.finditer(text)}
+    return {_norm(m.group(0)) for m in PERIOD.finditer(text)}
 
 
 def _numbers(text: str) -> set[str]:
-    return {_norm(m.group(0)) for m in _NUMBER.finditer(_PERIOD.sub(" ", text))}
+    return {_norm(m.group(0)) for m in NUMBER.finditer(PERIOD.sub(" ", text))}
 
 
 def _forces(text: str) -> set[str]:
-    return {m.group(0).lower() for m in _FORCE.finditer(text)}
+    return {m.group(0).lower() for m in ATTRIBUTED_FORCE.finditer(text)}
 
 
 def segments(text: str, statement_ids: Iterable[str]) -> list[tuple[str, list[str]]]:

@@ -17,11 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.duties import PERIOD, figures, same_duty
-from agents.evaluate import key_terms
+from agents.duties import figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.verify import asks_time
 from engine.config import AnswerSettings
+from engine.search.lexical import key_terms
+from engine.text import PERIOD, normalize_ws
 
 # A bound of the llm reply schema (skills/compose.md), not a tunable of the answer: AnswerSettings has those.
 MAX_STATEMENTS = 8
@@ -114,7 +115,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     """The words of `quote` that answer `question` directly: for a time question, from its first period
     or deadline to the end of the clause of its last one (every period the quote states, so a
     conflict shows each side whole); otherwise the quote's first clause. Verbatim. Pure."""
-    text = " ".join(quote.split()).rstrip(".;: ")
+    text = normalize_ws(quote).rstrip(".;: ")
     found = list(PERIOD.finditer(text)) if asks_time(question) else []
     if found:
         first, last = found[0], found[-1]
@@ -144,8 +145,8 @@ def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Require
 def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> Statement:
     a, b = (by_id[i] for i in conflict.requirement_ids)
     return Statement(
-        text=f'The sources differ ({conflict.reason}): {_where(a)} states "{" ".join(a.exact_quote.split())}" '
-             f'[{a.requirement_id}], while {_where(b)} states "{" ".join(b.exact_quote.split())}" '
+        text=f'The sources differ ({conflict.reason}): {_where(a)} states "{normalize_ws(a.exact_quote)}" '
+             f'[{a.requirement_id}], while {_where(b)} states "{normalize_ws(b.exact_quote)}" '
              f"[{b.requirement_id}].", requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part,
         kind="conflict")
 
@@ -180,7 +181,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         statements.extend(_conflict_statement(c, by_id) for c in own)
         support = [r for r in mine if r.requirement_id not in in_conflict][:limits.max_supporting_per_part]
         statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"} states: '
-                                         f'"{" ".join(r.exact_quote.split())}" [{r.requirement_id}]',
+                                         f'"{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
                                     requirement_ids=[r.requirement_id], part=index) for r in support)
         cited = [r.requirement_id for r in mine if r.requirement_id in in_conflict or r in support]
         used.update(cited)
@@ -260,7 +261,7 @@ def answer_from_reply(reply: ComposeReply, verified: list[Requirement], attempt:
 
 
 def _prompt_requirement(r: Requirement) -> dict[str, Any]:
-    return {"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()), "where": _where(r),
+    return {"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote), "where": _where(r),
             "modality": r.modality.value}
 
 

@@ -13,16 +13,8 @@ import re
 
 from engine.config import AnswerSettings
 from engine.search.lexical import key_terms
+from engine.text import DURATION, normalize_ws
 
-FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                    r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
-_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-                 "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
-# Periods and deadlines as attribution checks them (agents/attribution.py): what a direct answer keeps.
-PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
-                    r"(?:hours?|days?|weeks?|months?|years?)\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
-                    r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
-                    re.IGNORECASE)
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
 # Duties are compared by what they make someone do: the verb after the modal, in families of synonyms.
@@ -45,12 +37,13 @@ _RECIPIENT = re.compile(r"\b(?:notif(?:y|ied)|inform(?:ed)?|tell|report(?:ed)?\s
 
 
 def figures(quote: str) -> set[str]:
-    return {" ".join(m.group(0).lower().split()) for m in FIGURE.finditer(quote)}
+    """The durations a quote states ("six years", "72 hours"), as conflicts compare them."""
+    return {normalize_ws(m.group(0).lower()) for m in DURATION.finditer(quote)}
 
 
 def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     """(verb family, object terms, recipient terms) of the duty a quote imposes, or None. Pure."""
-    text = " ".join(quote.split())
+    text = normalize_ws(quote)
     match = _DUTY.search(text)
     if match is None:
         return None

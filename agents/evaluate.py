@@ -13,10 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.config import ResearchStepSettings
-from engine.search.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
-
-__all__ = ["INTERROGATIVES", "MODALS", "coverage", "evaluate_node", "key_terms", "step_confidence",
-           "uncovered_terms"]
+from engine.search.lexical import key_terms, tokenize
 
 _STEP = ResearchStepSettings()  # the defaults; evaluate_node passes its settings' group
 

@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import EvidenceSettings
-from engine.ingest.sentences import normalize_ws, split_sentences
+from engine.ingest.sentences import split_sentences
+from engine.text import MODAL_ANCHOR, normalize_ws
 
 
 class Modality(StrEnum):
@@ -68,7 +69,7 @@ def classify_modality(sentence: str) -> Modality:
     ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
     modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
     """
-    text = " ".join(sentence.split())
+    text = normalize_ws(sentence)
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
         return Modality.NONE
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
@@ -101,7 +102,7 @@ def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
     found = _NON_BINDING_TEXT.search(sentence)
     if found is None:
         return None
-    opening = " ".join(found.group(0).lower().split())
+    opening = normalize_ws(found.group(0).lower())
     return "recital" if opening.startswith("(") else next(
         (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
 
@@ -153,7 +154,7 @@ def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings) -> tuple
     words = _word_spans(text, start, end)
     if len(words) <= most:
         return (start, end) if len(words) >= limits.min_quote_words else None
-    modal = re.search(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", text[start:end], re.I)
+    modal = MODAL_ANCHOR.search(text[start:end])
     anchor = start + (modal.start() if modal else 0)
     first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
     first = min(first, len(words) - most)

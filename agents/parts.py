@@ -15,6 +15,7 @@ import re
 
 from engine.config import AnswerSettings
 from engine.search.lexical import key_terms, tokenize
+from engine.text import normalize_ws
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
@@ -28,7 +29,7 @@ _ANSWER = AnswerSettings()  # the defaults; extract_node passes its settings' gr
 def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]:
     """The parts of a question, in order, at most `limits.max_parts`; a one-part question gives `[question]`.
     A piece with fewer than `limits.min_part_terms` key terms stays attached to the part before it. Pure."""
-    text = " ".join(question.split())
+    text = normalize_ws(question)
     pieces = [p.strip(" ,;") for p in _SPLIT.split(text) if p and p.strip(" ,;?")]
     if len(pieces) < 2:
         return [text]

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
-from agents.evaluate import key_terms
-from agents.extract import Requirement, normalize_ws
+from agents.extract import Requirement
 from agents.result import Review, assemble_result
 from engine.config import AnswerSettings
-from engine.search.lexical import tokenize
+from engine.search.lexical import key_terms, tokenize
+from engine.text import NUMBER, STATEMENT_FORCE, normalize_ws
 
 _ANSWER = AnswerSettings()  # the defaults; review_node passes its settings' group
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
@@ -50,11 +50,6 @@ FRAMING_BY_LANGUAGE = {code: frozenset(tokenize(words)) for code, words in {
           "dispõe estabelece prevê indica exige que enquanto diferem contrário como regulamento lei diretiva "
           "política norma",
 }.items()}
-# Words that set the force of a statement: an unquoted sentence may use only those its quotes use.
-_FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|required|prohibited|optional|"
-                    r"permitted|mandatory|unless|except)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                     r"fifteen|twenty|thirty|forty|fifty|sixty|seventy|ninety|hundred)\b", re.IGNORECASE)
 
 
 def _unquoted_sentences(text: str) -> list[str]:
@@ -69,10 +64,12 @@ def _unsupported(sentence: str, support_terms: set[str], support_text: str, fram
     extra = [t for t in key_terms(sentence) if t not in support_terms and t not in framing]
     if extra:
         return f"says more than its quotes (unsupported: {', '.join(extra[:6])})"
-    numbers = {n.lower() for n in _NUMBER.findall(sentence)} - {n.lower() for n in _NUMBER.findall(support_text)}
+    numbers = {n.lower() for n in NUMBER.findall(sentence)} - {n.lower() for n in NUMBER.findall(support_text)}
     if numbers:
         return f"says more than its quotes (figures {', '.join(sorted(numbers))} not in them)"
-    force = {w.lower() for w in _FORCE.findall(sentence)} - {w.lower() for w in _FORCE.findall(support_text)}
+    # An unquoted sentence may use only the force words its quotes use.
+    force = ({w.lower() for w in STATEMENT_FORCE.findall(sentence)}
+             - {w.lower() for w in STATEMENT_FORCE.findall(support_text)})
     if force:
         return f"says more than its quotes (changes their force: {', '.join(sorted(force))})"
     return None

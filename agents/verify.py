@@ -28,16 +28,12 @@ from agents.duties import conflicting_figures
 from agents.extract import Modality, Requirement, classify_modality, is_verbatim
 from agents.select import Part
 from engine.config import AnswerSettings, EvidenceSettings
+from engine.text import TIME_PHRASE, normalize_ws
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
 _BELOW_CUT = "its passage is ranked below the selection cut"
 _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
 
-TIME_PHRASE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                   r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|"
-                   r"monthly|weekly|daily|every\s+\w+|immediately|without\s+undue\s+delay|promptly|before|after|within|"
-                   r"at\s+least|no\s+later\s+than|not\s+later\s+than)\b",
-                   re.IGNORECASE)
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
 # and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
@@ -359,6 +355,6 @@ def verify_node(state: dict, deps: Any) -> dict:
         judged, fallbacks, calls = llm_or_rules_within(
             deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,
             accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
-            requirements=[{"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()),
+            requirements=[{"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote),
                            "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
     return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])

@@ -20,6 +20,7 @@ from engine.cli.report import report_app
 from engine.cli.trail import trail_app
 from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import printable, redact
+from engine.text import normalize_ws
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
@@ -314,7 +315,7 @@ def _print_research(result: Any) -> None:
         via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
         out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
                   f"{escape(item['section_path'])}{via}", highlight=False)
-        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+        out.print("     " + escape(normalize_ws(item["text"])[:240]), highlight=False)
 
 
 def _print_metrics(result: Any) -> None:

@@ -27,6 +27,7 @@ from engine.config import Settings
 from engine.errors import ConfigError, LLMOutputError
 from engine.llm.policy import CallPolicy, Pacer, classify_failure
 from engine.llm.skills import fence_token, fenced, load_skill
+from engine.text import normalize_ws
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -231,7 +232,7 @@ class LLMClient:
             result = schema.model_validate(reply_payload(reply))
         except (ValueError, ValidationError, TypeError, KeyError, AttributeError) as exc:
             self.parse_failures += 1
-            call.error = "unusable reply: " + " ".join(str(exc).split())[:300]
+            call.error = "unusable reply: " + normalize_ws(str(exc))[:300]
             self.pacer.failed(call.error[:120], skill)
             return "re-ask"
         self.pacer.succeeded()

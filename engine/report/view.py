@@ -14,8 +14,9 @@ from collections import OrderedDict
 from typing import Any
 
 from engine.ingest.citations import derived_citation
-from engine.ingest.sentences import normalize_ws, split_sentences
+from engine.ingest.sentences import split_sentences
 from engine.llm.client import availability_line, usage_line
+from engine.text import normalize_ws
 
 REQ_ID = re.compile(r"\[(REQ-[A-Z]\d{3,})\]")
 CONTEXT_CHARS = 280
