@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem, tokenize
+from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem
 
 TERMINOLOGY_FILE = Path(__file__).with_name("terminology.json")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -76,10 +76,6 @@ def rewrite_queries(aspect: str, *, attempt: int, tried: list[str], evidence_tex
     if attempt > 1:
         queries = [q for q in queries if q not in tried] or [alternative + " requirements"]
     return queries
-
-
-def question_terms(text: str) -> set[str]:
-    return set(tokenize(text, query=True))
 
 
 class RewriteReply(BaseModel):

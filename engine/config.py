@@ -40,7 +40,6 @@ def default_model_dir() -> Path:
 
 
 RELEVANCE_DIR = Path(__file__).resolve().parent / "relevance" / "models"
-RESOURCES = ("sql", "templates", "skills")
 
 
 def resource_dir(name: str) -> Path:

@@ -18,7 +18,7 @@ from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, answer_width, emi
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
-from engine.config import SOURCE_TYPES, Settings, load_settings
+from engine.config import SOURCE_TYPES, load_settings
 from engine.errors import printable, redact
 from engine.text import normalize_ws
 
@@ -36,23 +36,16 @@ app.add_typer(report_app, name="report")
 app.add_typer(relevance_app, name="relevance")
 
 
-
-def _settings() -> Settings:
-    return load_settings()
-
-
-_emit_json = emit_json
-
 @db_app.command("status")
 def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show whether the embedded server runs (does not start it)."""
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         settings.ensure_home()  # an unusable home is an error, not a status
         info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
         if as_json:
-            _emit_json(info)
+            emit_json(info)
         else:
             for key, value in info.items():
                 out.print(f"{key:12} {value}")
@@ -67,7 +60,7 @@ def db_url(show_password: Annotated[bool, typer.Option(
     """Print a URI that psql can use (starts the embedded server if needed)."""
 
     def body() -> int:
-        url = dbmod.database_url(_settings())
+        url = dbmod.database_url(load_settings())
         out.print(url if show_password else redact(url), highlight=False, markup=False)
         return 0
 
@@ -79,7 +72,7 @@ def db_stop() -> None:
     """Stop the embedded server."""
 
     def body() -> int:
-        stopped = embedded_db.stop(_settings())
+        stopped = embedded_db.stop(load_settings())
         out.print("stopped" if stopped else "not running")
         return 0
 
@@ -91,7 +84,7 @@ def db_migrate() -> None:
     """Apply pending schema migrations."""
 
     def body() -> int:
-        with dbmod.connection(_settings(), auto_migrate=False) as conn:
+        with dbmod.connection(load_settings(), auto_migrate=False) as conn:
             version = dbmod.ensure_pgvector(conn)
             applied = dbmod.migrate(conn)
         out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
@@ -107,7 +100,7 @@ def db_reembed() -> None:
     from engine.search.embeddings import Embedder
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         embedder = Embedder.from_settings(settings)
         with dbmod.connection(settings) as conn:
             done = reembed(conn, embedder)
@@ -191,7 +184,7 @@ def ingest(
     from engine import api
 
     def body() -> int:
-        _settings()  # configuration errors first
+        load_settings()  # configuration errors first
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
         with _IngestDisplay(quiet=as_json) as display:
@@ -200,7 +193,7 @@ def ingest(
                                  on_file=lambda path, result: display.file(path, result, as_json),
                                  on_progress=display.update)
         if as_json:
-            _emit_json(summary.model_dump())
+            emit_json(summary.model_dump())
         else:
             out.print(f"{summary.documents} documents, {summary.chunks} chunks in {summary.seconds:.1f} s; "
                       f"{len(summary.failed)} failed")
@@ -224,7 +217,7 @@ def search(
     def body() -> int:
         hits = api.search(query, k=k, source_types=source_types or ())
         if as_json:
-            _emit_json([h.model_dump() for h in hits])
+            emit_json([h.model_dump() for h in hits])
             return 0
         for i, h in enumerate(hits, 1):
             c = h.chunk
@@ -259,7 +252,7 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
     def body() -> int:
         docs = api.documents(include_superseded=all_versions)
         if as_json:
-            _emit_json([d.model_dump(mode="json") for d in docs])
+            emit_json([d.model_dump(mode="json") for d in docs])
             return 0
         for d in docs:
             state = "current" if d.is_current else f"superseded by {d.superseded_by}"
@@ -288,7 +281,7 @@ def document_sections(
                  "section_number": s["section_number"], "section_path": s["section_path"],
                  "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
         if as_json:
-            _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
+            emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
             return 0
         out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
         for r in rows:
@@ -363,7 +356,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       show_rejected: bool = False) -> int:
     from engine import api
 
-    _settings()  # configuration errors before the spinner
+    load_settings()  # configuration errors before the spinner
     with err.status("starting", spinner="dots") as status:
         hooks = api.Hooks(
             run_started=lambda new_id: err.print(f"run {new_id} (if interrupted: evidence resume {new_id})",
@@ -377,7 +370,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             audit = api.resume(run_id or "", actor=actor, hooks=hooks)
     result, usage = audit.research, audit.llm_usage
     if as_json:
-        _emit_json(audit.as_json())
+        emit_json(audit.as_json())
     else:
         from engine.llm.client import availability_line, usage_line
 
@@ -459,7 +452,7 @@ def export_cmd(
             raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
         if fmt == "xlsx" and output is None:
             raise InputError("--format xlsx writes a file: give --output PATH (for example --output out/audit.xlsx)")
-        with dbmod.connection(_settings()) as conn:
+        with dbmod.connection(load_settings()) as conn:
             ids = list(dict.fromkeys(audit_trail.resolve_id(conn, a) for a in audit_ids))
             rows = exports.requirement_rows(conn, ids, cited_only=cited_only)
         if fmt == "xlsx":

@@ -123,11 +123,6 @@ def find_files(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[
     return found
 
 
-def expand_paths(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[Path]:
-    """The files `find_files` would read (refused links left out)."""
-    return [f.path for f in find_files(paths, follow_symlinks=follow_symlinks) if f.refused is None]
-
-
 # Words of a file name or title that say what kind of source it is, most specific first.
 _TYPE_WORDS = (
     ("contract", ("contract", "agreement", "licence", "license", "terms")),
@@ -419,15 +414,6 @@ def _embed(embedder: Embedder, batch: list[_Prepared], tracker: _Tracker | None 
         out.append(vectors[offset : offset + len(prep.drafts)])
         offset += len(prep.drafts)
     return out
-
-
-def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings, path: Path, *,
-                fmt: str = "auto", source_type: str | None = None, title: str | None = None) -> FileResult:
-    """Ingest one file; raises IngestError with the reason when it cannot be used."""
-    prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
-    if isinstance(prep, FileResult):
-        return prep
-    return _store(conn, settings, prep, _embed(embedder, [prep])[0])
 
 
 def _failed(path: Path, exc: IngestError) -> FileResult:
