@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import EvidenceItem, EvidenceState
-from engine.ingest.sentences import normalize_ws, split_sentences
+from engine.config import EvidenceSettings
+from engine.ingest.sentences import split_sentences
+from engine.text import MODAL_ANCHOR, normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -72,7 +74,7 @@ def classify_modality(sentence: str) -> Modality:
     ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
     modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
     """
-    text = " ".join(sentence.split())
+    text = normalize_ws(sentence)
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
         return Modality.NONE
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
@@ -105,7 +107,7 @@ def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
     found = _NON_BINDING_TEXT.search(sentence)
     if found is None:
         return None
-    opening = " ".join(found.group(0).lower().split())
+    opening = normalize_ws(found.group(0).lower())
     return "recital" if opening.startswith("(") else next(
         (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
 
@@ -113,7 +115,7 @@ def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
 _KIND = {"whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
          "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
          "note": "note", "guidance": "guidance"}
-MIN_WORDS, MAX_WORDS = 10, 40
+_EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
 
 
 def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:
@@ -150,23 +152,25 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
 
 
-def _excerpt(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """A contiguous span of at most MAX_WORDS words around the sentence's modal verb."""
+def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings) -> tuple[int, int] | None:
+    """A contiguous span of at most `limits.max_quote_words` words around the sentence's modal verb; None
+    for a sentence shorter than `limits.min_quote_words`."""
+    most = limits.max_quote_words
     words = _word_spans(text, start, end)
-    if len(words) <= MAX_WORDS:
-        return (start, end) if len(words) >= MIN_WORDS else None
-    modal = re.search(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", text[start:end], re.I)
+    if len(words) <= most:
+        return (start, end) if len(words) >= limits.min_quote_words else None
+    modal = MODAL_ANCHOR.search(text[start:end])
     anchor = start + (modal.start() if modal else 0)
     first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
-    first = min(first, len(words) - MAX_WORDS)
-    return words[first][0], words[first + MAX_WORDS - 1][1]
+    first = min(first, len(words) - most)
+    return words[first][0], words[first + most - 1][1]
 
 
-def _confidence(modality: Modality, excerpted: bool, elsewhere: bool) -> tuple[str, str]:
+def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
     if elsewhere:
         return "low", "points to text elsewhere"
     if excerpted:
-        return "medium", f"sentence longer than {MAX_WORDS} words: excerpted"
+        return "medium", f"sentence longer than {max_words} words: excerpted"
     if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
         return "high", f"whole sentence with an explicit {modality.value}"
     if modality is Modality.NONE:  # a statement of a passage that imposes nothing, or an LLM proposal
@@ -187,11 +191,11 @@ class _Numbering:
 
 
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
-                 origin: str = "") -> Requirement:
+                 limits: EvidenceSettings, origin: str = "") -> Requirement:
     quote = chunk["text"][start:end]
     modality = classify_modality(quote)
     elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
-    level, reason = _confidence(modality, excerpted, elsewhere)
+    level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     kind = non_binding(chunk, quote)
     if kind:
         reason = f"non-binding ({kind}): context, not a requirement; {reason}"
@@ -204,8 +208,9 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         refers_elsewhere=elsewhere, binding=kind is None)
 
 
-def extract_from_chunks(chunks: list[EvidenceItem]) -> list[Requirement]:
-    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer."""
+def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
+    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
+    lengths: `limits`, the run's `Settings.evidence`)."""
     numbering = _Numbering()
     seen: set[str] = set()
     out: list[Requirement] = []
@@ -216,11 +221,11 @@ def extract_from_chunks(chunks: list[EvidenceItem]) -> list[Requirement]:
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         for span in modal or spans:
-            cut = _excerpt(text, span.start, span.end)
+            cut = _excerpt(text, span.start, span.end, limits)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
-            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end)))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end), limits))
     return out
 
 
@@ -286,10 +291,11 @@ def _unlocated(proposal: ProposedQuote, chunk: EvidenceItem | None, rid: str) ->
         confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
 
 
-def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[EvidenceItem]) -> list[Requirement]:
+def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[EvidenceItem],
+                                limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
     """Turn LLM proposals into requirements. Code finds each quote in its chunk and assigns offsets and IDs.
 
-    A quote longer than MAX_WORDS is cut around its modal verb like a rules quote; a quote that is
+    A quote longer than `limits.max_quote_words` is cut around its modal verb like a rules quote; a quote that is
     not in the named chunk (or names an unknown chunk) is kept with offsets 0-0, so Verify rejects it
     as `not_verbatim` and it stays on record.
     """
@@ -301,11 +307,11 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[Evi
         if chunk is None or span is None:
             out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
             continue
-        cut = _excerpt(chunk["text"], *span) or span  # a short quote stays whole; Verify judges its length
+        cut = _excerpt(chunk["text"], *span, limits) or span  # a short quote stays whole; Verify judges its length
         if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
             continue
         seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))
-        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, origin="llm proposal; "))
+        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, limits, origin="llm proposal; "))
     return out
 
 
@@ -350,29 +356,31 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
 
     evidence = state["evidence"]
     model = relevance_model(deps)
+    limits = deps.settings.evidence
     parts: list[Part] = []
     added: list[EvidenceItem] = []
     # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
     researched = bool(cast(dict[str, Any], state).get("steps"))
-    for i, question in enumerate(question_parts(state["stem"])):
+    for i, question in enumerate(question_parts(state["stem"], deps.settings.answer)):
         if researched:
             pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth)
             added.extend(fresh)
         else:
             pool, searched = evidence, None
-        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched))
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits))
     dumped = [p.model_dump(mode="json") for p in parts]
     evidence = evidence + added
     chunks = candidate_chunks(evidence, parts)
     needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
-        return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(chunks)],
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
+                                                    for r in extract_from_chunks(chunks, limits=limits)],
                                parts=dumped, evidence=added)
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
-        found = requirements_from_proposals(reply.quotes, needed)
+        found = requirements_from_proposals(reply.quotes, needed, limits)
         if found and all(r.char_end == 0 for r in found):
             unlocated.extend(found)
             return None
@@ -380,7 +388,7 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
 
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(chunks), accept=accept,
+        rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)

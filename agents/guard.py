@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import ResearchState
+from engine.text import normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -101,7 +102,7 @@ def _deleet(text: str) -> str:
 def normalized_forms(question: str) -> list[str]:
     """The forms a question is screened in: folded; spaced-out letters joined; and leetspeak read."""
     folded = _fold(question)
-    forms = [" ".join(folded.split()), " ".join(_despace(re.sub(r"[^\S\n]{2,}", "  ", folded)).split())]
+    forms = [normalize_ws(folded), normalize_ws(_despace(re.sub(r"[^\S\n]{2,}", "  ", folded)))]
     forms += [_deleet(f) for f in forms]
     return list(dict.fromkeys(forms))
 
@@ -146,7 +147,7 @@ def _addressed(text: str, start: int, mode: str) -> bool:
     sentence = re.split(r"[.!?\n]", head)[-1]
     if not _QUESTION_START.match(sentence):
         clause = re.split(r"\b(?:and|then|but|or)\b", clause)[-1]
-    words = " ".join(clause.split())
+    words = normalize_ws(clause)
     if not words or all(w in _LEAD_WORDS for w in re.findall(r"[a-z']+", words)):
         return True
     words = _TRAILING_LEADS.sub("", " " + words).strip()
@@ -448,7 +449,7 @@ def _match(text: str) -> str | None:
 def screen(question: str) -> GuardVerdict:
     """Rules screening (deterministic): refuse when any normalized form of the question matches a rule."""
     forms = normalized_forms(question)
-    if _spelled_out_attack(" ".join(_fold(question).split())):
+    if _spelled_out_attack(normalize_ws(_fold(question))):
         return GuardVerdict(adversarial=True, reason=OVERRIDE + " (obfuscated)")
     for i, text in enumerate(forms):
         reason = _match(text)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 
+from engine.config import AnswerSettings
 from engine.search.lexical import key_terms, tokenize
+from engine.text import normalize_ws
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
@@ -27,19 +29,19 @@ _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|du
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
-MIN_PART_TERMS = 1
-MAX_PARTS = 4
+_ANSWER = AnswerSettings()  # the defaults; extract_node passes its settings' group
 
 
-def question_parts(question: str) -> list[str]:
-    """The parts of a question, in order; a one-part question gives `[question]`. Pure."""
-    text = " ".join(question.split())
+def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]:
+    """The parts of a question, in order, at most `limits.max_parts`; a one-part question gives `[question]`.
+    A piece with fewer than `limits.min_part_terms` key terms stays attached to the part before it. Pure."""
+    text = normalize_ws(question)
     pieces = [p.strip(" ,;") for p in _SPLIT.split(text) if p and p.strip(" ,;?")]
     if len(pieces) < 2:
         return [text]
     parts: list[str] = []
     for piece in pieces:
-        if parts and len(key_terms(piece)) < MIN_PART_TERMS:
+        if parts and len(key_terms(piece)) < limits.min_part_terms:
             parts[-1] = f"{parts[-1].rstrip('?')} and {piece}"  # too thin to stand alone: keep it attached
             continue
         parts.append(piece)
@@ -47,7 +49,7 @@ def question_parts(question: str) -> list[str]:
     parts = [p[0].upper() + p[1:] for p in parts]
     if len(parts) < 2:
         return [text]
-    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:MAX_PARTS]
+    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
 
 
 def _complete(part: str, first: str) -> str:

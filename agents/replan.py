@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import ResearchState, ResearchStep
+from engine.config import ResearchStepSettings, Settings
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -18,13 +19,18 @@ if TYPE_CHECKING:
 Decision = Literal["next_step", "retry", "complete"]
 
 
+_FIELDS, _STEP = Settings.model_fields, ResearchStepSettings()  # the declared defaults (no environment read)
+
+
 class Limits(BaseModel):
+    """The loop's limits; `limits_from(settings)` takes them from a run's settings."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_completed: int = 3
-    max_iterations: int = 6
-    max_attempts: int = 2
-    stagnation_delta: float = 0.05
+    max_completed: int = _FIELDS["research_max_completed"].default
+    max_iterations: int = _FIELDS["research_max_iterations"].default
+    max_attempts: int = _STEP.max_attempts
+    stagnation_delta: float = _STEP.stagnation_delta
 
 
 class ReplanDecision(BaseModel):
@@ -70,7 +76,8 @@ def decide(state: ResearchState, limits: Limits, uncovered: list[str]) -> Replan
 
 
 def limits_from(settings: Any) -> Limits:
-    return Limits(max_completed=settings.research_max_completed, max_iterations=settings.research_max_iterations)
+    return Limits(max_completed=settings.research_max_completed, max_iterations=settings.research_max_iterations,
+                  max_attempts=settings.research.max_attempts, stagnation_delta=settings.research.stagnation_delta)
 
 
 def replan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:

@@ -133,7 +133,8 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
         evidence_chunks={cid: {"text": chunks[cid]["text"], "document_id": chunks[cid]["document_id"]}
                          for cid in dict.fromkeys(j.requirement.chunk_id for j in judged) if cid in chunks},
         backend=deps.backend, fallbacks=[*(state.get("evidence_fallbacks") or []), *extra_fallbacks],
-        selected_option=select_option(options, verified).model_dump() if options else None,
+        selected_option=select_option(options, verified, need=deps.settings.answer.option_support,
+                                      margin=deps.settings.answer.option_margin).model_dump() if options else None,
         llm_calls=int(state.get("evidence_llm_calls") or 0) + extra_calls,
         direct_answer="\n".join(p["direct_answer"] for p in parts if p["direct_answer"]), parts=parts)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import ResearchState
-from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem, tokenize
+from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -81,10 +81,6 @@ def rewrite_queries(aspect: str, *, attempt: int, tried: list[str], evidence_tex
     if attempt > 1:
         queries = [q for q in queries if q not in tried] or [alternative + " requirements"]
     return queries
-
-
-def question_terms(text: str) -> set[str]:
-    return set(tokenize(text, query=True))
 
 
 class RewriteReply(BaseModel):

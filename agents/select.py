@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import EvidenceItem
+from engine.config import EvidenceSettings
 
 if TYPE_CHECKING:
     from agents.deps import Deps
     from engine.search.retrieval import Retriever
 
-EXTRA_CANDIDATES = 3  # chunks below the cut that are extracted and judged too (rejected, on record)
+_EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
 
 
 class RankedChunk(BaseModel):
@@ -89,10 +90,11 @@ def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retr
 
 
 def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Any, conn: Any,
-              searched: int | None = None) -> Part:
+              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
     candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
-    evidence given without retrieval scores, judged by the pair head with the gate as the floor."""
+    evidence given without retrieval scores, judged by the pair head with the gate as the floor.
+    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record)."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
@@ -109,7 +111,7 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
         floor = float(t["select_floor"])
     chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
-    keep = order[: len(chosen) + EXTRA_CANDIDATES]
+    keep = order[: len(chosen) + limits.extra_candidates]
     ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
               for i in keep]
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))

@@ -26,23 +26,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim, states_requirement
+from agents.extract import Modality, Requirement, classify_modality, is_verbatim, states_requirement
 from agents.select import Part, RankedChunk
 from agents.state import EvidenceItem, EvidenceState
+from engine.config import AnswerSettings, EvidenceSettings
+from engine.text import TIME_PHRASE, normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
 _BELOW_CUT = "its passage is ranked below the selection cut"
-QUOTE_GAP = 0.3  # a sentence scoring this far below the best sentence of its passage is set aside
-MAX_QUOTES_PER_CHUNK = 3
+_EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
 
-TIME_PHRASE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                   r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|"
-                   r"monthly|weekly|daily|every\s+\w+|immediately|without\s+undue\s+delay|promptly|before|after|within|"
-                   r"at\s+least|no\s+later\s+than|not\s+later\s+than)\b",
-                   re.IGNORECASE)
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
 # and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
@@ -139,16 +135,16 @@ class JudgedRequirement(BaseModel):
     relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
 
 
-def _code_check(req: Requirement, chunks: dict[str, EvidenceItem]) -> JudgedRequirement | None:
+def _code_check(req: Requirement, chunks: dict[str, EvidenceItem], min_words: int) -> JudgedRequirement | None:
     """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
     chunk = chunks.get(req.chunk_id)
     if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
                                  rationale="the quote is not the chunk text at its offsets", score=0.0,
                                  decided_by="code")
-    if len(req.exact_quote.split()) < MIN_WORDS:
+    if len(req.exact_quote.split()) < min_words:
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
-                                 rationale=f"a quote of fewer than {MIN_WORDS} words", score=0.0, decided_by="code")
+                                 rationale=f"a quote of fewer than {min_words} words", score=0.0, decided_by="code")
     return None
 
 
@@ -167,12 +163,15 @@ def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, RankedChunk | N
 
 
 def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, EvidenceItem],
-                        model: Any) -> list[JudgedRequirement]:
-    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring)."""
+                        model: Any, limits: EvidenceSettings = _EVIDENCE, *,
+                        same_duty_overlap: float = _ANSWER.same_duty_overlap) -> list[JudgedRequirement]:
+    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring).
+    `limits` is the run's `Settings.evidence`; `same_duty_overlap` its `Settings.answer.same_duty_overlap`
+    (a quote set aside that conflicts with a cited one is cited after all)."""
     judged: dict[str, JudgedRequirement] = {}
     eligible: list[tuple[Requirement, Part, RankedChunk]] = []
     for req in requirements:
-        checked = _code_check(req, chunks)
+        checked = _code_check(req, chunks, limits.min_quote_words)
         part, ranked = _part_of(req, parts)
         relevance = ranked.relevance if ranked else None
         if checked is not None:
@@ -187,8 +186,8 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                                                  relevance)
         else:
             eligible.append((req, part, ranked))
-    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks), model))
-    judged.update(_conflicting_sources(judged))
+    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model))
+    judged.update(_conflicting_sources(judged, same_duty_overlap))
     return [judged[r.requirement_id] for r in requirements]
 
 
@@ -218,7 +217,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     return out
 
 
-def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, JudgedRequirement]:
+def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -> dict[str, JudgedRequirement]:
     """A requirement set aside by the selection cut is cited after all when it imposes the same duty
     as a verified one of another document with different figures: a conflict is shown, never hidden."""
     verified = [j for j in judged.values() if j.verified]
@@ -227,7 +226,7 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
         if j.verified or j.decided_by == "code" or not j.rationale.startswith(_BELOW_CUT):
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
-                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote)), None)
+                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
         if rival is not None and j.requirement.modality is not Modality.NONE:
             out[j.requirement.requirement_id] = j.model_copy(update={
                 "verified": True, "rejection_reason": None,
@@ -237,9 +236,10 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
 
 
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
-                  chunks: dict[str, EvidenceItem]) -> dict[str, JudgedRequirement]:
+                  chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
     """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
-    passages); among its sentences, those far below the best are set aside; time and context rules."""
+    passages); among its sentences, those more than `limits.quote_gap` below the best are set aside, and
+    at most `limits.max_quotes_per_chunk` kept; time and context rules."""
     scores: dict[str, float] = {}
     passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
@@ -270,7 +270,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"its passage's relevance {passage[key]:.3f} is below the gate "
                                               f"({gate:.3f})", score, part.index, ranked.relevance)
-        elif score < best[key] - QUOTE_GAP or len(kept.get(key, [])) >= MAX_QUOTES_PER_CHUNK:
+        elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"another sentence of the same passage answers more directly "
                                               f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
@@ -352,7 +352,8 @@ def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]
     parts = [Part.model_validate(p) for p in state.get("parts") or []] or [Part(index=0, question=question, ranked=[])]
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
-    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps))
+    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps), deps.settings.evidence,
+                                   same_duty_overlap=deps.settings.answer.same_duty_overlap)
     eligible = [j.requirement for j in by_rules if j.verified]  # the model may only reject what code accepts
     judged, calls = by_rules, 0
     fallbacks: list[str] = []
@@ -361,6 +362,6 @@ def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         judged, fallbacks, calls = llm_or_rules_within(
             deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,
             accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
-            requirements=[{"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()),
+            requirements=[{"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote),
                            "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
     return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])

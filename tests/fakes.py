@@ -13,7 +13,8 @@ class ScriptedChatModel(GenericFakeChatModel):
     """Replies in order from `messages`: an AIMessage, a string, or an exception to raise.
 
     `bind_tools` returns the model itself, so structured calls read the scripted tool calls.
-    When the script runs out, every further call raises (the engine must fall back to rules).
+    When the script runs out, every further call fails like an unreachable endpoint (ConnectionError):
+    the engine must fall back to rules.
     """
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
@@ -23,7 +24,7 @@ class ScriptedChatModel(GenericFakeChatModel):
         try:
             item = next(self.messages)
         except StopIteration as exc:
-            raise RuntimeError("script exhausted") from exc
+            raise ConnectionError("script exhausted: no more scripted replies") from exc
         if isinstance(item, BaseException):
             raise item
         message = AIMessage(content=item) if isinstance(item, str) else item

@@ -19,8 +19,9 @@ from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
 from engine.cli.web import export_feedback, serve, user_app
-from engine.config import SOURCE_TYPES, Settings, load_settings
+from engine.config import SOURCE_TYPES, load_settings
 from engine.errors import ExitCode, printable, redact
+from engine.text import normalize_ws
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
@@ -39,23 +40,16 @@ app.command("serve")(serve)
 relevance_app.command("export-feedback")(export_feedback)
 
 
-
-def _settings() -> Settings:
-    return load_settings()
-
-
-_emit_json = emit_json
-
 @db_app.command("status")
 def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show whether the embedded server runs (does not start it)."""
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         settings.ensure_home()  # an unusable home is an error, not a status
         info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
         if as_json:
-            _emit_json(info)
+            emit_json(info)
         else:
             for key, value in info.items():
                 out.print(f"{key:12} {value}")
@@ -70,7 +64,7 @@ def db_url(show_password: Annotated[bool, typer.Option(
     """Print a URI that psql can use (starts the embedded server if needed)."""
 
     def body() -> int:
-        url = dbmod.database_url(_settings())
+        url = dbmod.database_url(load_settings())
         out.print(url if show_password else redact(url), highlight=False, markup=False)
         return ExitCode.SUCCESS
 
@@ -82,7 +76,7 @@ def db_stop() -> None:
     """Stop the embedded server."""
 
     def body() -> int:
-        stopped = embedded_db.stop(_settings())
+        stopped = embedded_db.stop(load_settings())
         out.print("stopped" if stopped else "not running")
         return ExitCode.SUCCESS
 
@@ -94,7 +88,7 @@ def db_migrate() -> None:
     """Apply pending schema migrations."""
 
     def body() -> int:
-        with dbmod.connection(_settings(), auto_migrate=False) as conn:
+        with dbmod.connection(load_settings(), auto_migrate=False) as conn:
             version = dbmod.ensure_pgvector(conn)
             applied = dbmod.migrate(conn)
         out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
@@ -110,7 +104,7 @@ def db_reembed() -> None:
     from engine.search.embeddings import Embedder
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         embedder = Embedder.from_settings(settings)
         with dbmod.connection(settings) as conn:
             done = reembed(conn, embedder)
@@ -194,7 +188,7 @@ def ingest(
     from engine import api
 
     def body() -> int:
-        _settings()  # configuration errors first
+        load_settings()  # configuration errors first
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
         with _IngestDisplay(quiet=as_json) as display:
@@ -203,7 +197,7 @@ def ingest(
                                  on_file=lambda path, result: display.file(path, result, as_json),
                                  on_progress=display.update)
         if as_json:
-            _emit_json(summary.model_dump())
+            emit_json(summary.model_dump())
         else:
             out.print(f"{summary.documents} documents, {summary.chunks} chunks in {summary.seconds:.1f} s; "
                       f"{len(summary.failed)} failed")
@@ -227,7 +221,7 @@ def search(
     def body() -> int:
         hits = api.search(query, k=k, source_types=source_types or ())
         if as_json:
-            _emit_json([h.model_dump() for h in hits])
+            emit_json([h.model_dump() for h in hits])
             return ExitCode.SUCCESS
         for i, h in enumerate(hits, 1):
             c = h.chunk
@@ -262,7 +256,7 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
     def body() -> int:
         docs = api.documents(include_superseded=all_versions)
         if as_json:
-            _emit_json([d.model_dump(mode="json") for d in docs])
+            emit_json([d.model_dump(mode="json") for d in docs])
             return ExitCode.SUCCESS
         for d in docs:
             state = "current" if d.is_current else f"superseded by {d.superseded_by}"
@@ -291,7 +285,7 @@ def document_sections(
                  "section_number": s["section_number"], "section_path": s["section_path"],
                  "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
         if as_json:
-            _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
+            emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
             return ExitCode.SUCCESS
         out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
         for r in rows:
@@ -318,7 +312,7 @@ def _print_research(result: Any) -> None:
         via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
         out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
                   f"{escape(item['section_path'])}{via}", highlight=False)
-        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+        out.print("     " + escape(normalize_ws(item["text"])[:240]), highlight=False)
 
 
 def _print_metrics(result: Any) -> None:
@@ -366,7 +360,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       show_rejected: bool = False) -> int:
     from engine import api
 
-    _settings()  # configuration errors before the spinner
+    load_settings()  # configuration errors before the spinner
     with err.status("starting", spinner="dots") as status:
         hooks = api.Hooks(
             run_started=lambda new_id: err.print(f"run {new_id} (if interrupted: evidence resume {new_id})",
@@ -380,7 +374,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             audit = api.resume(run_id or "", actor=actor, hooks=hooks)
     result, usage = audit.research, audit.llm_usage
     if as_json:
-        _emit_json(audit.as_json())
+        emit_json(audit.as_json())
     else:
         from engine.llm.client import availability_line, usage_line
 
@@ -462,7 +456,7 @@ def export_cmd(
             raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
         if fmt == "xlsx" and output is None:
             raise InputError("--format xlsx writes a file: give --output PATH (for example --output out/audit.xlsx)")
-        with dbmod.connection(_settings()) as conn:
+        with dbmod.connection(load_settings()) as conn:
             ids = list(dict.fromkeys(audit_trail.resolve_id(conn, a) for a in audit_ids))
             rows = exports.requirement_rows(conn, ids, cited_only=cited_only)
         if fmt == "xlsx":

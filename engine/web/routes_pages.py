@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from engine.errors import InputError, NotFoundError
+from engine.text import normalize_ws
 from engine.web import security, signoff
 from engine.web import store as web_store
 from engine.web.auth import User, need
@@ -133,7 +134,7 @@ def _located(request: Request, doc: Any, text: str, audit: str, req: str, start:
             note = (f"{req} was recorded in version {requirement['document_version']}; "
                     + ("the same words are highlighted in this version." if at >= 0
                        else "its quote is not in this version word for word."))
-        if start is not None and " ".join(text[start:end].split()) != " ".join(quote.split()):
+        if start is not None and normalize_ws(text[start:end]) != normalize_ws(quote):
             note = f"the text at the recorded offsets is not {req}'s quote: the document changed or the record is wrong"
     parts = _highlight(text, start if start is not None else -1, end if end is not None else -1)
     return parts, requirement, note

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.errors import EngineError, InputError
+from engine.errors import EngineError, ExitCode, InputError
 
 DECISIONS = ("approve", "reject")
 
@@ -25,7 +25,7 @@ DECISIONS = ("approve", "reject")
 class FourEyesError(EngineError):
     """The signer asked the question themselves (or the record may not be signed)."""
 
-    exit_code = 2
+    exit_code = ExitCode.CONFIG
 
 
 class SignoffRequest(BaseModel):

@@ -9,11 +9,12 @@ import pytest
 from agents.compose import ComposedAnswer, Statement, compose_rules
 from agents.deps import Deps
 from agents.evidence import run_evidence
-from agents.extract import MAX_WORDS, Modality, ProposedQuote, Requirement, locate, requirements_from_proposals
+from agents.extract import Modality, ProposedQuote, Requirement, locate, requirements_from_proposals
 from agents.research import run_research
 from agents.review import review_answer
 from agents.routing import after_review
 from agents.verify import JudgedRequirement, LLMVerdict, apply_llm_verdicts
+from engine.config import EvidenceSettings
 from tests.fakes import scripted, tool_reply
 
 QUESTION = "How long must transaction records be kept?"
@@ -291,7 +292,8 @@ def test_proposals_get_code_ids_and_long_quotes_are_cut() -> None:
                                         ProposedQuote(chunk_id="chk_reg", quote=SIX),
                                         ProposedQuote(chunk_id="chk_reg", quote=SIX)], chunks)
     assert [r.requirement_id for r in reqs] == ["REQ-P001", "REQ-S001", "REQ-S002"]  # the duplicate dropped
-    assert len(reqs[1].exact_quote.split()) == MAX_WORDS and reqs[1].extraction_confidence == "medium"
+    assert len(reqs[1].exact_quote.split()) == EvidenceSettings().max_quote_words
+    assert reqs[1].extraction_confidence == "medium"
 
 
 def _judged(rid: str, verified: bool, decided_by: str = "rules") -> JudgedRequirement:

@@ -114,7 +114,8 @@ def test_tampered_quote_is_rejected_not_verbatim(deps, monkeypatch) -> None:
     from agents import extract
 
     original = extract.extract_from_chunks
-    monkeypatch.setattr(extract, "extract_from_chunks", lambda chunks: original(evidence))  # quotes of the original
+    # quotes of the original
+    monkeypatch.setattr(extract, "extract_from_chunks", lambda chunks, **kw: original(evidence, **kw))
     result = run_evidence("How long must transaction records be kept?", forged, deps)
     assert result.status == "NO_AUTHORITATIVE_EVIDENCE"
     assert result.rejected_requirements[0]["rejection_reason"] == "not_verbatim"
@@ -233,3 +234,20 @@ def test_statements_of_a_passage_that_imposes_something_are_not_quoted(deps) -> 
     result = run_evidence("How must a firm hold client assets?", [mixed], deps)
     assert [r["modality"] for r in result.extracted_requirements] == ["obligation"]
     assert [r["modality"] for r in result.verified_requirements] == ["obligation"]
+
+
+def test_stages_read_their_limits_from_the_run_settings(corpus_conn, corpus_settings, embedder) -> None:
+    """The grouped settings (engine/config.py) reach the nodes through deps: not module constants."""
+    from engine.config import AnswerSettings, EvidenceSettings
+
+    question = "How long must transaction records be kept, and when must a personal data breach be notified?"
+
+    def answer(**groups: object) -> dict:
+        settings = corpus_settings.model_copy(update=groups)
+        return _answer(question, Deps.build(corpus_conn, settings, embedder=embedder, backend="rules"))
+
+    default = answer()
+    assert len(default["parts"]) == 2 and default["verified_requirements"]
+    assert len(answer(answer=AnswerSettings(max_parts=1))["parts"]) == 1
+    too_short = answer(evidence=EvidenceSettings(min_quote_words=200))  # every sentence is shorter
+    assert too_short["extracted_requirements"] == [] and too_short["status"] == "NO_AUTHORITATIVE_EVIDENCE"

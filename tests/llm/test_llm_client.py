@@ -181,3 +181,110 @@ def test_availability_line(usage, fallbacks, line) -> None:
 def test_a_proposal_claims_no_place_and_no_verdict(requirement, problem) -> None:
     found = _check_proposal({"_seq": 4, "audit_id": "AUD-x"}, {**requirement, "rejection_reason": "not_verbatim"})
     assert (found is not None) == problem
+
+
+# --- what falls back and what does not: the endpoint's failures do, our bugs never -------------------------
+
+def _from_module(module: str, exc: Exception) -> Exception:
+    """`exc` raised by code of `module` (as a client library raises it), caught and returned."""
+    try:
+        exec(compile("raise exc", f"<{module}>", "exec"), {"__name__": module, "exc": exc})
+    except Exception as raised:  # noqa: BLE001 - handed back to the test
+        return raised
+    raise AssertionError("not raised")
+
+
+def _connection_error() -> Exception:
+    import openai
+
+    return openai.APIConnectionError(request=httpx.Request("POST", "http://x/v1"))
+
+
+def _fallback(*replies: object) -> tuple[str, list[str]]:
+    from types import SimpleNamespace
+
+    from agents.runtime import llm_or_rules
+
+    client, _, _ = _client(*replies, backoff_base_s=0.0)
+    return llm_or_rules(SimpleNamespace(llm=client), "guard", "guard", GuardReply, rules=lambda: "rules",
+                        accept=lambda reply: "llm", question="q")
+
+
+@pytest.mark.parametrize("failure", [
+    ConnectionRefusedError("refused"), TimeoutError("read timed out"), httpx.ConnectError("no route"),
+    "openai-connection", "http-503",
+], ids=["refused", "timeout", "httpx", "openai-connection", "http-503"])
+def test_a_transport_error_falls_back_to_rules(failure: object) -> None:
+    exc = {"openai-connection": _connection_error, "http-503": lambda: _status_error(503)}.get(
+        failure, lambda: failure)()  # type: ignore[arg-type, return-value]
+    result, notes = _fallback(exc, exc, exc)
+    assert result == "rules" and len(notes) == 1 and notes[0].startswith("guard: skill 'guard'")
+
+
+@pytest.mark.parametrize("reply", [
+    "no JSON here", '{"adversarial": "perhaps", ', tool_reply({"unknown": True}),
+    AIMessage(content="", invalid_tool_calls=[{"name": "reply", "args": "{not json", "id": "c", "error": "bad"}]),
+], ids=["prose", "broken-json", "schema-mismatch", "invalid-tool-call"])
+def test_an_unusable_reply_falls_back_to_rules(reply: object) -> None:
+    result, notes = _fallback(reply, reply, reply)
+    assert result == "rules" and "unusable reply" in notes[0]
+    result, notes = _fallback(reply, tool_reply({"adversarial": False}))  # re-asked, then usable
+    assert result == "llm" and notes == []
+
+
+def test_a_malformed_reply_inside_the_client_library_falls_back() -> None:
+    """LangChain's ChatOpenAI raises KeyError/TypeError/ValueError for a server's odd JSON (no "choices")."""
+    odd = _from_module("langchain_openai.chat_models.base", KeyError("Response missing 'choices' key"))
+    assert _fallback(odd, odd, odd)[0] == "rules"
+
+
+@pytest.mark.parametrize("bug", [TypeError("invoke() got an unexpected keyword argument"), AttributeError("x"),
+                                 KeyError("k"), ZeroDivisionError("z")],
+                         ids=["type-error", "attribute-error", "key-error", "zero-division"])
+def test_a_bug_of_ours_propagates(bug: Exception) -> None:
+    with pytest.raises(type(bug)):
+        _fallback(bug, tool_reply({"adversarial": False}))
+
+
+def test_a_bug_in_reading_the_reply_propagates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.llm import client as client_module
+
+    def broken(message: object) -> object:
+        raise TypeError("reply_payload() bug")
+
+    monkeypatch.setattr(client_module, "reply_payload", broken)
+    with pytest.raises(TypeError, match="reply_payload"):
+        _fallback(tool_reply({"adversarial": False}))
+
+
+@pytest.mark.parametrize(("exc", "endpoint"), [
+    (ConnectionResetError("reset"), True), (_from_module("openai._base_client", ValueError("bad")), True),
+    (_from_module("langchain_core.language_models.chat_models", IndexError("no choices")), True),
+    (_from_module("tests.fakes", ValueError("bad")), False), (_from_module("engine.llm.client", TypeError()), False),
+    (_from_module("openai._base_client", RuntimeError("x")), False),
+], ids=["os-error", "value-error-in-openai", "empty-choices", "value-error-elsewhere", "type-error-ours",
+        "runtime-error-in-openai"])
+def test_endpoint_failure(exc: Exception, endpoint: bool) -> None:
+    from engine.llm.client import endpoint_failure
+
+    assert endpoint_failure(exc) is endpoint
+
+
+def test_json_errors_count_where_the_client_library_let_them_out() -> None:
+    """A body that is not JSON: json's error, raised through the OpenAI client's frame, is the endpoint's;
+    the same error through code of ours is a bug. Standard-library frames belong to their caller."""
+    import json
+
+    from engine.llm.client import endpoint_failure
+
+    def ours(body: str) -> None:
+        json.loads(body)
+
+    for callee, expected in ((json.loads, True), (ours, False)):
+        try:
+            exec(compile("read('<html>')", "<openai._response>", "exec"),
+                 {"__name__": "openai._response", "read": callee})
+        except ValueError as exc:
+            assert endpoint_failure(exc) is expected
+        else:
+            raise AssertionError("not raised")

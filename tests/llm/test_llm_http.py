@@ -157,10 +157,9 @@ def _sends_only_what_each_step_needs(asked: Asked, log: list[dict[str, Any]]) ->
         return any(classify_modality(e["text"][s.start:s.end]) is not Modality.NONE for s in split_sentences(e["text"]))
 
     # extract sees only its parts' candidate passages (agents/select.py), and of those only what states a requirement
-    from agents.select import EXTRA_CANDIDATES
-
+    extra = asked.deps.settings.evidence.extra_candidates
     assert set(sent) <= {e["chunk_id"] for e in asked.result.evidence if states(e)}
-    assert 0 < len(sent) <= (3 + EXTRA_CANDIDATES) * len(asked.answer.get("parts") or [1]) < len(asked.result.evidence)
+    assert 0 < len(sent) <= (3 + extra) * len(asked.answer.get("parts") or [1]) < len(asked.result.evidence)
     verify_user = _messages(_requests(log, "verify")[0])[1]  # verify: only what code verified
     assert re.findall(r"<<<BEGIN requirement (\S+) #", verify_user) == \
            [r["requirement_id"] for r in asked.answer["extracted_requirements"]

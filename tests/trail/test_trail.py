@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+import engine
 from agents.deps import Deps
 from agents.research import run_research
 from engine import db as dbmod
@@ -91,7 +92,12 @@ def test_record_holds_the_lineage_and_verifies(trail) -> None:
     assert rec["actor"] == "auditor" and rec["recorded_at"].endswith("Z") and len(rec["settings_hash"]) == 64
     assert rec["answer"]["status"] == "ANSWERED" and rec["research"]["steps"]
     assert {d["title"] for d in rec["corpus"]} >= {"Northbridge Financial Conduct Regulation 2024"}
-    assert rec["models"]["embedding"]["sha256"] and rec["engine"]["version"]
+    assert rec["models"]["embedding"]["sha256"] and rec["engine"] == {"name": "evidence-engine",
+                                                                      "version": engine.__version__}
+    # what made the verdicts: the version, the settings (hashed) and the models' hashes with the thresholds in effect
+    relevance = rec["models"]["relevance"]
+    assert len(relevance["sha256"]) == 64 and set(relevance["thresholds"]) >= {"gate", "select_floor", "select_gap"}
+    assert rec["settings"]["evidence"]["quote_gap"] == trail.settings.evidence.quote_gap
     cited = [r for r in rec["requirements"] if r["cited"]]
     assert cited and all(r["verified"] for r in cited)
     assert audit_trail.get(trail.conn, trail.audits[1].audit_id)["prev_hash"] == trail.audits[0].hash

@@ -1,0 +1,73 @@
+"""engine/text.py: the shared text patterns, and that the stages use them rather than their own copies."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine.text import (
+    ATTRIBUTED_FORCE,
+    DURATION,
+    MODAL_ANCHOR,
+    NUMBER,
+    PERIOD,
+    STATEMENT_FORCE,
+    TIME_PHRASE,
+    normalize_ws,
+)
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("  a\tb\n\nc  ", "a b c"), ("\u00a0word\u2003word\u00a0", "word word"), ("", ""), (" \n\t ", ""),
+], ids=["runs", "unicode-spaces", "empty", "only-space"])
+def test_normalize_ws(text: str, expected: str) -> None:
+    assert normalize_ws(text) == expected
+
+
+@pytest.mark.parametrize(("pattern", "text", "found"), [
+    (DURATION, "retain them for six years", ["six years"]),
+    (DURATION, "within 72 business hours", ["72 business hours"]),
+    (DURATION, "within twenty days", []),  # narrower than PERIOD on purpose (see engine/text.py)
+    (DURATION, "annually", []),
+    (PERIOD, "within twenty days", ["twenty days"]),
+    (PERIOD, "for 1.5 years, reviewed annually", ["1.5 years", "annually"]),
+    (PERIOD, "without undue delay and every quarter", ["without undue delay", "every quarter"]),
+    (PERIOD, "the firm must keep records", []),
+    (TIME_PHRASE, "no later than the end of the day", ["no later than"]),
+    (TIME_PHRASE, "six months after the event", ["six months", "after"]),
+    (TIME_PHRASE, "records must be kept securely", []),
+    (NUMBER, "3,000 euros for seventy-two hours", ["3,000", "seventy", "two"]),
+    (NUMBER, "a number: none", []),
+], ids=["duration-words", "duration-business", "duration-narrow", "duration-no-frequency", "period-twenty",
+        "period-decimal-frequency", "period-urgency", "period-none", "time-deadline", "time-duration-and-word",
+        "time-none", "number-digits-words", "number-none"])
+def test_patterns(pattern: re.Pattern[str], text: str, found: list[str]) -> None:
+    assert [m.group(0) for m in pattern.finditer(text)] == found
+
+
+def test_force_words_differ_only_where_documented() -> None:
+    """Review's and attribution's lists share their core; the difference is named in engine/text.py."""
+    def words(pattern: re.Pattern[str]) -> set[str]:
+        return set(pattern.pattern.removeprefix(r"\b(").removesuffix(r")\b").split("|"))
+
+    assert words(STATEMENT_FORCE) - words(ATTRIBUTED_FORCE) == {"no", "unless", "except"}
+    assert words(ATTRIBUTED_FORCE) - words(STATEMENT_FORCE) == {"forbidden", "obliged"}
+    assert MODAL_ANCHOR.search("the firm is under a duty to report").group(0) == "duty"
+
+
+# Hand-written copies of what engine/text.py holds: whitespace normalization and number-word lists.
+COPIES = [r'" "\.join\([^()]*(?:\([^()]*\))?[^()]*\.split\(\)\)', r"one\|two\|three", r"hours\?\|days\?"]
+
+
+@pytest.mark.parametrize("pattern", COPIES, ids=["whitespace", "number-words", "units"])
+def test_no_stage_keeps_its_own_copy(pattern: str) -> None:
+    home = ROOT / "engine" / "text.py"
+    # the one-file verifier ships alone (stdlib + cryptography): it may not import the engine
+    alone = ROOT / "engine" / "report" / "standalone_verify.py"
+    copies = [f"{p.relative_to(ROOT)}: {m.group(0)}" for folder in ("engine", "agents")
+              for p in sorted((ROOT / folder).rglob("*.py")) if p not in (home, alone)
+              for m in re.finditer(pattern, p.read_text())]
+    assert copies == []
+    assert re.search(pattern, home.read_text())
