@@ -352,11 +352,12 @@ def load_settings(**overrides: object) -> Settings:
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
-def log_level() -> str:
+def log_level(default: str = "WARNING") -> str:
     """How much the engine's loggers tell on stderr: EVIDENCE_LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default
-    WARNING). Read apart from `Settings`: it changes no result, so it stays out of audit records and the
-    settings hash, and a broken setting elsewhere does not silence the logs that would explain it."""
-    value = os.environ.get("EVIDENCE_LOG_LEVEL", "").strip().upper() or "WARNING"
+    WARNING, INFO for `evidence serve`, whose requests and denials are its log). Read apart from `Settings`: it
+    changes no result, so it stays out of audit records and the settings hash, and a broken setting elsewhere
+    does not silence the logs that would explain it."""
+    value = os.environ.get("EVIDENCE_LOG_LEVEL", "").strip().upper() or default
     if value not in LOG_LEVELS:
         raise ConfigError(f"EVIDENCE_LOG_LEVEL={os.environ['EVIDENCE_LOG_LEVEL']!r} is not a log level; "
                           f"use one of {', '.join(LOG_LEVELS)} (or leave it unset for WARNING)")

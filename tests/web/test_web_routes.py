@@ -186,7 +186,7 @@ def test_logout_with_the_header_token_ends_the_session(app) -> None:
 def test_four_eyes_the_asker_may_not_sign_off(clients, asked, caplog) -> None:
     page = clients["rita"].get(f"/audits/{asked['audit_id']}")
     assert 'id="four-eyes"' in page.text and "Record sign-off" not in page.text
-    with caplog.at_level(logging.WARNING, logger="evidence.web.security"):
+    with caplog.at_level(logging.WARNING, logger="engine.web.security"):
         r = clients["rita"].post(f"/audits/{asked['audit_id']}/signoff", {"decision": "approve"})
     assert r.status_code == 403 and "four-eyes" in r.text
     assert any("denied 403" in m and "rita" in m and "four-eyes" in m for m in caplog.messages)
@@ -295,7 +295,7 @@ def test_batch_progress_page_and_events(clients, batches, asked) -> None:
 def test_login_is_rate_limited_and_denials_logged(web_env: WebEnv, caplog) -> None:
     app = create_app(web_env.settings, backend=web_env.backend, login_attempts=3)
     http = TestClient(app, follow_redirects=False)
-    with caplog.at_level(logging.WARNING, logger="evidence.web.security"):
+    with caplog.at_level(logging.WARNING, logger="engine.web.security"):
         statuses = []
         for password in ["wrong-1", "wrong-2", "wrong-3", PASSWORDS["vera"]]:
             token = _csrf(http.get("/login").text)

@@ -29,17 +29,15 @@ import re
 from collections.abc import Iterable
 
 from agents.compose import find_conflicts
-from agents.duties import _NUMBER_WORDS
-from agents.duties import PERIOD as _PERIOD
-from agents.extract import Requirement, normalize_ws
+from agents.extract import Requirement
+from engine.config import AnswerSettings
+from engine.text import ATTRIBUTED_FORCE, NUMBER, PERIOD, normalize_ws
 
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _BRACKET = re.compile(r"\[\s*(REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*)\s*\]")
 _CITED = re.compile(r"REQ-[SP]\d{3}")
 _COMPARISON = re.compile(r"\(([^()]*\b(?:vs\.?|versus)\s[^()]*)\)", re.IGNORECASE)
-_NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-_FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|never|need|required|prohibited|optional|permitted|"
-                    r"mandatory|forbidden|obliged)\b", re.IGNORECASE)
+_OVERLAP = AnswerSettings().same_duty_overlap  # the default; review passes its settings' value
 _NEGATED = re.compile(r"\b(?:must|shall|may|should|can|need|are|is)\s+not\b|\b(?:cannot|never|prohibited|forbidden)\b",
                       re.IGNORECASE)
 
@@ -50,15 +48,15 @@ def _norm(text: str) -> str:
 
 def periods(text: str) -> set[str]:
     """Periods and deadlines stated in `text`, normalized ("five years", "72 hours", "annually")."""
-    return {_norm(m.group(0)) for m in _PERIOD.finditer(text)}
+    return {_norm(m.group(0)) for m in PERIOD.finditer(text)}
 
 
 def _numbers(text: str) -> set[str]:
-    return {_norm(m.group(0)) for m in _NUMBER.finditer(_PERIOD.sub(" ", text))}
+    return {_norm(m.group(0)) for m in NUMBER.finditer(PERIOD.sub(" ", text))}
 
 
 def _forces(text: str) -> set[str]:
-    return {m.group(0).lower() for m in _FORCE.finditer(text)}
+    return {m.group(0).lower() for m in ATTRIBUTED_FORCE.finditer(text)}
 
 
 def segments(text: str, statement_ids: Iterable[str]) -> list[tuple[str, list[str]]]:
@@ -132,11 +130,11 @@ def _presents(text: str, side: Requirement) -> bool:
     return negation is None or _norm(negation.group(0)) in _norm(text)
 
 
-def conflict_problems(i: int, text: str, reqs: list[Requirement]) -> list[str]:
+def conflict_problems(i: int, text: str, reqs: list[Requirement], overlap: float = _OVERLAP) -> list[str]:
     """A statement citing requirements in conflict must present each side."""
     out = []
     by_id = {r.requirement_id: r for r in reqs}
-    for conflict in find_conflicts(reqs):
+    for conflict in find_conflicts(reqs, overlap=overlap):
         hidden = [x for x in conflict.requirement_ids if not _presents(text, by_id[x])]
         if hidden:
             out.append(f"statement {i} cites {' and '.join(conflict.requirement_ids)}, which conflict "
@@ -144,20 +142,22 @@ def conflict_problems(i: int, text: str, reqs: list[Requirement]) -> list[str]:
     return out
 
 
-def statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement]) -> list[str]:
+def statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement],
+                       overlap: float = _OVERLAP) -> list[str]:
     """Attribution and conflict problems of statement `i` (IDs already known to be verified)."""
     comparisons: list[str] = []
     problems = [p for segment, seg_ids in segments(text, ids)
                 for p in _segment_problems(i, segment, seg_ids, by_id, comparisons)]
     cited = [by_id[x] for x in sorted(ids) if x in by_id]
-    return problems + _comparison_problems(i, comparisons, cited) + conflict_problems(i, text, cited)
+    return problems + _comparison_problems(i, comparisons, cited) + conflict_problems(i, text, cited, overlap)
 
 
-def answer_conflict_problems(statements: list[tuple[str, set[str]]], verified: list[Requirement]) -> list[str]:
+def answer_conflict_problems(statements: list[tuple[str, set[str]]], verified: list[Requirement],
+                             overlap: float = _OVERLAP) -> list[str]:
     """A conflict any of whose requirements the answer cites must be presented by one statement citing both."""
     cited = set().union(*(ids for _, ids in statements)) if statements else set()
     out = []
-    for conflict in find_conflicts(verified):
+    for conflict in find_conflicts(verified, overlap=overlap):
         pair = set(conflict.requirement_ids)
         if not pair & cited or any(pair <= ids for _, ids in statements):
             continue

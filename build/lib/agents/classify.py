@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agents.state import ResearchState
 from engine.search.lexical import tokenize
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 MULTI_HOP_CUES = re.compile(
     r"\b(and|or|as well as|in addition|including|both|compare|compared|versus|vs\.?|differ|difference|"
@@ -41,14 +45,14 @@ class ClassifyReply(BaseModel):
     reason: str = ""
 
 
-def classify_node(state: dict, deps: object) -> dict:
+def classify_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     from agents.runtime import llm_or_rules
 
     stem = state["stem"]
-    kind, fallbacks = llm_or_rules(deps, "classify", "classify", ClassifyReply,  # type: ignore[arg-type]
+    kind, fallbacks = llm_or_rules(deps, "classify", "classify", ClassifyReply,
                                    rules=lambda: classify_question(stem), accept=lambda r: r.question_type,
                                    question=stem)
-    llm = deps.llm  # type: ignore[attr-defined]
+    llm = deps.llm
     if llm is not None and kind == "simple":  # a simple question gets the smaller call budget
-        llm.budget = min(llm.budget, deps.settings.llm_budget_simple)  # type: ignore[attr-defined]
+        llm.budget = min(llm.budget, deps.settings.llm_budget_simple)
     return {"question_type": kind, "fallbacks": fallbacks}

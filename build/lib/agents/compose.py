@@ -13,18 +13,24 @@ from __future__ import annotations
 
 import re
 from itertools import combinations
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.duties import PERIOD, figures, same_duty
-from agents.evaluate import key_terms
+from agents.duties import figures, same_duty
 from agents.extract import Modality, Requirement
+from agents.state import EvidenceState
 from agents.verify import asks_time
+from engine.config import AnswerSettings
+from engine.search.lexical import key_terms
+from engine.text import PERIOD, normalize_ws
 
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+# A bound of the llm reply schema (skills/compose.md), not a tunable of the answer: AnswerSettings has those.
 MAX_STATEMENTS = 8
-MAX_SUPPORTING_PER_PART = 4
-DIRECT_MAX_WORDS = 18
+_ANSWER = AnswerSettings()  # the defaults; a run passes its settings' group
 
 class Statement(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -78,15 +84,17 @@ class ComposedAnswer(BaseModel):
         return "\n".join(lines)
 
 
-def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None) -> list[Conflict]:
+def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None, *,
+                   overlap: float = _ANSWER.same_duty_overlap) -> list[Conflict]:
     """Pairs of requirements of different documents, in the same part, that impose the same duty with
-    different figures (two retention periods for the same records) or opposite force."""
+    different figures (two retention periods for the same records) or opposite force. `overlap`: see
+    `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
     out = []
     for a, b in combinations(verified, 2):
         if a.document_id == b.document_id or part_of.get(a.requirement_id, 0) != part_of.get(b.requirement_id, 0):
             continue
-        if not same_duty(a.exact_quote, b.exact_quote):
+        if not same_duty(a.exact_quote, b.exact_quote, overlap):
             continue
         fa, fb = figures(a.exact_quote), figures(b.exact_quote)
         opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
@@ -107,11 +115,11 @@ def _where(req: Requirement) -> str:
     return f"{req.document_title}" + (f" (section {section})" if section else "")
 
 
-def direct_span(question: str, quote: str) -> str:
+def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
     """The words of `quote` that answer `question` directly: for a time question, from its first period
     or deadline to the end of the clause of its last one (every period the quote states, so a
     conflict shows each side whole); otherwise the quote's first clause. Verbatim. Pure."""
-    text = " ".join(quote.split()).rstrip(".;: ")
+    text = normalize_ws(quote).rstrip(".;: ")
     found = list(PERIOD.finditer(text)) if asks_time(question) else []
     if found:
         first, last = found[0], found[-1]
@@ -119,21 +127,21 @@ def direct_span(question: str, quote: str) -> str:
                          r"before|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
         tail = re.search(r"[,;]", text[last.end():])
         span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
-        return " ".join(span.split()[: DIRECT_MAX_WORDS * 2])
+        return " ".join(span.split()[: max_words * 2])
     clause = re.split(r";", text)[0]
-    return " ".join(clause.split()[: max(DIRECT_MAX_WORDS, 30)])
+    return " ".join(clause.split()[: max(max_words, 30)])
 
 
-def _direct(question: str, req: Requirement, part: int) -> Statement:
-    span = direct_span(question, req.exact_quote)
+def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
+    span = direct_span(question, req.exact_quote, max_words)
     return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
                      part=part, kind="direct")
 
 
-def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement]) -> Statement:
+def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = direct_span(question, a.exact_quote), direct_span(question, b.exact_quote)
+    first, second = direct_span(question, a.exact_quote, max_words), direct_span(question, b.exact_quote, max_words)
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 
@@ -141,21 +149,23 @@ def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Require
 def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> Statement:
     a, b = (by_id[i] for i in conflict.requirement_ids)
     return Statement(
-        text=f'The sources differ ({conflict.reason}): {_where(a)} states "{" ".join(a.exact_quote.split())}" '
-             f'[{a.requirement_id}], while {_where(b)} states "{" ".join(b.exact_quote.split())}" '
+        text=f'The sources differ ({conflict.reason}): {_where(a)} states "{normalize_ws(a.exact_quote)}" '
+             f'[{a.requirement_id}], while {_where(b)} states "{normalize_ws(b.exact_quote)}" '
              f"[{b.requirement_id}].", requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part,
         kind="conflict")
 
 
 def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
-                  part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None) -> ComposedAnswer:
+                  part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
+                  limits: AnswerSettings = _ANSWER) -> ComposedAnswer:
     """Deterministic extractive answer: per part, a direct answer (the best requirement's answering
-    words), the conflicts, then the supporting requirements as quotes. Every statement cites."""
+    words), the conflicts, then the supporting requirements as quotes. Every statement cites.
+    `limits`: the run's `Settings.answer`."""
     parts = parts or [""]
     part_of = part_of or {}
     scores = scores or {}
     by_id = {r.requirement_id: r for r in verified}
-    conflicts = find_conflicts(verified, part_of)
+    conflicts = find_conflicts(verified, part_of, overlap=limits.same_duty_overlap)
     statements: list[Statement] = []
     answers, used = [], set()
     for index, question in enumerate(parts):
@@ -169,13 +179,13 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         in_conflict = {i for c in own for i in c.requirement_ids}
         direct = next((r for r in mine if r.requirement_id not in in_conflict), None)
         if direct is not None and not own:
-            statements.append(_direct(question, direct, index))
+            statements.append(_direct(question, direct, index, limits.direct_max_words))
         elif own:
-            statements.append(_direct_conflict(question, own[0], by_id))
+            statements.append(_direct_conflict(question, own[0], by_id, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
-        support = [r for r in mine if r.requirement_id not in in_conflict][:MAX_SUPPORTING_PER_PART]
+        support = [r for r in mine if r.requirement_id not in in_conflict][:limits.max_supporting_per_part]
         statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"} states: '
-                                         f'"{" ".join(r.exact_quote.split())}" [{r.requirement_id}]',
+                                         f'"{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
                                     requirement_ids=[r.requirement_id], part=index) for r in support)
         cited = [r.requirement_id for r in mine if r.requirement_id in in_conflict or r in support]
         used.update(cited)
@@ -214,8 +224,8 @@ def _support(option: str, quote: str) -> float:
     return len(terms & set(tokenize(quote))) / len(terms) if terms else 0.0
 
 
-def select_option(options: list[str], verified: list[Requirement], *, need: float = 0.6,
-                  margin: float = 0.15) -> OptionChoice:
+def select_option(options: list[str], verified: list[Requirement], *, need: float = _ANSWER.option_support,
+                  margin: float = _ANSWER.option_margin) -> OptionChoice:
     """Pick the option the verified quotes support best, by a clear margin; otherwise say so."""
     if not options or not verified:
         return OptionChoice(option=None, reason="no verified requirement to decide with")
@@ -245,51 +255,55 @@ class ComposeReply(BaseModel):
     statements: list[Statement] = Field(min_length=1, max_length=MAX_STATEMENTS + 4)
 
 
-def answer_from_reply(reply: ComposeReply, verified: list[Requirement], attempt: int) -> ComposedAnswer:
+def answer_from_reply(reply: ComposeReply, verified: list[Requirement], attempt: int, *,
+                      overlap: float = _ANSWER.same_duty_overlap) -> ComposedAnswer:
     """The model's statements as an answer; conflicts and unused IDs are computed by code, never taken."""
     cited = {i for s in reply.statements for i in [*s.requirement_ids, *_CITED.findall(s.text)]}
-    return ComposedAnswer(statements=reply.statements, conflicts=find_conflicts(verified),
+    return ComposedAnswer(statements=reply.statements, conflicts=find_conflicts(verified, overlap=overlap),
                           unused_requirement_ids=[r.requirement_id for r in verified if r.requirement_id not in cited],
                           composer="llm", attempt=attempt)
 
 
 def _prompt_requirement(r: Requirement) -> dict[str, Any]:
-    return {"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()), "where": _where(r),
+    return {"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote), "where": _where(r),
             "modality": r.modality.value}
 
 
-def verified_of(state: dict[str, Any]) -> list[Requirement]:
+def verified_of(state: EvidenceState) -> list[Requirement]:
     """The verified requirements in graph state, in extraction order."""
     return [Requirement.model_validate(j["requirement"]) for j in state.get("judged") or [] if j["verified"]]
 
 
-def rules_composition(state: dict[str, Any]) -> ComposedAnswer:
+def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) -> ComposedAnswer:
     """`compose_rules` over the verified requirements in graph state, part by part."""
     judged = [j for j in state.get("judged") or [] if j["verified"]]
     parts = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
     return compose_rules(verified_of(state), parts=parts,
                          part_of={j["requirement"]["requirement_id"]: j.get("part", 0) for j in judged},
-                         scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged})
+                         scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged},
+                         limits=limits)
 
 
-def compose_node(state: dict, deps: Any) -> dict:
+def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from engine.ingest.language import answer_language, language_name
 
     verified = verified_of(state)
+    limits = deps.settings.answer
     review = state.get("review")
     attempt = 2 if review and not review["passed"] else 1
     if deps.llm is None or not verified:
-        answer = rules_composition(state).model_copy(update={"attempt": attempt})
+        answer = rules_composition(state, limits).model_copy(update={"attempt": attempt})
         return evidence_update([], 0, composition=answer.model_dump(mode="json"))
     previous = (state.get("composition") or {}).get("statements", []) if attempt == 2 else []
     answer, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "compose", "compose", ComposeReply,
-        rules=lambda: rules_composition(state).model_copy(update={"attempt": attempt}),
-        accept=lambda reply: answer_from_reply(reply, verified, attempt), question=state["stem"],
+        rules=lambda: rules_composition(state, limits).model_copy(update={"attempt": attempt}),
+        accept=lambda reply: answer_from_reply(reply, verified, attempt, overlap=limits.same_duty_overlap),
+        question=state["stem"],
         language=language_name(answer_language(state.get("language"))),
         requirements=[_prompt_requirement(r) for r in verified],
-        conflicts=[c.model_dump() for c in find_conflicts(verified)],
-        previous=[s["text"] for s in previous], reasons=review["reasons"] if attempt == 2 else [])
+        conflicts=[c.model_dump() for c in find_conflicts(verified, overlap=limits.same_duty_overlap)],
+        previous=[s["text"] for s in previous], reasons=review["reasons"] if review and attempt == 2 else [])
     return evidence_update(fallbacks, calls, composition=answer.model_dump(mode="json"))

@@ -9,12 +9,16 @@ bound the expansion; resolved edges are stored (engine/search/references.py) for
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 import psycopg
 
+from agents.state import EvidenceItem
 from engine.search import references
 from engine.search.lexical import STOPWORDS
+
+if TYPE_CHECKING:
+    from engine.models import Chunk, Hit
 
 # Keywords match in any case; a named document must be capitalized words ("of the Client Assessment Rules").
 REFERENCE = re.compile(
@@ -40,12 +44,12 @@ def find_references(text: str) -> list[tuple[str, str, list[str]]]:
     return found
 
 
-def resolve(conn: psycopg.Connection, chunk: dict[str, Any], ref: tuple[str, str, list[str]]) -> list[str]:
+def resolve(conn: psycopg.Connection, chunk: EvidenceItem, ref: tuple[str, str, list[str]]) -> list[str]:
     """Chunk ids a reference points to (excluding the citing chunk)."""
     _, number, words = ref
     if words:  # a named document: only that one
         doc_ids = references.documents_by_title_words(conn, words)
-        scopes: list[str | None] = doc_ids[:1]
+        scopes: list[str | None] = [*doc_ids[:1]]
     else:  # unnamed: the citing document; other documents only if it has no such section at all
         scopes = [chunk["document_id"], None]
     for document_id in scopes:
@@ -55,12 +59,12 @@ def resolve(conn: psycopg.Connection, chunk: dict[str, Any], ref: tuple[str, str
     return []
 
 
-def expand(conn: psycopg.Connection, evidence: list[dict[str, Any]], *, visited: set[str], depth: int = 2,
-           char_budget: int = 4000) -> list[dict[str, Any]]:
+def expand(conn: psycopg.Connection, evidence: list[EvidenceItem], *, visited: set[str], depth: int = 2,
+           char_budget: int = 4000) -> list[EvidenceItem]:
     """Evidence items for the chunks cited by `evidence`, breadth first, within depth and budget."""
     from engine.search import store
 
-    added: list[dict[str, Any]] = []
+    added: list[EvidenceItem] = []
     frontier = list(evidence)
     spent = 0
     for level in range(1, depth + 1):
@@ -85,8 +89,9 @@ def expand(conn: psycopg.Connection, evidence: list[dict[str, Any]], *, visited:
     return added
 
 
-def evidence_entry(chunk: Any, *, score: float, query: str, via: str | None = None, depth: int = 0,
-                   dense: float | None = None, lexical: float | None = None, hit: Any = None) -> dict[str, Any]:
+def evidence_entry(chunk: Chunk, *, score: float, query: str, via: str | None = None, depth: int = 0,
+                   dense: float | None = None, lexical: float | None = None, hit: Hit | None = None
+                   ) -> EvidenceItem:
     """The serializable evidence record kept in graph state (`hit`: the retrieval hit, for its ranks)."""
     return {"chunk_id": chunk.id, "document_id": chunk.document_id, "document_title": chunk.document_title,
             "document_version": chunk.document_version, "source_type": chunk.source_type,

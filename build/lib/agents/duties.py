@@ -11,18 +11,11 @@ from __future__ import annotations
 
 import re
 
+from engine.config import AnswerSettings
 from engine.search.lexical import key_terms
+from engine.text import DURATION, normalize_ws
 
-FIGURE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                    r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
-_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-                 "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
-# Periods and deadlines as attribution checks them (agents/attribution.py): what a direct answer keeps.
-PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
-                    r"(?:hours?|days?|weeks?|months?|years?)\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
-                    r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
-                    re.IGNORECASE)
-SAME_OBJECT = 0.6  # share of the smaller duty object's terms two quotes must share to be the same duty
+_OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
 # Duties are compared by what they make someone do: the verb after the modal, in families of synonyms.
 _DUTY = re.compile(r"\b(?:must|shall|should|(?:is|are)\s+(?:required|obliged)\s+to|(?:has|have)\s+a\s+duty\s+to|"
@@ -44,12 +37,13 @@ _RECIPIENT = re.compile(r"\b(?:notif(?:y|ied)|inform(?:ed)?|tell|report(?:ed)?\s
 
 
 def figures(quote: str) -> set[str]:
-    return {" ".join(m.group(0).lower().split()) for m in FIGURE.finditer(quote)}
+    """The durations a quote states ("six years", "72 hours"), as conflicts compare them."""
+    return {normalize_ws(m.group(0).lower()) for m in DURATION.finditer(quote)}
 
 
 def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     """(verb family, object terms, recipient terms) of the duty a quote imposes, or None. Pure."""
-    text = " ".join(quote.split())
+    text = normalize_ws(quote)
     match = _DUTY.search(text)
     if match is None:
         return None
@@ -70,20 +64,21 @@ def _contained(a: set[str], b: set[str]) -> float:
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-def same_duty(a: str, b: str) -> bool:
-    """Both quotes impose the same duty on the same thing (to the same recipient, where named). Pure."""
+def same_duty(a: str, b: str, overlap: float = _OVERLAP) -> bool:
+    """Both quotes impose the same duty on the same thing (to the same recipient, where named): their
+    objects share at least `overlap` of the smaller one's terms (`AnswerSettings.same_duty_overlap`). Pure."""
     da, db = duty(a), duty(b)
     if da is None or db is None or da[0] != db[0]:
         return False
     if da[2] and db[2] and not da[2] & db[2]:
         return False  # "report it to the Security team" is not "notify the Commissioner"
     objects = (da[1], db[1]) if da[1] and db[1] else (set(key_terms(a)), set(key_terms(b)))
-    return _contained(*objects) >= SAME_OBJECT or bool(da[2] & db[2])
+    return _contained(*objects) >= overlap or bool(da[2] & db[2])
 
 
 
 
-def conflicting_figures(a: str, b: str) -> bool:
+def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP) -> bool:
     """The same duty, stated with different periods. Pure."""
     fa, fb = figures(a), figures(b)
-    return bool(fa and fb and fa != fb) and same_duty(a, b)
+    return bool(fa and fb and fa != fb) and same_duty(a, b, overlap)

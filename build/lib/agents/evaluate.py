@@ -10,16 +10,16 @@ on-topic requirement text 0.5-0.8), with the share of the aspect's key terms tha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.search.lexical import INTERROGATIVES, MODALS, key_terms, tokenize
+from agents.state import EvidenceItem, ResearchState, ResearchStep
+from engine.config import ResearchStepSettings
+from engine.search.lexical import key_terms, tokenize
 
-__all__ = ["INTERROGATIVES", "MODALS", "coverage", "evaluate_node", "key_terms", "step_confidence",
-           "uncovered_terms"]
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
-COSINE_FLOOR = 0.25
-COSINE_CEILING = 0.65
-ANSWERED_BY_EARLIER = 0.8  # share of an aspect's key terms that earlier evidence must already contain
+_STEP = ResearchStepSettings()  # the defaults; evaluate_node passes its settings' group
 
 
 def coverage(aspect: str, texts: list[str]) -> float:
@@ -33,19 +33,22 @@ def coverage(aspect: str, texts: list[str]) -> float:
     return len(found) / len(terms)
 
 
-def step_confidence(aspect: str, hits: list[dict[str, Any]], top: int = 5, model: Any = None) -> float:
+def step_confidence(aspect: str, hits: list[EvidenceItem], top: int = 5, model: Any = None,
+                    limits: ResearchStepSettings = _STEP) -> float:
     """Confidence in [0, 1] for one step's new evidence: with the relevance model, the probability
-    (pair head) that the step's best chunk answers the aspect itself (not the step's reworded query)."""
+    (pair head) that the step's best chunk answers the aspect itself (not the step's reworded query);
+    without it, the best cosine rescaled between `limits.cosine_floor` and `limits.cosine_ceiling`."""
     if not hits:
         return 0.0
     if model is not None:
         return round(max(model.pair_probabilities(aspect, [h["text"] for h in hits[:top]])), 4)
     best = max((h.get("dense_score") or 0.0) for h in hits[:top])
-    dense_part = min(1.0, max(0.0, (best - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
+    floor, ceiling = limits.cosine_floor, limits.cosine_ceiling
+    dense_part = min(1.0, max(0.0, (best - floor) / (ceiling - floor)))
     return round(0.5 * dense_part + 0.5 * coverage(aspect, [h["text"] for h in hits[:top]]), 4)
 
 
-def uncovered_terms(question: str, evidence: list[dict[str, Any]]) -> list[str]:
+def uncovered_terms(question: str, evidence: list[EvidenceItem]) -> list[str]:
     """Key terms of the question that no evidence mentions (what is still unanswered)."""
     terms = key_terms(question)
     seen: set[str] = set()
@@ -54,20 +57,21 @@ def uncovered_terms(question: str, evidence: list[dict[str, Any]]) -> list[str]:
     return [t for t in terms if t not in seen and len(t) >= 4 and not t.isdigit()]
 
 
-def evaluate_node(state: dict, deps: Any) -> dict:
+def evaluate_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Score the step, mark it completed or failed, and log it."""
     current = state["current"]
     found = set(current.get("found", []))
     hits = [e for e in state["evidence"] if e["chunk_id"] in found]
     from agents.select import relevance_model
 
-    confidence = step_confidence(current["aspect"], hits, model=relevance_model(deps))
+    limits = deps.settings.research
+    confidence = step_confidence(current["aspect"], hits, model=relevance_model(deps), limits=limits)
     status = "completed" if confidence >= deps.settings.research_threshold else "failed"
     earlier = [e["text"] for e in state["evidence"] if e["chunk_id"] not in found]
-    covered_before = status == "failed" and coverage(current["aspect"], earlier) >= ANSWERED_BY_EARLIER
+    covered_before = status == "failed" and coverage(current["aspect"], earlier) >= limits.answered_by_earlier
     if covered_before:  # new chunks exclude earlier ones, so an aspect already answered finds little new
         status = "completed"
-    step = {"index": len(state["steps"]) + 1, "aspect": current["aspect"], "attempt": current["attempt"],
+    step: ResearchStep = {"index": len(state["steps"]) + 1, "aspect": current["aspect"], "attempt": current["attempt"],
             "queries": current.get("queries", []),
             "retrieved": [{"chunk_id": h["chunk_id"], "score": h["score"], "dense_score": h["dense_score"],
                            "lexical_score": h["lexical_score"]} for h in hits],

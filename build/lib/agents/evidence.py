@@ -9,10 +9,14 @@ assembles the `EvidenceResult` (`agents/result.py`).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.result import NO_EVIDENCE, EvidenceResult, Review, assemble_result
+from agents.state import EvidenceItem
 from agents.verify import JudgedRequirement, verify_requirements
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 __all__ = ["NO_EVIDENCE", "EvidenceResult", "JudgedRequirement", "Review", "assemble_result", "run_evidence",
            "verify_requirements"]
@@ -25,7 +29,7 @@ def _evidence_graph() -> Any:
     return build_evidence_graph()
 
 
-def run_evidence(question: str, evidence: list[dict[str, Any]], deps: Any,
+def run_evidence(question: str, evidence: list[EvidenceItem], deps: Deps,
                  options: list[str] | None = None) -> EvidenceResult:
     """Answer `question` from research evidence (chunk dicts in order found).
 

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.ingest.sentences import normalize_ws, split_sentences
+from agents.state import EvidenceItem, EvidenceState
+from engine.config import EvidenceSettings
+from engine.ingest.sentences import split_sentences
+from engine.text import MODAL_ANCHOR, normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+    from agents.select import Part
 
 
 class Modality(StrEnum):
@@ -67,7 +74,7 @@ def classify_modality(sentence: str) -> Modality:
     ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
     modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
     """
-    text = " ".join(sentence.split())
+    text = normalize_ws(sentence)
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
         return Modality.NONE
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
@@ -91,7 +98,7 @@ _NON_BINDING_TEXT = _rx(r"^\s*(?:guidance|note|example|illustration|for\s+exampl
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 
-def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
+def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
     """What kind of non-binding text this is (guidance, note, example, recital...), or None when it binds. Pure."""
     for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
         found = _NON_BINDING_SECTION.search(where or "")
@@ -100,7 +107,7 @@ def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
     found = _NON_BINDING_TEXT.search(sentence)
     if found is None:
         return None
-    opening = " ".join(found.group(0).lower().split())
+    opening = normalize_ws(found.group(0).lower())
     return "recital" if opening.startswith("(") else next(
         (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
 
@@ -108,7 +115,7 @@ def non_binding(chunk: dict[str, Any], sentence: str = "") -> str | None:
 _KIND = {"whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
          "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
          "note": "note", "guidance": "guidance"}
-MIN_WORDS, MAX_WORDS = 10, 40
+_EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
 
 
 def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:
@@ -145,27 +152,29 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
 
 
-def _excerpt(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """A contiguous span of at most MAX_WORDS words around the sentence's modal verb."""
+def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings) -> tuple[int, int] | None:
+    """A contiguous span of at most `limits.max_quote_words` words around the sentence's modal verb; None
+    for a sentence shorter than `limits.min_quote_words`."""
+    most = limits.max_quote_words
     words = _word_spans(text, start, end)
-    if len(words) <= MAX_WORDS:
-        return (start, end) if len(words) >= MIN_WORDS else None
-    modal = re.search(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", text[start:end], re.I)
+    if len(words) <= most:
+        return (start, end) if len(words) >= limits.min_quote_words else None
+    modal = MODAL_ANCHOR.search(text[start:end])
     anchor = start + (modal.start() if modal else 0)
     first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
-    first = min(first, len(words) - MAX_WORDS)
-    return words[first][0], words[first + MAX_WORDS - 1][1]
+    first = min(first, len(words) - most)
+    return words[first][0], words[first + most - 1][1]
 
 
-def _confidence(modality: Modality, excerpted: bool, elsewhere: bool) -> tuple[str, str]:
+def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
     if elsewhere:
         return "low", "points to text elsewhere"
     if excerpted:
-        return "medium", f"sentence longer than {MAX_WORDS} words: excerpted"
+        return "medium", f"sentence longer than {max_words} words: excerpted"
     if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
         return "high", f"whole sentence with an explicit {modality.value}"
-    if modality is Modality.NONE:  # only an LLM proposal gets here; the rules skip such sentences
-        return "low", "no obligation, prohibition, permission or recommendation found by code"
+    if modality is Modality.NONE:  # a statement of a passage that imposes nothing, or an LLM proposal
+        return "low", "a statement: no obligation, prohibition, permission or recommendation found by code"
     return "medium", f"whole sentence; {modality.value} only"
 
 
@@ -181,12 +190,12 @@ class _Numbering:
         return f"REQ-{kind}{self.counters[kind]:03d}"
 
 
-def _requirement(chunk: dict[str, Any], numbering: _Numbering, start: int, end: int, excerpted: bool,
-                 origin: str = "") -> Requirement:
+def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
+                 limits: EvidenceSettings, origin: str = "") -> Requirement:
     quote = chunk["text"][start:end]
     modality = classify_modality(quote)
     elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
-    level, reason = _confidence(modality, excerpted, elsewhere)
+    level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     kind = non_binding(chunk, quote)
     if kind:
         reason = f"non-binding ({kind}): context, not a requirement; {reason}"
@@ -199,21 +208,24 @@ def _requirement(chunk: dict[str, Any], numbering: _Numbering, start: int, end: 
         refers_elsewhere=elsewhere, binding=kind is None)
 
 
-def extract_from_chunks(chunks: list[dict[str, Any]]) -> list[Requirement]:
-    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer."""
+def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
+    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
+    lengths: `limits`, the run's `Settings.evidence`)."""
     numbering = _Numbering()
     seen: set[str] = set()
     out: list[Requirement] = []
     for chunk in chunks:
         text = chunk["text"]
-        for span in split_sentences(text):
-            if classify_modality(text[span.start:span.end]) is Modality.NONE:
-                continue
-            cut = _excerpt(text, span.start, span.end)
+        spans = split_sentences(text)
+        modal = [s for s in spans if classify_modality(text[s.start:s.end]) is not Modality.NONE]
+        # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
+        # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
+        for span in modal or spans:
+            cut = _excerpt(text, span.start, span.end, limits)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
-            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end)))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end), limits))
     return out
 
 
@@ -268,21 +280,22 @@ def locate(chunk_text: str, quote: str) -> tuple[int, int] | None:
     return None
 
 
-def _unlocated(proposal: ProposedQuote, chunk: dict[str, Any] | None, rid: str) -> Requirement:
+def _unlocated(proposal: ProposedQuote, chunk: EvidenceItem | None, rid: str) -> Requirement:
     """A proposal that is not verbatim text of a known chunk: kept on record, rejected as not_verbatim."""
-    chunk = chunk or {}
+    known: dict[str, Any] = dict(chunk or {})
     return Requirement(
-        requirement_id=rid, source_type=chunk.get("source_type", "unknown"), document_id=chunk.get("document_id", ""),
-        document_version=chunk.get("document_version", 0), document_title=chunk.get("document_title", ""),
-        section_path=chunk.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
+        requirement_id=rid, source_type=known.get("source_type", "unknown"), document_id=known.get("document_id", ""),
+        document_version=known.get("document_version", 0), document_title=known.get("document_title", ""),
+        section_path=known.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
         exact_quote=proposal.quote, modality=classify_modality(proposal.quote), extraction_confidence="low",
         confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
 
 
-def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dict[str, Any]]) -> list[Requirement]:
+def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[EvidenceItem],
+                                limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
     """Turn LLM proposals into requirements. Code finds each quote in its chunk and assigns offsets and IDs.
 
-    A quote longer than MAX_WORDS is cut around its modal verb like a rules quote; a quote that is
+    A quote longer than `limits.max_quote_words` is cut around its modal verb like a rules quote; a quote that is
     not in the named chunk (or names an unknown chunk) is kept with offsets 0-0, so Verify rejects it
     as `not_verbatim` and it stays on record.
     """
@@ -291,30 +304,31 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[dic
     for proposal in proposals:
         chunk = by_id.get(proposal.chunk_id)
         span = locate(chunk["text"], proposal.quote) if chunk else None
-        if span is None:
+        if chunk is None or span is None:
             out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
             continue
-        cut = _excerpt(chunk["text"], *span) or span  # a short quote stays whole; Verify judges its length
+        cut = _excerpt(chunk["text"], *span, limits) or span  # a short quote stays whole; Verify judges its length
         if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
             continue
         seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))
-        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, origin="llm proposal; "))
+        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, limits, origin="llm proposal; "))
     return out
 
 
-def _prompt_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+def _prompt_chunk(chunk: EvidenceItem) -> dict[str, Any]:
     return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
 
 
-def candidate_chunks(evidence: list[dict[str, Any]], parts: list[Any]) -> list[dict[str, Any]]:
+def candidate_chunks(evidence: list[EvidenceItem], parts: list[Part]) -> list[EvidenceItem]:
     """The chunks to extract from: each part's ranked candidates, part by part, best first."""
     by_id = {e["chunk_id"]: e for e in evidence}
     order = list(dict.fromkeys(r.chunk_id for part in parts for r in part.ranked))
     return [by_id[cid] for cid in order if cid in by_id]
 
 
-def _states_requirement(chunk: dict[str, Any]) -> bool:
-    """A chunk with no sentence that imposes, permits or recommends anything yields no quote Verify keeps."""
+def states_requirement(chunk: EvidenceItem) -> bool:
+    """The chunk has a sentence that imposes, permits or recommends something (then its other sentences
+    are context, not quotes to cite)."""
     return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
                for s in split_sentences(chunk["text"]))
 
@@ -328,7 +342,7 @@ def with_rejected_proposals(rules: list[Requirement], proposals: list[Requiremen
     return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
 
 
-def extract_node(state: dict, deps: Any) -> dict:
+def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
     candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
 
@@ -342,27 +356,31 @@ def extract_node(state: dict, deps: Any) -> dict:
 
     evidence = state["evidence"]
     model = relevance_model(deps)
-    parts, added = [], []
-    researched = bool(state.get("steps"))  # run_evidence answers from the evidence it is given, nothing else
-    for i, question in enumerate(question_parts(state["stem"])):
+    limits = deps.settings.evidence
+    parts: list[Part] = []
+    added: list[EvidenceItem] = []
+    # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
+    researched = bool(cast(dict[str, Any], state).get("steps"))
+    for i, question in enumerate(question_parts(state["stem"], deps.settings.answer)):
         if researched:
             pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth)
             added.extend(fresh)
         else:
             pool, searched = evidence, None
-        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched))
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits))
     dumped = [p.model_dump(mode="json") for p in parts]
     evidence = evidence + added
     chunks = candidate_chunks(evidence, parts)
-    needed = [c for c in chunks if _states_requirement(c)] if deps.llm is not None else []
+    needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
-        return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(chunks)],
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
+                                                    for r in extract_from_chunks(chunks, limits=limits)],
                                parts=dumped, evidence=added)
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
-        found = requirements_from_proposals(reply.quotes, needed)
+        found = requirements_from_proposals(reply.quotes, needed, limits)
         if found and all(r.char_end == 0 for r in found):
             unlocated.extend(found)
             return None
@@ -370,7 +388,7 @@ def extract_node(state: dict, deps: Any) -> dict:
 
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(chunks), accept=accept,
+        rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)

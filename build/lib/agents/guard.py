@@ -19,8 +19,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import ResearchState
+from engine.text import normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 OVERRIDE = "asks to override the engine's instructions"
 PROMPT = "asks for the engine's prompt"
@@ -95,7 +102,7 @@ def _deleet(text: str) -> str:
 def normalized_forms(question: str) -> list[str]:
     """The forms a question is screened in: folded; spaced-out letters joined; and leetspeak read."""
     folded = _fold(question)
-    forms = [" ".join(folded.split()), " ".join(_despace(re.sub(r"[^\S\n]{2,}", "  ", folded)).split())]
+    forms = [normalize_ws(folded), normalize_ws(_despace(re.sub(r"[^\S\n]{2,}", "  ", folded)))]
     forms += [_deleet(f) for f in forms]
     return list(dict.fromkeys(forms))
 
@@ -140,7 +147,7 @@ def _addressed(text: str, start: int, mode: str) -> bool:
     sentence = re.split(r"[.!?\n]", head)[-1]
     if not _QUESTION_START.match(sentence):
         clause = re.split(r"\b(?:and|then|but|or)\b", clause)[-1]
-    words = " ".join(clause.split())
+    words = normalize_ws(clause)
     if not words or all(w in _LEAD_WORDS for w in re.findall(r"[a-z']+", words)):
         return True
     words = _TRAILING_LEADS.sub("", " " + words).strip()
@@ -442,7 +449,7 @@ def _match(text: str) -> str | None:
 def screen(question: str) -> GuardVerdict:
     """Rules screening (deterministic): refuse when any normalized form of the question matches a rule."""
     forms = normalized_forms(question)
-    if _spelled_out_attack(" ".join(_fold(question).split())):
+    if _spelled_out_attack(normalize_ws(_fold(question))):
         return GuardVerdict(adversarial=True, reason=OVERRIDE + " (obfuscated)")
     for i, text in enumerate(forms):
         reason = _match(text)
@@ -460,17 +467,17 @@ class GuardReply(BaseModel):
     reason: str = ""
 
 
-def guard_node(state: dict, deps: object) -> dict:
+def guard_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Refuse adversarial questions (recorded in state); legal topics pass."""
     from agents.runtime import llm_or_rules
 
-    if not deps.settings.guard_enabled:  # type: ignore[attr-defined]
+    if not deps.settings.guard_enabled:
         return {"rejected": False, "rejection_reason": None}
     rules_verdict = screen(state["question"])
     if rules_verdict.adversarial:  # patterns are decisive: an LLM cannot talk the guard out of them
         return {"rejected": True, "rejection_reason": rules_verdict.reason}
     verdict, fallbacks = llm_or_rules(
-        deps, "guard", "guard", GuardReply, rules=lambda: rules_verdict,  # type: ignore[arg-type]
+        deps, "guard", "guard", GuardReply, rules=lambda: rules_verdict,
         accept=lambda r: GuardVerdict(adversarial=r.adversarial, reason=r.reason or None),
         question=state["question"])
     return {"rejected": verdict.adversarial, "rejection_reason": verdict.reason if verdict.adversarial else None,

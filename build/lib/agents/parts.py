@@ -3,7 +3,8 @@ breach be notified?") is answered part by part, each with its own evidence, cita
 and missing evidence.
 
 Rules: several question marks; a coordinated second question ("…, and when/what/how/must…");
-"as well as"/"and also" before a question word. A conjunction splits only before a question word, so
+"as well as"/"and also" before a question word; ", and" before a lead-in clause that holds the question word
+("…, and if the firm is dissolved, what …"). A conjunction splits only before a question word, so
 "rights and obligations" never splits, and a part needs a content term of its own. The subject of a
 bare second part ("and when must it be notified?") is completed from the first part when it only has
 a pronoun.
@@ -13,27 +14,34 @@ from __future__ import annotations
 
 import re
 
+from engine.config import AnswerSettings
 from engine.search.lexical import key_terms, tokenize
+from engine.text import normalize_ws
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
-# A split point: a question mark followed by more text, or a conjunction before a question word.
-_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?={_QUESTION_WORD})|"
-                    rf";\s+(?={_QUESTION_WORD})", re.IGNORECASE)
+# A clause that opens a second question before its question word: "…, and if X, what …",
+# "…, and in what situation …", "…, and under FCSA guidelines, when …" ("and if so" continues the first).
+_LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|during|as|with|given|once|upon|"
+            r"following)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
+# A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
+# "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
+_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
+                    rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
-MIN_PART_TERMS = 1
-MAX_PARTS = 4
+_ANSWER = AnswerSettings()  # the defaults; extract_node passes its settings' group
 
 
-def question_parts(question: str) -> list[str]:
-    """The parts of a question, in order; a one-part question gives `[question]`. Pure."""
-    text = " ".join(question.split())
+def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]:
+    """The parts of a question, in order, at most `limits.max_parts`; a one-part question gives `[question]`.
+    A piece with fewer than `limits.min_part_terms` key terms stays attached to the part before it. Pure."""
+    text = normalize_ws(question)
     pieces = [p.strip(" ,;") for p in _SPLIT.split(text) if p and p.strip(" ,;?")]
     if len(pieces) < 2:
         return [text]
     parts: list[str] = []
     for piece in pieces:
-        if parts and len(key_terms(piece)) < MIN_PART_TERMS:
+        if parts and len(key_terms(piece)) < limits.min_part_terms:
             parts[-1] = f"{parts[-1].rstrip('?')} and {piece}"  # too thin to stand alone: keep it attached
             continue
         parts.append(piece)
@@ -41,7 +49,7 @@ def question_parts(question: str) -> list[str]:
     parts = [p[0].upper() + p[1:] for p in parts]
     if len(parts) < 2:
         return [text]
-    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:MAX_PARTS]
+    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
 
 
 def _complete(part: str, first: str) -> str:

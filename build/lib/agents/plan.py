@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.classify import concepts
+from agents.state import ResearchState
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 _OPTION = re.compile(r"(?:^|\s)\(?([A-D])[).:]\s+", re.MULTILINE)
 _QUESTION_WORD = r"(?:what|how|when|which|who|whether|where|why|does|do|is|are|must|should|can)\b"
@@ -53,7 +57,7 @@ def find_memory(lookup: MemoryLookup | None, stem: str) -> dict[str, Any] | None
     return lookup(stem) if lookup else None
 
 
-def plan_node(state: dict, deps: Any) -> dict:
+def plan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Options are stripped before classify (see prepare_node); here aspects and memory are planned."""
     aspects = split_aspects(state["stem"], state["question_type"])
     hit = find_memory(getattr(deps, "qa_memory", None), state["stem"])
@@ -65,7 +69,7 @@ def plan_node(state: dict, deps: Any) -> dict:
     return update
 
 
-def prepare_node(state: dict, deps: Any) -> dict:
+def prepare_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Options stripped; the question's language detected and compared with the corpus's."""
     from engine.ingest.language import question_language
     from engine.search import store

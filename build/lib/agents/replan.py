@@ -6,20 +6,31 @@ in a row whose confidence differs by less than `stagnation_delta`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import ResearchState, ResearchStep
+from engine.config import ResearchStepSettings, Settings
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 Decision = Literal["next_step", "retry", "complete"]
 
 
+_FIELDS, _STEP = Settings.model_fields, ResearchStepSettings()  # the declared defaults (no environment read)
+
+
 class Limits(BaseModel):
+    """The loop's limits; `limits_from(settings)` takes them from a run's settings."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_completed: int = 3
-    max_iterations: int = 6
-    max_attempts: int = 2
-    stagnation_delta: float = 0.05
+    max_completed: int = _FIELDS["research_max_completed"].default
+    max_iterations: int = _FIELDS["research_max_iterations"].default
+    max_attempts: int = _STEP.max_attempts
+    stagnation_delta: float = _STEP.stagnation_delta
 
 
 class ReplanDecision(BaseModel):
@@ -32,12 +43,12 @@ class ReplanDecision(BaseModel):
     reason: str = Field(default="", description="One line: why")
 
 
-def stagnating(steps: list[dict[str, Any]], delta: float) -> bool:
+def stagnating(steps: list[ResearchStep], delta: float) -> bool:
     failed = [s for s in steps[-2:] if s["status"] == "failed"]
     return len(failed) == 2 and abs(failed[0]["confidence"] - failed[1]["confidence"]) < delta
 
 
-def decide(state: dict[str, Any], limits: Limits, uncovered: list[str]) -> ReplanDecision:
+def decide(state: ResearchState, limits: Limits, uncovered: list[str]) -> ReplanDecision:
     """Rules replanning. Pure: the decision depends only on the state, the limits and uncovered terms."""
     steps = state["steps"]
     completed = [s for s in steps if s["status"] == "completed"]
@@ -65,10 +76,11 @@ def decide(state: dict[str, Any], limits: Limits, uncovered: list[str]) -> Repla
 
 
 def limits_from(settings: Any) -> Limits:
-    return Limits(max_completed=settings.research_max_completed, max_iterations=settings.research_max_iterations)
+    return Limits(max_completed=settings.research_max_completed, max_iterations=settings.research_max_iterations,
+                  max_attempts=settings.research.max_attempts, stagnation_delta=settings.research.stagnation_delta)
 
 
-def replan_node(state: dict, deps: Any) -> dict:
+def replan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Rules decide; an LLM may choose among the same moves, but cannot skip or break the limits."""
     from agents.evaluate import uncovered_terms
     from agents.runtime import llm_or_rules
@@ -85,6 +97,7 @@ def replan_node(state: dict, deps: Any) -> dict:
             return None
         return reply
 
+    fallbacks: list[str]
     if rules_decision.decision == "complete" or state["question_type"] == "simple":
         decision, fallbacks = rules_decision, []
     else:

@@ -46,9 +46,6 @@ class ResearchResult(BaseModel):
                                                                    "was limited to (engine.search.scope), or None")
 
 
-CHECKPOINT_SETUP_LOCK = 7702002  # advisory lock: one process runs LangGraph's checkpointer set-up at a time
-
-
 @contextmanager
 def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     """LangGraph's PostgresSaver on its own connection to the engine's database."""
@@ -82,8 +79,10 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
     CONCURRENTLY, which waits for every open transaction, including a waiter's blocked lock call.
     So waiters poll with short pg_try_advisory_lock transactions.
     """
+    from engine.db import Lock, session_unlock, try_session_lock
+
     deadline = time.monotonic() + 120
-    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (CHECKPOINT_SETUP_LOCK,)).fetchone()["ok"]:
+    while not try_session_lock(conn, Lock.CHECKPOINT_SETUP):
         if time.monotonic() > deadline:
             raise EngineError("another process has been setting up the checkpoint tables for 2 minutes; "
                               "check 'evidence db status' and run the command again")
@@ -91,7 +90,7 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
     try:
         saver.setup()
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
+        session_unlock(conn, Lock.CHECKPOINT_SETUP)
 
 
 def _config(run_id: str, deps: Deps, progress: Callable[[str], None] | None) -> dict[str, Any]:
@@ -118,8 +117,8 @@ def run_research(question: str, deps: Deps, *, run_id: str | None = None, checkp
     graph = build_graph(checkpointer)
     if checkpointer is not None and graph.get_state(_config(run_id, deps, None)).values:
         raise EngineError(f"research run '{run_id}' already exists; continue it with 'evidence resume {run_id}'")
-    initial = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [], "memory": {},
-               "scope": scope}
+    initial: dict[str, Any] = {"question": question, "steps": [], "evidence": [], "metrics": [], "fallbacks": [],
+                               "memory": {}, "scope": scope}
     state = graph.invoke(initial, _config(run_id, deps, progress))
     return _result(run_id, state, deps)
 

@@ -3,14 +3,18 @@ the review node from the stage's state and the final, reviewed composition."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.evaluate import uncovered_terms
 from agents.extract import Requirement
+from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 NO_EVIDENCE = "NO_AUTHORITATIVE_EVIDENCE"
 
@@ -61,7 +65,7 @@ def _row(j: JudgedRequirement) -> dict[str, Any]:
             "relevance": j.relevance}
 
 
-def _parts(state: dict[str, Any], answer: ComposedAnswer) -> list[dict[str, Any]]:
+def _parts(state: EvidenceState, answer: ComposedAnswer) -> list[dict[str, Any]]:
     """One entry per part of the question (a one-part question has one)."""
     questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
     by_index = {p.index: p for p in answer.parts}
@@ -103,7 +107,7 @@ def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirem
             f"{len(judged)} candidate requirement(s) were examined and rejected."), missing
 
 
-def assemble_result(state: dict[str, Any], deps: Any, answer: ComposedAnswer, review: Review, *,
+def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, review: Review, *,
                     extra_fallbacks: list[str], extra_calls: int) -> EvidenceResult:
     """The EvidenceResult from the evidence stage's state and the final (reviewed) composition."""
     question = state["stem"]
@@ -129,7 +133,8 @@ def assemble_result(state: dict[str, Any], deps: Any, answer: ComposedAnswer, re
         evidence_chunks={cid: {"text": chunks[cid]["text"], "document_id": chunks[cid]["document_id"]}
                          for cid in dict.fromkeys(j.requirement.chunk_id for j in judged) if cid in chunks},
         backend=deps.backend, fallbacks=[*(state.get("evidence_fallbacks") or []), *extra_fallbacks],
-        selected_option=select_option(options, verified).model_dump() if options else None,
+        selected_option=select_option(options, verified, need=deps.settings.answer.option_support,
+                                      margin=deps.settings.answer.option_margin).model_dump() if options else None,
         llm_calls=int(state.get("evidence_llm_calls") or 0) + extra_calls,
         direct_answer="\n".join(p["direct_answer"] for p in parts if p["direct_answer"]), parts=parts)
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.crossref import evidence_entry, expand
+from agents.state import ResearchState
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 
-def retrieve_node(state: dict, deps: Any) -> dict:
+def retrieve_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     current = state["current"]
     used = [e["chunk_id"] for e in state["evidence"]]
     k = deps.settings.research_k if state["steps"] else deps.settings.research_k_first
@@ -20,7 +24,7 @@ def retrieve_node(state: dict, deps: Any) -> dict:
                        "findings": [f"'{current['queries'][0]}' found {len(found)} chunks{best}"]}}
 
 
-def crossref_node(state: dict, deps: Any) -> dict:
+def crossref_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Add the provisions that this step's evidence cites."""
     current = state["current"]
     mine = [e for e in state["evidence"] if e["chunk_id"] in set(current.get("found", []))]

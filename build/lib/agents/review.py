@@ -8,17 +8,23 @@ add "says more than its quotes" findings (skills/review.md); it can only add fai
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
-from agents.evaluate import key_terms
-from agents.extract import Requirement, normalize_ws
+from agents.extract import Requirement
 from agents.result import Review, assemble_result
-from engine.search.lexical import tokenize
+from agents.state import EvidenceState
+from engine.config import AnswerSettings
+from engine.search.lexical import key_terms, tokenize
+from engine.text import NUMBER, STATEMENT_FORCE, normalize_ws
 
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+_ANSWER = AnswerSettings()  # the defaults; review_node passes its settings' group
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d]{3,})["\u201d]')
 _CITED = re.compile(r"REQ-[SP]\d{3}")
 _BRACKETED_IDS = re.compile(r"\[\s*REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*\s*\]")
@@ -48,11 +54,6 @@ FRAMING_BY_LANGUAGE = {code: frozenset(tokenize(words)) for code, words in {
           "dispõe estabelece prevê indica exige que enquanto diferem contrário como regulamento lei diretiva "
           "política norma",
 }.items()}
-# Words that set the force of a statement: an unquoted sentence may use only those its quotes use.
-_FORCE = re.compile(r"\b(must|shall|may|should|can|cannot|not|no|never|need|required|prohibited|optional|"
-                    r"permitted|mandatory|unless|except)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                     r"fifteen|twenty|thirty|forty|fifty|sixty|seventy|ninety|hundred)\b", re.IGNORECASE)
 
 
 def _unquoted_sentences(text: str) -> list[str]:
@@ -67,17 +68,19 @@ def _unsupported(sentence: str, support_terms: set[str], support_text: str, fram
     extra = [t for t in key_terms(sentence) if t not in support_terms and t not in framing]
     if extra:
         return f"says more than its quotes (unsupported: {', '.join(extra[:6])})"
-    numbers = {n.lower() for n in _NUMBER.findall(sentence)} - {n.lower() for n in _NUMBER.findall(support_text)}
+    numbers = {n.lower() for n in NUMBER.findall(sentence)} - {n.lower() for n in NUMBER.findall(support_text)}
     if numbers:
         return f"says more than its quotes (figures {', '.join(sorted(numbers))} not in them)"
-    force = {w.lower() for w in _FORCE.findall(sentence)} - {w.lower() for w in _FORCE.findall(support_text)}
+    # An unquoted sentence may use only the force words its quotes use.
+    force = ({w.lower() for w in STATEMENT_FORCE.findall(sentence)}
+             - {w.lower() for w in STATEMENT_FORCE.findall(support_text)})
     if force:
         return f"says more than its quotes (changes their force: {', '.join(sorted(force))})"
     return None
 
 
 def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement],
-                        framing: frozenset[str] = FRAMING) -> list[str]:
+                        framing: frozenset[str], overlap: float) -> list[str]:
     cited = [by_id[x] for x in sorted(ids)]
     quotes = " ".join(normalize_ws(r.exact_quote) for r in cited)
     problems = [f"statement {i} quotes text its requirements do not contain: \"{span[:60]}\""
@@ -89,12 +92,14 @@ def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requi
         why = _unsupported(sentence, support_terms, support_text, framing)
         if why:
             problems.append(f"statement {i} {why}")
-    return problems + statement_problems(i, text, ids, by_id)
+    return problems + statement_problems(i, text, ids, by_id, overlap)
 
 
-def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en") -> Review:
+def review_answer(answer: ComposedAnswer, verified: list[Requirement], language: str = "en", *,
+                  limits: AnswerSettings = _ANSWER) -> Review:
     """Code checks only; an LLM's answer gets the same checks as the rules one. `language` is the
-    answer's (ISO 639-1): its framing words may stand outside quotation marks too.
+    answer's (ISO 639-1): its framing words may stand outside quotation marks too. `limits`: the run's
+    `Settings.answer` (conflicts are found as compose found them).
 
     Besides support (`_statement_problems`), each figure, period and modal verb must belong to the
     quotes its citation names, and conflicting requirements must be presented together
@@ -116,8 +121,8 @@ def review_answer(answer: ComposedAnswer, verified: list[Requirement], language:
             continue
         if not _CITED.search(statement.text):
             reasons.append(f"statement {i} does not cite its REQ-IDs inline")
-        reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing))
-    reasons.extend(answer_conflict_problems(cited_ids, verified))
+        reasons.extend(_statement_problems(i, statement.text, ids, by_id, framing, limits.same_duty_overlap))
+    reasons.extend(answer_conflict_problems(cited_ids, verified, limits.same_duty_overlap))
     return Review(passed=not reasons, reasons=reasons, composer=answer.composer)
 
 
@@ -146,7 +151,7 @@ def findings_to_reasons(reply: ReviewReply, n_statements: int) -> list[str]:
             for f in reply.findings if f.statement <= n_statements]
 
 
-def _llm_review(state: dict, deps: Any, answer: ComposedAnswer, verified: list[Requirement]) -> tuple[
+def _llm_review(state: EvidenceState, deps: Deps, answer: ComposedAnswer, verified: list[Requirement]) -> tuple[
         list[str], list[str], int]:
     from agents.runtime import evidence_allowance, llm_or_rules_within
 
@@ -166,17 +171,19 @@ def _merge(previous: dict[str, Any] | None, current: Review) -> Review:
                   composer=current.composer)
 
 
-def review_node(state: dict, deps: Any) -> dict:
+def review_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A first failure goes back to compose once; a revised llm answer that fails again is
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
     from agents.runtime import evidence_update
     from engine.ingest.language import answer_language
 
     verified = verified_of(state)
+    limits = deps.settings.answer
     answer = ComposedAnswer.model_validate(state["composition"])
     review = review_answer(answer, verified, answer_language(state.get("language")) if answer.composer == "llm"
-                           else "en")
-    fallbacks, calls = [], 0
+                           else "en", limits=limits)
+    fallbacks: list[str] = []
+    calls = 0
     if review.passed and answer.composer == "llm":
         found, fallbacks, calls = _llm_review(state, deps, answer, verified)
         review = Review(passed=not found, reasons=found, composer="llm")
@@ -186,8 +193,8 @@ def review_node(state: dict, deps: Any) -> dict:
         return evidence_update(fallbacks, calls, review=review.model_dump())
     if not review.passed and answer.composer == "llm":
         fallbacks = [*fallbacks, "compose: the revised llm answer failed review; rules composition used"]
-        answer = rules_composition(state)
-        rules_review = review_answer(answer, verified)
+        answer = rules_composition(state, limits)
+        rules_review = review_answer(answer, verified, limits=limits)
         review = Review(passed=rules_review.passed, reasons=review.reasons + rules_review.reasons, revised=True)
     result = assemble_result(state, deps, answer, review, extra_fallbacks=fallbacks, extra_calls=calls)
     return evidence_update(fallbacks, calls, review=review.model_dump(), evidence_result=result.model_dump(mode="json"))

@@ -11,10 +11,15 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem, tokenize
+from agents.state import ResearchState
+from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 TERMINOLOGY_FILE = Path(__file__).with_name("terminology.json")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -36,14 +41,14 @@ def synonyms_query(text: str, used: set[str]) -> str:
     """Replace every word (and two-word phrase) found in the terminology table by an alternative not yet used."""
     table = terminology()
     lowered = text.lower()
-    out = []
+    out: list[str] = []
     for phrase, alternatives in table.items():
         if " " in phrase and phrase in lowered:
             out.extend(a for a in alternatives[:2] if a.lower() not in used)
     for word in key_phrases(text):
-        alternatives = table.get(word.lower())
-        if alternatives:
-            fresh = [a for a in alternatives if a.lower() not in used] or alternatives
+        known = table.get(word.lower())
+        if known:
+            fresh = [a for a in known if a.lower() not in used] or known
             out.append(fresh[0])
         else:
             out.append(word)
@@ -55,7 +60,7 @@ def feedback_terms(evidence_texts: list[str], exclude: set[str], n: int = 6) -> 
     counts: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for text in evidence_texts:
-        for word in set(key_phrases(text)):
+        for word in dict.fromkeys(key_phrases(text)):  # text order, not a set's: ties fall the same in every process
             token = stem(word.lower())
             if token not in exclude and len(word) > 3:
                 counts[token] += 1
@@ -78,10 +83,6 @@ def rewrite_queries(aspect: str, *, attempt: int, tried: list[str], evidence_tex
     return queries
 
 
-def question_terms(text: str) -> set[str]:
-    return set(tokenize(text, query=True))
-
-
 class RewriteReply(BaseModel):
     """LLM reply schema for skills/rewrite.md."""
 
@@ -91,7 +92,7 @@ class RewriteReply(BaseModel):
     alternatives: list[str] = Field(min_length=2, max_length=2)
 
 
-def spelled(deps: object, aspect: str) -> tuple[str, list[tuple[str, str]]]:
+def spelled(deps: Deps, aspect: str) -> tuple[str, list[tuple[str, str]]]:
     """The aspect with words unknown to the corpus corrected from its vocabulary (engine.search.spelling)."""
     from engine.search.spelling import correct, english_words
 
@@ -103,7 +104,7 @@ def spelled(deps: object, aspect: str) -> tuple[str, list[tuple[str, str]]]:
     return fixed.text, fixed.changes
 
 
-def rewrite_node(state: dict, deps: object) -> dict:
+def rewrite_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     from agents.runtime import llm_or_rules
 
     current = state["current"]
@@ -120,10 +121,10 @@ def rewrite_node(state: dict, deps: object) -> dict:
         queries = [q.strip() for q in [reply.primary, *reply.alternatives] if q.strip()]
         return queries if len(set(queries)) == 3 else None
 
-    queries, fallbacks = llm_or_rules(deps, "rewrite", "rewrite", RewriteReply, rules=rules,  # type: ignore[arg-type]
+    queries, fallbacks = llm_or_rules(deps, "rewrite", "rewrite", RewriteReply, rules=rules,
                                       accept=accept, aspect=aspect, question=state["stem"],
                                       tried=tried, attempt=current["attempt"])
-    update: dict = {"current": {**current, "queries": queries}, "fallbacks": fallbacks}
+    update: dict[str, Any] = {"current": {**current, "queries": queries}, "fallbacks": fallbacks}
     if changes:
         if current["attempt"] == 1 and current["aspect"] not in queries:
             update["current"]["queries"] = [*queries, current["aspect"]]

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
+
+from agents.state import EvidenceState, ResearchState
 
 
-def after_guard(state: dict[str, Any]) -> Literal["rejected", "continue"]:
+def after_guard(state: ResearchState) -> Literal["rejected", "continue"]:
     return "rejected" if state.get("rejected") else "continue"
 
 
-def after_replan(state: dict[str, Any]) -> Literal["research", "done"]:
+def after_replan(state: ResearchState) -> Literal["research", "done"]:
     return "done" if state.get("decision") == "complete" else "research"
 
 
-def after_review(state: dict[str, Any]) -> Literal["revise", "done"]:
+def after_review(state: EvidenceState) -> Literal["revise", "done"]:
     """One revision after a failed first review; then the verdict is final."""
     review = state.get("review") or {}
     return "done" if review.get("passed") or review.get("revised") else "revise"

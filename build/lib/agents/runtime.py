@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -10,10 +11,15 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from agents.deps import Deps
+from agents.state import EvidenceState
 from engine.errors import ConfigError, LLMOutputError
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+# A node: the graph state (ResearchState or EvidenceState) and the Deps in, a partial state update out.
+NodeFunction = Callable[[Any, Deps], dict[str, Any]]
+GraphNode = Callable[..., dict[str, Any]]  # (state, config): the signature LangGraph reads
 
 
 def deps_of(config: RunnableConfig) -> Deps:
@@ -23,10 +29,10 @@ def deps_of(config: RunnableConfig) -> Deps:
     return deps
 
 
-def node(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def node(name: str) -> Callable[[NodeFunction], GraphNode]:
     """Record wall time, LLM calls, parse failures and characters for each run of a node."""
 
-    def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    def wrap(fn: NodeFunction) -> GraphNode:
         def run(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
             deps = deps_of(config)
             progress = (config.get("configurable") or {}).get("progress")
@@ -65,9 +71,11 @@ def llm_or_rules(deps: Deps, step: str, skill: str, schema: type[T], rules: Call
     try:
         reply = deps.llm.structured(skill, schema, **variables)
     except LLMOutputError as exc:
+        logger.info("%s: rules used: %s", step, exc)
         return rules(), [f"{step}: {exc}"]
     result = accept(reply)
     if result is None:
+        logger.info("%s: rules used: the reply was rejected by code checks", step)
         return rules(), [f"{step}: reply rejected by code checks"]
     return result, []
 
@@ -91,7 +99,7 @@ def llm_or_rules_within(deps: Deps, allowed: int, step: str, skill: str, schema:
     return result, fallbacks, llm.calls - before
 
 
-def evidence_allowance(state: dict[str, Any], deps: Deps) -> int:
+def evidence_allowance(state: EvidenceState, deps: Deps) -> int:
     """LLM calls the evidence stage may still make: `llm_budget_evidence` minus what it has spent."""
     return deps.settings.llm_budget_evidence - int(state.get("evidence_llm_calls") or 0)
 

@@ -14,11 +14,18 @@ With `model=None` (tests of the rest of the stage) every chunk is a selected can
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EXTRA_CANDIDATES = 3  # chunks below the cut that are extracted and judged too (rejected, on record)
+from agents.state import EvidenceItem
+from engine.config import EvidenceSettings
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+    from engine.search.retrieval import Retriever
+
+_EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
 
 
 class RankedChunk(BaseModel):
@@ -52,15 +59,15 @@ def cut(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
     return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
 
 
-def _candidates(question: str, evidence: list[dict[str, Any]], model: Any, conn: Any) -> list[dict[str, Any]]:
+def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[dict[str, Any]]:
     cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
     return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
              "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
              "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
 
 
-def part_candidates(question: str, evidence: list[dict[str, Any]], retriever: Any, k: int
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int
+                    ) -> tuple[list[EvidenceItem], list[EvidenceItem], int]:
     """A part's candidates: its own search (top k, with the retrieval scores and ranks the rank head was
     calibrated on), then the research evidence that search did not return (cross-references, later
     steps: candidates too, but unranked). Returns (candidates, the entries new to the run, how many the
@@ -77,16 +84,17 @@ def part_candidates(question: str, evidence: list[dict[str, Any]], retriever: An
         if h.chunk_id not in known:
             fresh.append(entry)
     seen = {e["chunk_id"] for e in searched}
-    rest = [{**e, "score": 0.0, "dense_rank": None, "lexical_rank": None}
+    rest: list[EvidenceItem] = [{**e, "score": 0.0, "dense_rank": None, "lexical_rank": None}
             for e in evidence if e["chunk_id"] not in seen]
     return searched + rest, fresh, len(searched)
 
 
-def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: Any, conn: Any,
-              searched: int | None = None) -> Part:
+def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Any, conn: Any,
+              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
     candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
-    evidence given without retrieval scores, judged by the pair head with the gate as the floor."""
+    evidence given without retrieval scores, judged by the pair head with the gate as the floor.
+    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record)."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
@@ -103,13 +111,13 @@ def rank_part(index: int, question: str, evidence: list[dict[str, Any]], model: 
         floor = float(t["select_floor"])
     chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
-    keep = order[: len(chosen) + EXTRA_CANDIDATES]
+    keep = order[: len(chosen) + limits.extra_candidates]
     ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
               for i in keep]
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
 
 
-def relevance_model(deps: Any) -> Any:
+def relevance_model(deps: Deps) -> Any:
     """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
     selection always use the model."""
     return deps.retriever.relevance_model()

@@ -10,7 +10,8 @@ held-out ObliQA questions), in two steps:
 * the quote: the pair head scores the sentence against the part; within a passage, sentences far
   below its best one are set aside, and code rules still apply: a question that asks for a time
   needs a quote that states one (`requires_inference`), a quote that leans on preceding text
-  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is not a requirement.
+  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only from a passage
+  that imposes nothing either (a definition or statement that answers; its modality is `none`).
 
 `judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
 or a passage): the pair head against its calibrated threshold, then the time and context rules.
@@ -20,24 +21,24 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import MIN_WORDS, Modality, Requirement, classify_modality, is_verbatim
-from agents.select import Part
+from agents.extract import Modality, Requirement, classify_modality, is_verbatim, states_requirement
+from agents.select import Part, RankedChunk
+from agents.state import EvidenceItem, EvidenceState
+from engine.config import AnswerSettings, EvidenceSettings
+from engine.text import TIME_PHRASE, normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
 _BELOW_CUT = "its passage is ranked below the selection cut"
-QUOTE_GAP = 0.3  # a sentence scoring this far below the best sentence of its passage is set aside
-MAX_QUOTES_PER_CHUNK = 3
+_EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
 
-TIME_PHRASE = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
-                   r"(business\s+|calendar\s+|working\s+)?(hours?|days?|weeks?|months?|years?)\b|\b(annually|quarterly|"
-                   r"monthly|weekly|daily|every\s+\w+|immediately|without\s+undue\s+delay|promptly|before|after|within|"
-                   r"at\s+least|no\s+later\s+than|not\s+later\s+than)\b",
-                   re.IGNORECASE)
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
 # and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
@@ -134,16 +135,16 @@ class JudgedRequirement(BaseModel):
     relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
 
 
-def _code_check(req: Requirement, chunks: dict[str, dict[str, Any]]) -> JudgedRequirement | None:
+def _code_check(req: Requirement, chunks: dict[str, EvidenceItem], min_words: int) -> JudgedRequirement | None:
     """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
     chunk = chunks.get(req.chunk_id)
     if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
                                  rationale="the quote is not the chunk text at its offsets", score=0.0,
                                  decided_by="code")
-    if len(req.exact_quote.split()) < MIN_WORDS:
+    if len(req.exact_quote.split()) < min_words:
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
-                                 rationale=f"a quote of fewer than {MIN_WORDS} words", score=0.0, decided_by="code")
+                                 rationale=f"a quote of fewer than {min_words} words", score=0.0, decided_by="code")
     return None
 
 
@@ -153,7 +154,7 @@ def _reject(req: Requirement, reason: str, why: str, score: float, part: int, re
                              decided_by=by, part=part, relevance=relevance)
 
 
-def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, Any]:
+def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, RankedChunk | None]:
     for part in parts:
         ranked = part.relevance_of(req.chunk_id)
         if ranked is not None:
@@ -161,33 +162,36 @@ def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, Any]:
     return parts[0], None
 
 
-def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, dict[str, Any]],
-                        model: Any) -> list[JudgedRequirement]:
-    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring)."""
+def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, EvidenceItem],
+                        model: Any, limits: EvidenceSettings = _EVIDENCE, *,
+                        same_duty_overlap: float = _ANSWER.same_duty_overlap) -> list[JudgedRequirement]:
+    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring).
+    `limits` is the run's `Settings.evidence`; `same_duty_overlap` its `Settings.answer.same_duty_overlap`
+    (a quote set aside that conflicts with a cited one is cited after all)."""
     judged: dict[str, JudgedRequirement] = {}
-    eligible: list[tuple[Requirement, Part, Any]] = []
+    eligible: list[tuple[Requirement, Part, RankedChunk]] = []
     for req in requirements:
-        checked = _code_check(req, chunks)
+        checked = _code_check(req, chunks, limits.min_quote_words)
         part, ranked = _part_of(req, parts)
         relevance = ranked.relevance if ranked else None
         if checked is not None:
             judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
-        elif req.modality is Modality.NONE:
+        elif req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id]):
             judged[req.requirement_id] = _reject(req, "does_not_address_question",
-                                                 "the text imposes, permits or recommends nothing", 0.0, part.index,
-                                                 relevance)
+                                                 "the text imposes, permits or recommends nothing (its passage has "
+                                                 "a sentence that does)", 0.0, part.index, relevance)
         elif ranked is None:
             judged[req.requirement_id] = _reject(req, "does_not_address_question",
                                                  "its passage was not among this part's candidates", 0.0, part.index,
                                                  relevance)
         else:
             eligible.append((req, part, ranked))
-    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks), model))
-    judged.update(_conflicting_sources(judged))
+    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model))
+    judged.update(_conflicting_sources(judged, same_duty_overlap))
     return [judged[r.requirement_id] for r in requirements]
 
 
-def _selection_cut(eligible: list[tuple[Requirement, Part, Any]], quoted: dict[str, JudgedRequirement],
+def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
                    model: Any) -> dict[str, JudgedRequirement]:
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
@@ -213,7 +217,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, Any]], quoted: dict[s
     return out
 
 
-def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, JudgedRequirement]:
+def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -> dict[str, JudgedRequirement]:
     """A requirement set aside by the selection cut is cited after all when it imposes the same duty
     as a verified one of another document with different figures: a conflict is shown, never hidden."""
     verified = [j for j in judged.values() if j.verified]
@@ -222,7 +226,7 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
         if j.verified or j.decided_by == "code" or not j.rationale.startswith(_BELOW_CUT):
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
-                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote)), None)
+                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
         if rival is not None and j.requirement.modality is not Modality.NONE:
             out[j.requirement.requirement_id] = j.model_copy(update={
                 "verified": True, "rejection_reason": None,
@@ -231,10 +235,11 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement]) -> dict[str, Judg
     return out
 
 
-def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any,
-                  chunks: dict[str, dict[str, Any]]) -> dict[str, JudgedRequirement]:
+def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+                  chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
     """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
-    passages); among its sentences, those far below the best are set aside; time and context rules."""
+    passages); among its sentences, those more than `limits.quote_gap` below the best are set aside, and
+    at most `limits.max_quotes_per_chunk` kept; time and context rules."""
     scores: dict[str, float] = {}
     passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
@@ -265,7 +270,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, Any]], model: Any,
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"its passage's relevance {passage[key]:.3f} is below the gate "
                                               f"({gate:.3f})", score, part.index, ranked.relevance)
-        elif score < best[key] - QUOTE_GAP or len(kept.get(key, [])) >= MAX_QUOTES_PER_CHUNK:
+        elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"another sentence of the same passage answers more directly "
                                               f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
@@ -338,7 +343,7 @@ def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdic
             if (rid := j.requirement.requirement_id) in usable else j for j in judged]
 
 
-def verify_node(state: dict, deps: Any) -> dict:
+def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node: code checks, then the gate, or the model's verdicts where code allows them."""
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from agents.select import relevance_model
@@ -347,13 +352,16 @@ def verify_node(state: dict, deps: Any) -> dict:
     requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]
     parts = [Part.model_validate(p) for p in state.get("parts") or []] or [Part(index=0, question=question, ranked=[])]
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
-    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps))
+    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps), deps.settings.evidence,
+                                   same_duty_overlap=deps.settings.answer.same_duty_overlap)
     eligible = [j.requirement for j in by_rules if j.verified]  # the model may only reject what code accepts
-    judged, fallbacks, notes, calls = by_rules, [], [], 0
+    judged, calls = by_rules, 0
+    fallbacks: list[str] = []
+    notes: list[str] = []
     if deps.llm is not None and eligible:
         judged, fallbacks, calls = llm_or_rules_within(
             deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,
             accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
-            requirements=[{"requirement_id": r.requirement_id, "quote": " ".join(r.exact_quote.split()),
+            requirements=[{"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote),
                            "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
     return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engine.errors import ConfigError
@@ -40,7 +40,6 @@ def default_model_dir() -> Path:
 
 
 RELEVANCE_DIR = Path(__file__).resolve().parent / "relevance" / "models"
-RESOURCES = ("sql", "templates", "skills")
 
 
 def resource_dir(name: str) -> Path:
@@ -62,6 +61,64 @@ def resource_dir(name: str) -> Path:
                       "('pip install evidence-engine', or 'make install' in a checkout)")
 
 
+class EvidenceSettings(BaseModel):
+    """How quotes are cut, weighed and kept (agents/extract, agents/select, agents/verify). The learned
+    model's own thresholds (gate, selection floor, gap and maximum) are not here: they live in the
+    model's scorer.json, identified by its sha256 in every record. `EVIDENCE_EVIDENCE__QUOTE_GAP=0.2`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_quote_words: int = Field(default=10, ge=1, description="A shorter quote is incomplete_quote (code check).")
+    max_quote_words: int = Field(default=40, ge=1, description="A longer sentence is excerpted around its modal verb.")
+    quote_gap: float = Field(default=0.3, ge=0.0, le=1.0,
+                             description="A sentence scoring this far below the best sentence of its passage is "
+                                         "set aside.")
+    max_quotes_per_chunk: int = Field(default=3, ge=1, description="Quotes of one passage cited per part.")
+    extra_candidates: int = Field(default=3, ge=0,
+                                  description="Chunks below the selection cut that are extracted and judged too "
+                                              "(rejected, on record).")
+
+
+class ResearchStepSettings(BaseModel):
+    """How a research step is judged without the relevance model, and when the loop stops on its own
+    (agents/evaluate, agents/replan); the research_* settings above set its budgets.
+    `EVIDENCE_RESEARCH__ANSWERED_BY_EARLIER=0.7`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The range of cosines the base MiniLM gives: unrelated text about 0.1-0.3, on-topic requirement text 0.5-0.8.
+    cosine_floor: float = Field(default=0.25, description="Dense cosine read as no confidence (no relevance model).")
+    cosine_ceiling: float = Field(default=0.65, description="Dense cosine read as full confidence (no relevance "
+                                                            "model).")
+    answered_by_earlier: float = Field(default=0.8, ge=0.0, le=1.0,
+                                       description="Share of an aspect's key terms earlier evidence must contain for "
+                                                   "a failed step to count as completed.")
+    max_attempts: int = Field(default=2, ge=1, description="Attempts at one aspect (a retry rewords its queries).")
+    stagnation_delta: float = Field(default=0.05, ge=0.0,
+                                    description="Two failed steps in a row whose confidence differs by less stop "
+                                                "the loop.")
+
+
+class AnswerSettings(BaseModel):
+    """How an answer is cut into parts and composed (agents/parts, agents/duties, agents/compose).
+    `EVIDENCE_ANSWER__MAX_PARTS=3`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_parts: int = Field(default=4, ge=1, description="Parts a question is answered in at most.")
+    min_part_terms: int = Field(default=1, ge=0, description="Key terms a part needs to stand alone.")
+    max_supporting_per_part: int = Field(default=4, ge=0, description="Supporting quotes shown per part.")
+    direct_max_words: int = Field(default=18, ge=1, description="Length of a direct answer (words; a time answer "
+                                                                "may take twice as many).")
+    same_duty_overlap: float = Field(default=0.6, ge=0.0, le=1.0,
+                                     description="Share of the smaller duty object's terms two quotes must share to "
+                                                 "impose the same duty (only then can they conflict).")
+    option_support: float = Field(default=0.6, ge=0.0, le=1.0,
+                                  description="Support a multiple-choice option needs from a verified quote.")
+    option_margin: float = Field(default=0.15, ge=0.0, le=1.0,
+                                 description="Lead of the best option over the next one.")
+
+
 SHIPPED_RELEVANCE_MODEL = "minilm-regqa-int8"
 
 
@@ -73,7 +130,7 @@ def shipped_relevance_model() -> Path:
 class Settings(BaseSettings):
     """Effective configuration. Environment variables carry the prefix `EVIDENCE_`."""
 
-    model_config = SettingsConfigDict(env_prefix="EVIDENCE_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="EVIDENCE_", env_nested_delimiter="__", extra="ignore", frozen=True)
 
     database_url: str | None = Field(
         default=None,
@@ -170,6 +227,11 @@ class Settings(BaseSettings):
     crossref_char_budget: int = 4000
     memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
     memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
+    # Calibration and tunable limits of the stages, in groups (env: EVIDENCE_<GROUP>__<NAME>); the fingerprint
+    # covers them, so a verdict made under other values carries another settings hash.
+    research: ResearchStepSettings = Field(default_factory=ResearchStepSettings)
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
     # Batch workers (evidence audit run/worker): a worker renews its lease every third of it.
     batch_lease_s: float = Field(
         default=60.0, gt=0, le=3600,
@@ -285,3 +347,17 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level() -> str:
+    """How much the engine's loggers tell on stderr: EVIDENCE_LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default
+    WARNING). Read apart from `Settings`: it changes no result, so it stays out of audit records and the
+    settings hash, and a broken setting elsewhere does not silence the logs that would explain it."""
+    value = os.environ.get("EVIDENCE_LOG_LEVEL", "").strip().upper() or "WARNING"
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"EVIDENCE_LOG_LEVEL={os.environ['EVIDENCE_LOG_LEVEL']!r} is not a log level; "
+                          f"use one of {', '.join(LOG_LEVELS)} (or leave it unset for WARNING)")
+    return value

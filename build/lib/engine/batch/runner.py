@@ -16,6 +16,7 @@ one PostgreSQL, on one machine (`--workers N`) or several (`evidence audit worke
 from __future__ import annotations
 
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -35,7 +36,7 @@ from engine import db as dbmod
 from engine.batch import store as batch_store
 from engine.batch.checklist import AuditDefinition, Expectation, Question, Scope
 from engine.config import Settings
-from engine.errors import ConfigError, EngineError
+from engine.errors import ConfigError, EngineError, ExitCode
 from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
@@ -43,8 +44,8 @@ from engine.trail import store as audit_trail
 from engine.trail.record import default_actor
 from engine.trail.store import crash_point
 
-GATE_EXIT = 10  # `audit run` exit status when the checklist's gate fails (fail_on)
 Event = Callable[[tuple[Any, ...]], None]
+logger = logging.getLogger(__name__)
 
 
 class QuestionOutcome(BaseModel):
@@ -241,12 +242,14 @@ def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worke
                     return done
                 time.sleep(min(2.0, lease_s / 3))
                 continue
+            logger.debug("%s: %s claimed %s", batch_id, worker_id, item["question_id"])
             emit(("start", item["question_id"], item["position"]))
             try:
                 with _Heartbeat(control, item, worker_id, lease_s) as beat:
                     appended = _answer_item(conn, run_settings, embedder, saver, batch,
                                             questions[item["question_id"]], item, worker_id, beat, emit)
             except LeaseLost as exc:
+                logger.info("%s: %s lost its lease: %s", batch_id, worker_id, exc)
                 emit(("lost", item["question_id"], str(exc)))
                 continue
             if appended is not None:
@@ -336,7 +339,7 @@ def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = No
               "never": False}[gate]
     return BatchOutcome(batch_id=batch_id, name=batch["name"], all_ran=all(r.audit_id for r in rows), questions=rows,
                         no_evidence=no_evidence, expectations_missed=missed, fail_on=gate,
-                        exit_code=GATE_EXIT if failed else 0)
+                        exit_code=ExitCode.GATE_FAILED if failed else ExitCode.SUCCESS)
 
 
 def compare(conn: psycopg.Connection, batch_a: str, batch_b: str) -> dict[str, Any]:

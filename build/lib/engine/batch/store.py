@@ -9,10 +9,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from engine import db
 from engine.errors import NotFoundError
-
-BATCH_LOCK_NS = 7702007  # advisory lock namespace: one coordinator per batch
-WORKER_LOCK_NS = 7702008  # advisory lock namespace: each worker holds its own while its connection lives
 
 
 def create(conn: psycopg.Connection, *, batch_id: str, name: str, path: str, sha256: str,
@@ -50,7 +48,7 @@ def list_batches(conn: psycopg.Connection) -> list[dict[str, Any]]:
 
 def register_worker(conn: psycopg.Connection, worker_id: str) -> None:
     """Take the worker's liveness lock for the life of this connection (released if the worker dies)."""
-    conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (WORKER_LOCK_NS, worker_id))
+    db.session_lock(conn, db.Lock.WORKER, worker_id)
 
 
 def claim_next(conn: psycopg.Connection, batch_id: str, worker_id: str, lease_s: float) -> dict[str, Any] | None:
@@ -61,12 +59,11 @@ def claim_next(conn: psycopg.Connection, batch_id: str, worker_id: str, lease_s:
             "UPDATE batch_items i SET lease_owner = %(w)s, lease_expires_at = now() + make_interval(secs => %(s)s),"
             " claims = i.claims + 1 "
             "FROM (SELECT batch_id, question_id FROM batch_items o WHERE o.batch_id = %(b)s AND o.audit_id IS NULL"
-            "      AND (o.lease_owner IS NULL OR o.lease_expires_at < now() OR NOT EXISTS ("
-            "           SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %(ns)s"
-            "           AND l.objid = hashtext(o.lease_owner)::oid AND l.objsubid = 2))"
+            "      AND (o.lease_owner IS NULL OR o.lease_expires_at < now() OR NOT "
+            f"           {db.lock_held(db.Lock.WORKER, 'o.lease_owner')})"
             "      ORDER BY o.position LIMIT 1 FOR UPDATE SKIP LOCKED) AS next "
             "WHERE i.batch_id = next.batch_id AND i.question_id = next.question_id RETURNING i.*",
-            {"w": worker_id, "s": float(lease_s), "b": batch_id, "ns": WORKER_LOCK_NS}).fetchone()
+            {"w": worker_id, "s": float(lease_s), "b": batch_id}).fetchone()
 
 
 def renew(conn: psycopg.Connection, batch_id: str, question_id: str, worker_id: str, lease_s: float) -> bool:
@@ -98,4 +95,4 @@ def open_count(conn: psycopg.Connection, batch_id: str) -> int:
 
 def try_lock(conn: psycopg.Connection, batch_id: str) -> bool:
     """Session lock held by the coordinator of a batch while it runs (released when it exits or dies)."""
-    return bool(conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (BATCH_LOCK_NS, batch_id)).fetchone()[0])
+    return db.try_session_lock(conn, db.Lock.BATCH, batch_id)

@@ -15,7 +15,7 @@ from engine import db as dbmod
 from engine.batch import store as batch_store
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings, secret_values
-from engine.errors import redact
+from engine.errors import ExitCode, redact
 
 audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                         help="Audit checklists run as batches (audits/*.yaml).")
@@ -147,7 +147,7 @@ def start_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml"
             out.print(batch_id, highlight=False)
             err.print(f"{len(parsed.questions)} question(s); answer with 'evidence audit worker {batch_id}' on one "
                       "or more machines sharing this database", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -178,7 +178,7 @@ def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] =
         else:
             out.print(f"worker {worker_id} recorded {answered} question(s); batch {batch_id} has every question "
                       f"answered ('evidence audit status {batch_id}')", highlight=False, markup=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -207,16 +207,17 @@ def status_cmd(batch_id: Annotated[str | None, typer.Argument()] = None,
     def body() -> int:
         cfg = settings()
         if batch_id is not None:
-            return _finish(cfg, batch_id, pdf=None, as_json=as_json, fail_on=None) and 0
+            _finish(cfg, batch_id, pdf=None, as_json=as_json, fail_on=None)
+            return ExitCode.SUCCESS  # status shows a batch; only run / resume apply its gate
         with dbmod.connection(cfg) as conn:
             rows = batch_store.list_batches(conn)
         if as_json:
             emit_json(rows)
-            return 0
+            return ExitCode.SUCCESS
         for r in rows:
             out.print(f"{r['batch_id']}  {r['started_at']:%Y-%m-%d %H:%M}  {r['done']}/{r['questions']} done  "
                       f"{escape(r['actor'])}  {escape(r['name'])}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -231,7 +232,7 @@ def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Optio
             result = compare(conn, batch_a, batch_b)
         if as_json:
             emit_json(result)
-            return 0
+            return ExitCode.SUCCESS
         for side, ids in (("only in " + batch_a, result["only_in_a"]), ("only in " + batch_b, result["only_in_b"])):
             if ids:
                 out.print(f"{side}: {', '.join(ids)}")
@@ -243,7 +244,7 @@ def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Optio
             verb = "answer changed" if d["answer_changed"] else "answer unchanged"
             out.print(f"[bold]{qid}[/]: {d['status'][0]} -> {d['status'][1]}; {verb}; requirements +{changes[0]} "
                       f"-{changes[1]}, verdicts changed {changes[2]}; corpus changes {len(d['corpus_changes'])}")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -262,6 +263,6 @@ def export_cmd(batch_id: str,
         results = document["assessment-results"]["results"][0]
         out.print(f"wrote {oscal}: {len(results['observations'])} observation(s), "
                   f"{len(results.get('findings', []))} finding(s)", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)

@@ -20,13 +20,10 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from engine.config import Settings, load_settings, secret_values
-from engine.errors import EngineError, StorageError, redact
+from engine.errors import EngineError, ExitCode, redact
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
-
-QUESTION_REFUSED = 8  # exit status of `ask` / `resume` when the guard refused the question
-
 
 class FullHelpGroup(TyperGroup):
     """A command group whose list of commands shows each one's first sentence whole, wrapped to the
@@ -61,10 +58,14 @@ def run(fn: Callable[[], int | None]) -> None:
     """Run a command body, turning engine errors into a message and an exit code.
 
     Anything unexpected also ends in one redacted message (and the redacted traceback) with exit
-    status 1, never in a traceback that shows local variables such as settings.
+    status 1, never in a traceback that shows local variables such as settings. Logging is set up
+    here, once per command (engine.cli.logs).
     """
+    from engine.cli import logs
+
     try:
-        code = fn() or 0
+        logs.configure()
+        code = fn() or ExitCode.SUCCESS
     except EngineError as exc:
         error_line(str(exc))
         raise typer.Exit(exc.exit_code) from exc
@@ -73,7 +74,7 @@ def run(fn: Callable[[], int | None]) -> None:
                    "Nothing partial was recorded (each audit and each document is one transaction). Check the "
                    "server ('evidence db status'), then run the command again, or 'evidence resume RUN' / "
                    "'evidence audit resume BATCH' for an interrupted answer or batch.")
-        raise typer.Exit(StorageError.exit_code) from exc
+        raise typer.Exit(ExitCode.STORAGE) from exc
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
         raise
     except Exception as exc:  # the CLI is the one place that catches broadly
@@ -81,7 +82,7 @@ def run(fn: Callable[[], int | None]) -> None:
         sys.stderr.write(redact("".join(traceback.format_exception(exc)), secrets))
         error_line(f"unexpected {type(exc).__name__}: {exc}. This is a bug in the engine; please report it "
                    "with the traceback above.")
-        raise typer.Exit(1) from exc
+        raise typer.Exit(ExitCode.GENERIC) from exc
     raise typer.Exit(code)
 
 

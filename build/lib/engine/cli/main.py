@@ -14,12 +14,14 @@ from rich.table import Table
 from engine import db as dbmod
 from engine import embedded_db
 from engine.cli.audit import audit_app
-from engine.cli.common import QUESTION_REFUSED, FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
+from engine.cli.common import FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
 from engine.cli.trail import trail_app
-from engine.config import SOURCE_TYPES, Settings, load_settings
-from engine.errors import printable, redact
+from engine.cli.web import export_feedback, serve, user_app
+from engine.config import SOURCE_TYPES, load_settings
+from engine.errors import ExitCode, printable, redact
+from engine.text import normalize_ws
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
@@ -33,29 +35,25 @@ app.add_typer(trail_app, name="trail")
 app.add_typer(audit_app, name="audit")
 app.add_typer(report_app, name="report")
 app.add_typer(relevance_app, name="relevance")
+app.add_typer(user_app, name="user")
+app.command("serve")(serve)
+relevance_app.command("export-feedback")(export_feedback)
 
-
-
-def _settings() -> Settings:
-    return load_settings()
-
-
-_emit_json = emit_json
 
 @db_app.command("status")
 def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Show whether the embedded server runs (does not start it)."""
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         settings.ensure_home()  # an unusable home is an error, not a status
         info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
         if as_json:
-            _emit_json(info)
+            emit_json(info)
         else:
             for key, value in info.items():
                 out.print(f"{key:12} {value}")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -66,9 +64,9 @@ def db_url(show_password: Annotated[bool, typer.Option(
     """Print a URI that psql can use (starts the embedded server if needed)."""
 
     def body() -> int:
-        url = dbmod.database_url(_settings())
+        url = dbmod.database_url(load_settings())
         out.print(url if show_password else redact(url), highlight=False, markup=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -78,9 +76,9 @@ def db_stop() -> None:
     """Stop the embedded server."""
 
     def body() -> int:
-        stopped = embedded_db.stop(_settings())
+        stopped = embedded_db.stop(load_settings())
         out.print("stopped" if stopped else "not running")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -90,11 +88,11 @@ def db_migrate() -> None:
     """Apply pending schema migrations."""
 
     def body() -> int:
-        with dbmod.connection(_settings(), auto_migrate=False) as conn:
+        with dbmod.connection(load_settings(), auto_migrate=False) as conn:
             version = dbmod.ensure_pgvector(conn)
             applied = dbmod.migrate(conn)
         out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -106,12 +104,12 @@ def db_reembed() -> None:
     from engine.search.embeddings import Embedder
 
     def body() -> int:
-        settings = _settings()
+        settings = load_settings()
         embedder = Embedder.from_settings(settings)
         with dbmod.connection(settings) as conn:
             done = reembed(conn, embedder)
         out.print(f"re-embedded {done} chunk(s) with {embedder.name} ({embedder.backend})")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -190,7 +188,7 @@ def ingest(
     from engine import api
 
     def body() -> int:
-        _settings()  # configuration errors first
+        load_settings()  # configuration errors first
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise typer.BadParameter(f"--source-type must be one of {', '.join(SOURCE_TYPES)}")
         with _IngestDisplay(quiet=as_json) as display:
@@ -199,11 +197,11 @@ def ingest(
                                  on_file=lambda path, result: display.file(path, result, as_json),
                                  on_progress=display.update)
         if as_json:
-            _emit_json(summary.model_dump())
+            emit_json(summary.model_dump())
         else:
             out.print(f"{summary.documents} documents, {summary.chunks} chunks in {summary.seconds:.1f} s; "
                       f"{len(summary.failed)} failed")
-        return 3 if summary.failed else 0
+        return ExitCode.INGEST if summary.failed else ExitCode.SUCCESS
 
     run(body)
 
@@ -223,8 +221,8 @@ def search(
     def body() -> int:
         hits = api.search(query, k=k, source_types=source_types or ())
         if as_json:
-            _emit_json([h.model_dump() for h in hits])
-            return 0
+            emit_json([h.model_dump() for h in hits])
+            return ExitCode.SUCCESS
         for i, h in enumerate(hits, 1):
             c = h.chunk
             scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
@@ -234,7 +232,7 @@ def search(
                       f"{escape(c.section_path)}", highlight=False)
             out.print("   " + c.text.replace("\n", "\n   "), highlight=False, markup=False)
             out.print(f"   [dim]{c.id}  chars {c.char_start}-{c.char_end}[/]")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -258,14 +256,14 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
     def body() -> int:
         docs = api.documents(include_superseded=all_versions)
         if as_json:
-            _emit_json([d.model_dump(mode="json") for d in docs])
-            return 0
+            emit_json([d.model_dump(mode="json") for d in docs])
+            return ExitCode.SUCCESS
         for d in docs:
             state = "current" if d.is_current else f"superseded by {d.superseded_by}"
             out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}", markup=False,
                       highlight=False)
         out.print(f"{len(docs)} document(s)" + ("" if all_versions else " (--all-versions: superseded ones too)"))
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -287,14 +285,14 @@ def document_sections(
                  "section_number": s["section_number"], "section_path": s["section_path"],
                  "section_heading": s["section_heading"], "chunks": s["chunks"]} for s in sections]
         if as_json:
-            _emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
-            return 0
+            emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
+            return ExitCode.SUCCESS
         out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
         for r in rows:
             where = f"#{r['section_number']}" if r["section_number"] else "(no number)"
             out.print(f"{r['citation'] or '-':14} {where:12} {r['section_path'] or '(no section)'}  "
                       f"[{r['chunks']} chunk(s)]", markup=False, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -314,7 +312,7 @@ def _print_research(result: Any) -> None:
         via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
         out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
                   f"{escape(item['section_path'])}{via}", highlight=False)
-        out.print("     " + escape(" ".join(item["text"].split())[:240]), highlight=False)
+        out.print("     " + escape(normalize_ws(item["text"])[:240]), highlight=False)
 
 
 def _print_metrics(result: Any) -> None:
@@ -362,7 +360,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       show_rejected: bool = False) -> int:
     from engine import api
 
-    _settings()  # configuration errors before the spinner
+    load_settings()  # configuration errors before the spinner
     with err.status("starting", spinner="dots") as status:
         hooks = api.Hooks(
             run_started=lambda new_id: err.print(f"run {new_id} (if interrupted: evidence resume {new_id})",
@@ -376,7 +374,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
             audit = api.resume(run_id or "", actor=actor, hooks=hooks)
     result, usage = audit.research, audit.llm_usage
     if as_json:
-        _emit_json(audit.as_json())
+        emit_json(audit.as_json())
     else:
         from engine.llm.client import availability_line, usage_line
 
@@ -390,7 +388,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                   " (recorded earlier)") + f"\nrecord hash {audit.entry.hash}", highlight=False)
     if pdf is not None:
         err.print(f"report written to {pdf}", highlight=False)
-    return QUESTION_REFUSED if audit.refused else 0
+    return ExitCode.QUESTION_REFUSED if audit.refused else ExitCode.SUCCESS
 
 
 @app.command()
@@ -450,7 +448,7 @@ def export_cmd(
     document title, id, version and SHA-256, section, question, time.
     """
     from engine.errors import InputError
-    from engine.report import export as exports
+    from engine.report.render import export as exports
     from engine.trail import store as audit_trail
 
     def body() -> int:
@@ -458,7 +456,7 @@ def export_cmd(
             raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
         if fmt == "xlsx" and output is None:
             raise InputError("--format xlsx writes a file: give --output PATH (for example --output out/audit.xlsx)")
-        with dbmod.connection(_settings()) as conn:
+        with dbmod.connection(load_settings()) as conn:
             ids = list(dict.fromkeys(audit_trail.resolve_id(conn, a) for a in audit_ids))
             rows = exports.requirement_rows(conn, ids, cited_only=cited_only)
         if fmt == "xlsx":
@@ -469,11 +467,11 @@ def export_cmd(
                 import sys
 
                 sys.stdout.write(text)
-                return 0
+                return ExitCode.SUCCESS
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
         err.print(f"wrote {len(rows)} requirement(s) of {len(ids)} audit(s) to {output}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
-from engine.errors import InputError
+from engine.errors import ExitCode, InputError
 
 relevance_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                             help="The learned relevance model: train it on labelled pairs, score a pair.")
@@ -48,7 +48,7 @@ def train_command(
         except ValueError as exc:
             raise InputError(f"{pairs}: {exc}") from exc
         out.print(f"relevance model written to {out_dir}", soft_wrap=True)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -69,6 +69,6 @@ def score_command(
         else:
             out.print(f"{'verified' if verdict.verified else 'rejected'}: {verdict.rationale}", soft_wrap=True)
             out.print(json.dumps(verdict.features), soft_wrap=True, highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)

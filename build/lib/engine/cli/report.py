@@ -16,7 +16,7 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
-from engine.errors import IntegrityError, StorageError
+from engine.errors import ExitCode, StorageError
 
 
 class _AuditFirst(FullHelpGroup):
@@ -54,7 +54,7 @@ def render_cmd(
                                     include_rejected=include_rejected)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -170,6 +170,6 @@ def verify_cmd(
             emit_json(result.model_dump())
         else:
             _print_verify(result, why)
-        return 0 if result.ok else IntegrityError.exit_code
+        return ExitCode.SUCCESS if result.ok else ExitCode.INTEGRITY
 
     run(body)

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
-from engine.errors import EngineError
+from engine.errors import EngineError, ExitCode
 from engine.trail import store as audit_trail
 
 trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
@@ -76,7 +76,7 @@ def list_cmd(
         else:
             _print_headers(rows)
             out.print(f"{len(rows)} audit(s)")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -95,9 +95,9 @@ def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique 
             notes = audit_trail.amendments(conn, row["audit_id"])
         if as_json:
             sys.stdout.write(row["canonical"] + "\n")
-            return 0
+            return ExitCode.SUCCESS
         _print_record(row, notes, show_rejected=not brief)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -145,7 +145,7 @@ def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
             emit_json(rows)
         else:
             _print_headers(rows, similarity=True)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -161,7 +161,6 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
     """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
     on any failure."""
     from engine import api
-    from engine.errors import IntegrityError
     from engine.trail.checkpoints import read_notes
 
     def body() -> int:
@@ -181,7 +180,7 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
                 err.print(f"[red]FAIL[/] {where} {p.audit_id or ''} [{p.check}] {escape(p.message)}", highlight=False)
             out.print("[green]OK: the trail verifies[/]" if report.ok
                       else f"[red]FAILED[/]: first bad seq {report.first_bad_seq}")
-        return 0 if report.ok else IntegrityError.exit_code
+        return ExitCode.SUCCESS if report.ok else ExitCode.INTEGRITY
 
     run(body)
 
@@ -213,7 +212,7 @@ def checkpoint_cmd(
         written = publish(cp.note, out_dir) if out_dir is not None else None
         if as_json:
             emit_json({**cp.model_dump(), "published_to": str(written) if written else None})
-            return 0
+            return ExitCode.SUCCESS
         if cp.key_created:
             err.print(f"created signing key {cp.key_file} — back it up; verification needs its public half "
                       "('evidence trail public-key')")
@@ -222,7 +221,7 @@ def checkpoint_cmd(
                   f"fingerprint (SHA-256) {cp.key_fingerprint}", highlight=False, soft_wrap=True)
         if written:
             err.print(f"appended to {escape(str(written))}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -250,7 +249,7 @@ def public_key_cmd(
             sys.stdout.write(text)
         err.print(f"{'created ' if created else ''}key {cfg.signing_key_file}; fingerprint (SHA-256) {fp}",
                   highlight=False, soft_wrap=True)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -276,7 +275,7 @@ def prove_cmd(audit_id: str,
             err.print(f"wrote {escape(str(out_file))}", highlight=False)
         else:
             sys.stdout.write(text)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -288,7 +287,6 @@ def consistency_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Prove that the log at NEW extends the log at OLD (RFC 6962 consistency proof). Exit 6 if it does not."""
-    from engine.errors import IntegrityError
     from engine.trail.proofs import consistency
 
     def body() -> int:
@@ -307,7 +305,7 @@ def consistency_cmd(
                 out.print(f"  {h}", highlight=False)
             out.print("[green]OK: consistent[/]" if result["consistent"]
                       else f"[red]INCONSISTENT[/]: {escape(result['problem'])}")
-        return 0 if result["consistent"] else IntegrityError.exit_code
+        return ExitCode.SUCCESS if result["consistent"] else ExitCode.INTEGRITY
 
     run(body)
 
@@ -327,9 +325,9 @@ def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD
             d = diff(conn, audit_trail.resolve_id(conn, audit_a), audit_trail.resolve_id(conn, audit_b))
         if as_json:
             emit_json(d)
-            return 0
+            return ExitCode.SUCCESS
         _print_diff(d, all_)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -400,7 +398,7 @@ def impact_cmd(target: Annotated[str, typer.Argument(
             result = impact(conn, target)
         if as_json:
             emit_json(result)
-            return 0
+            return ExitCode.SUCCESS
         where = f" section {result['section']}" if result["section"] else ""
         out.print(f"{len(result['audits'])} audit(s) cite {escape(target.partition('#')[0])}{where}; "
                   f"{len(result['stale_audits'])} stale (a cited quote changed or vanished)", highlight=False)
@@ -413,7 +411,7 @@ def impact_cmd(target: Annotated[str, typer.Argument(
                     state = "still in" if q["quote_in_current_version"] else "[red]no longer in[/]"
                     out.print(f"    {q['requirement_id']} v{q['document_version']} {state} v{q['current_version']}: "
                               f"{escape(q['exact_quote'])}", highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -454,7 +452,7 @@ def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits
                 done.append(rerun_one(conn, cfg, target, embedder=embedder, actor=actor or cfg.actor, backend=backend))
         if as_json:
             emit_json([r.model_dump() for r in done])
-            return 0
+            return ExitCode.SUCCESS
         out.print(f"{len(done)} audit(s) answered again against the current documents" if done
                   else "no stale audits: every cited quote is still in its document's current version")
         for r in done:
@@ -465,7 +463,7 @@ def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits
                     out.print(f"    before: {escape(before)}\n    after:  {escape(after)}", highlight=False)
             out.print(f"    correction {r.correction_id} on {r.old_audit_id} points to {r.new_audit_id}",
                       highlight=False)
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)
 
@@ -496,6 +494,6 @@ def amend_cmd(audit_id: str,
             emit_json(appended.model_dump())
         else:
             out.print(f"{record['kind']} {appended.audit_id} (seq {appended.seq}) amends {record['amends']}")
-        return 0
+        return ExitCode.SUCCESS
 
     run(body)

@@ -29,6 +29,7 @@ from engine.ingest.structure import (
     parse_heading,
     recital_number,
 )
+from engine.text import normalize_ws
 
 FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa")
 _EXTENSIONS = {
@@ -543,7 +544,7 @@ class _Warnings:
     @property
     def messages(self) -> list[str]:
         found = [*self.logged, *(str(w.message) for w in self.caught if not issubclass(w.category, _QUIET_WARNINGS))]
-        unique = list(dict.fromkeys(" ".join(m.split()) for m in found if m.strip()))
+        unique = list(dict.fromkeys(normalize_ws(m) for m in found if m.strip()))
         if len(unique) > MAX_WARNINGS:
             unique = [*unique[:MAX_WARNINGS], f"... and {len(unique) - MAX_WARNINGS} more warnings"]
         return unique
@@ -572,7 +573,7 @@ def _collect_warnings() -> Iterator[_Warnings]:
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
-    text = " ".join(str(exc).split())
+    text = normalize_ws(str(exc))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

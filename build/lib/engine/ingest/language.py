@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.text import normalize_ws
+
 UNDETERMINED = "und"
 MIN_CONFIDENCE = 0.5
 SAMPLE_CHARS = 20_000  # a document's language is read from its beginning
@@ -109,7 +111,7 @@ def _unpack(packed: Path, folder: Path) -> None:
 
 def detect(text: str) -> Detection:
     """The language of `text` (its first SAMPLE_CHARS characters); `und` below MIN_CONFIDENCE."""
-    sample = " ".join(text[:SAMPLE_CHARS].split())
+    sample = normalize_ws(text[:SAMPLE_CHARS])
     if not any(ch.isalpha() for ch in sample):
         return Detection(language=UNDETERMINED, confidence=0.0)
     code, probability = _identifier().classify(sample)

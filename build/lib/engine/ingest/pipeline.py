@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import stat
@@ -17,6 +18,7 @@ import numpy as np
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import db
 from engine.config import SOURCE_TYPES, Settings
 from engine.errors import IngestError, printable
 from engine.ingest.chunking import ChunkDraft, chunk_document
@@ -27,6 +29,7 @@ from engine.search import store
 from engine.search.embeddings import Embedder, check_space
 from engine.search.lexical import term_frequencies
 
+logger = logging.getLogger(__name__)
 _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
 
 
@@ -120,11 +123,6 @@ def find_files(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[
         else:
             found.append(Found(path))
     return found
-
-
-def expand_paths(paths: Iterable[Path], *, follow_symlinks: bool = False) -> list[Path]:
-    """The files `find_files` would read (refused links left out)."""
-    return [f.path for f in find_files(paths, follow_symlinks=follow_symlinks) if f.refused is None]
 
 
 # Words of a file name or title that say what kind of source it is, most specific first.
@@ -308,7 +306,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
 def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vectors: np.ndarray) -> FileResult:
     """Write one document with its chunks and postings in one transaction (superseding the old version)."""
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (prep.source_key,))
+        db.xact_lock(conn, db.Lock.INGEST_SOURCE, prep.source_key)
         previous = store.current_document(conn, prep.source_key)
         version = previous.version + 1 if previous else 1
         if previous:
@@ -420,15 +418,6 @@ def _embed(embedder: Embedder, batch: list[_Prepared], tracker: _Tracker | None 
     return out
 
 
-def ingest_file(conn: psycopg.Connection, embedder: Embedder, settings: Settings, path: Path, *,
-                fmt: str = "auto", source_type: str | None = None, title: str | None = None) -> FileResult:
-    """Ingest one file; raises IngestError with the reason when it cannot be used."""
-    prep = _prepare(conn, settings, path, fmt=fmt, source_type=source_type, title=title)
-    if isinstance(prep, FileResult):
-        return prep
-    return _store(conn, settings, prep, _embed(embedder, [prep])[0])
-
-
 def _failed(path: Path, exc: IngestError) -> FileResult:
     return FileResult(path=str(path), status="failed", error=exc.reason + (f" ({exc.hint})" if exc.hint else ""),
                       warnings=exc.warnings)
@@ -453,6 +442,8 @@ def ingest_paths(conn: psycopg.Connection, embedder: Embedder, settings: Setting
     tracker = _Tracker(found, on_progress)
 
     def record(path: Path, result: FileResult) -> None:
+        logger.log(logging.INFO if result.status == "failed" else logging.DEBUG, "%s: %s%s", printable(str(path)),
+                   result.status, f" ({result.error})" if result.error else "")
         summary.files.append(result)
         if result.status in ("added", "new_version"):
             summary.documents += 1

@@ -24,11 +24,6 @@ _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CONTINUATION = re.compile(r"(?:[,;:\-\u2013]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
-def normalize_ws(text: str) -> str:
-    """Whitespace runs read as one space: the only normalization the verbatim check allows."""
-    return " ".join(text.split())
-
-
 class Span(NamedTuple):
     start: int
     end: int

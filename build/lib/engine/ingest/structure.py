@@ -34,7 +34,6 @@ _WORD_HEADING = re.compile(
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
 _RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")
-_ADOPTED = re.compile(r"^(?:HAVE|HAS)\s+ADOPTED\b", re.IGNORECASE)
 _ARTICLE_LINE = re.compile(r"^Article\s+\d+[a-z]?\b", re.IGNORECASE)
 _ENUMERATORS = (
     ("N.", re.compile(r"^(?P<label>\d{1,3})\.(?=\s|$)")),
@@ -124,11 +123,6 @@ def is_eu_style(paragraphs: list[str]) -> bool:
 def recital_number(text: str) -> str | None:
     match = _RECITAL.match(text.strip())
     return match.group("num") if match else None
-
-
-def ends_preamble(text: str) -> bool:
-    """'HAVE ADOPTED THIS REGULATION:' closes the recitals."""
-    return bool(_ADOPTED.match(text.strip()))
 
 
 def roman_value(label: str) -> int | None:

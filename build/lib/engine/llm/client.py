@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +29,7 @@ from engine.config import Settings
 from engine.errors import ConfigError, LLMOutputError
 from engine.llm.policy import CallPolicy, Pacer, classify_failure
 from engine.llm.skills import fence_token, fenced, load_skill
+from engine.text import normalize_ws
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -40,6 +43,59 @@ def make_chat_model(settings: Settings) -> Any:
 
     return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
                       temperature=settings.llm_temperature, timeout=settings.llm_timeout_s, max_retries=0)
+
+
+@lru_cache(maxsize=1)
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What a failed request raises: network and timeouts (`OSError`: ConnectionError, TimeoutError),
+    httpx's errors, the OpenAI client's (connection, timeout, HTTP status, rate limit, a reply it could not
+    read) and LangChain's model errors. Imported on first use: the rules backend never loads them."""
+    import httpx
+    import openai
+    from langchain_core.exceptions import ModelError
+
+    errors: list[type[BaseException]] = [OSError, httpx.HTTPError, httpx.StreamError, openai.OpenAIError, ModelError]
+    try:  # the OpenAI client may run on httpx2, a fork with its own exception classes
+        import httpx2
+
+        errors += [httpx2.HTTPError, httpx2.StreamError]
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+# A reply that is not what the schema asks for: JSON errors (json.JSONDecodeError), pydantic's
+# ValidationError, LangChain's OutputParserException and `parse_json_reply`'s own are all ValueErrors.
+PARSE_ERRORS: tuple[type[BaseException], ...] = (ValidationError, json.JSONDecodeError, ValueError)
+# The libraries that send the request and read the endpoint's reply. A ValueError, LookupError, TypeError or
+# AttributeError raised inside them is a reply they could not read (ChatOpenAI raises those for an
+# OpenAI-compatible server's odd JSON: an "error" key, no "choices", null choices; LangChain's core an
+# IndexError for an empty choice list; the OpenAI client lets json's error out for a body that is not JSON),
+# not a bug of ours. Frames of the standard library and pydantic belong to whoever called them. The one
+# blind spot: a wrong argument we pass to `invoke` that these libraries reject is read as a failed
+# request too (it is recorded as the call's error, and every call then fails the same way).
+_CLIENT_LIBRARIES = frozenset({"openai", "langchain_openai", "langchain_core", "httpx", "httpcore", "httpx2",
+                               "httpcore2", "h11"})
+_NEUTRAL = frozenset({*sys.stdlib_module_names, "pydantic", "pydantic_core"})
+_UNREADABLE = (ValueError, LookupError, TypeError, AttributeError)
+
+
+def _raised_in(exc: BaseException) -> str:
+    """The top-level package whose code raised `exc`: the innermost frame not of a neutral library."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0])
+        tb = tb.tb_next
+    return next((name for name in reversed(frames) if name not in _NEUTRAL), "")
+
+
+def endpoint_failure(exc: BaseException) -> bool:
+    """Whether `exc`, raised while asking the model, is the endpoint's failure (a transport error, or a
+    reply the client libraries could not read) rather than a programming error, which must propagate."""
+    if isinstance(exc, transport_errors()):
+        return True
+    return isinstance(exc, _UNREADABLE) and _raised_in(exc) in _CLIENT_LIBRARIES
 
 
 def parse_json_reply(text: str) -> Any:
@@ -206,7 +262,9 @@ class LLMClient:
         started = self.pacer.clock()
         try:
             reply = model.invoke(messages, timeout=timeout)
-        except Exception as exc:  # noqa: BLE001 - transport errors of any client library
+        except Exception as exc:
+            if not endpoint_failure(exc):
+                raise  # our own bug: never a fallback
             self.pacer.charge(self.pacer.clock() - started)
             failure = classify_failure(exc)
             self.request_failures += 1
@@ -229,9 +287,9 @@ class LLMClient:
         call.output_chars += reply_chars(reply)
         try:
             result = schema.model_validate(reply_payload(reply))
-        except (ValueError, ValidationError, TypeError, KeyError, AttributeError) as exc:
+        except PARSE_ERRORS as exc:
             self.parse_failures += 1
-            call.error = "unusable reply: " + " ".join(str(exc).split())[:300]
+            call.error = "unusable reply: " + normalize_ws(str(exc))[:300]
             self.pacer.failed(call.error[:120], skill)
             return "re-ask"
         self.pacer.succeeded()

@@ -18,6 +18,7 @@ random draw, both injectable for tests.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
 
+logger = logging.getLogger(__name__)
 _NOT_RETRYABLE = frozenset({400, 401, 403, 404, 413, 422})  # the same request fails the same way
 _FATAL = frozenset({401, 403, 404})  # ... and so will every other: wrong key, model or URL
 
@@ -136,6 +138,7 @@ class Pacer:
 
     def failed(self, reason: str, skill: str, *, fatal: bool = False) -> None:
         self.consecutive_failures += 1
+        logger.debug("%s: request failed (%d in a row): %s", skill, self.consecutive_failures, reason)
         if fatal:
             self._open(f"the endpoint refused the request ({reason})", skill)
         elif self.consecutive_failures >= self.policy.breaker_failures:
@@ -158,3 +161,4 @@ class Pacer:
     def _open(self, reason: str, skill: str) -> None:
         if self.open_reason is None:
             self.open_reason, self.opened_at_skill = reason, skill
+            logger.info("LLM unavailable from the %s step on: %s", skill, reason)

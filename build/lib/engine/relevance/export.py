@@ -13,10 +13,25 @@ import logging
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from engine.relevance.encoder import MANIFEST, file_sha256
+
+
+@contextmanager
+def _root_logger_quiet() -> Iterator[None]:
+    """ONNX Runtime's quantizer warns through the root logger ("consider pre-processing"): quiet it for
+    that call only, and give the root logger its level back afterwards."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def _load(src: Path) -> Any:
@@ -60,10 +75,9 @@ def export_onnx(src: Path | Any, out: Path, *, name: str, quantize: bool = True,
         if quantize:
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # "consider pre-processing"
-
             # Per-channel scales: cosine to fp32 >= 0.986 on passages (per-tensor: 0.89 on long ones).
-            quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
+            with _root_logger_quiet():
+                quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
         else:
             shutil.copyfile(raw, target)
     tokenizer.save_pretrained(str(out / "_tok"))

@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.relevance.encoder import OnnxEncoder
 from engine.relevance.pairs import Pair, grouped, split_of
-from engine.relevance.scorer import PAIR_FEATURES, Head, Scorer, best_threshold, pair_features
+from engine.relevance.scorer import DEFAULT_THRESHOLDS, PAIR_FEATURES, Head, Scorer, best_threshold, pair_features
 
 
 def pair_rows(encoder: Any, pairs: list[Pair]) -> list[dict[str, float]]:
@@ -70,7 +70,9 @@ def fit_pair_head(encoder: Any, pairs: list[Pair], *, name: str, log: Callable[[
     probs = 1.0 / (1.0 + np.exp(-head.logits(rows)))
     threshold, accuracy = best_threshold(labels, list(probs))
     log(f"pair head on {len(pairs)} pairs: gate threshold {threshold}, balanced accuracy {accuracy:.4f}")
-    return Scorer(pair=head, rank=None, thresholds={"gate": threshold}, name=name,
+    # Every threshold is written to scorer.json (the selection ones at their defaults until calibrated), so the
+    # file's sha256 in a record names all of them, not only the gate.
+    return Scorer(pair=head, rank=None, thresholds={**DEFAULT_THRESHOLDS, "gate": threshold}, name=name,
                   info={"pair_head_pairs": len(pairs), "pair_head_balanced_accuracy": round(accuracy, 4)})
 
 

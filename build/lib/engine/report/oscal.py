@@ -19,6 +19,7 @@ import psycopg
 
 from engine.batch import store as batch_store
 from engine.batch.runner import outcome
+from engine.text import normalize_ws
 from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
 from engine.trail.record import engine_version
@@ -58,7 +59,7 @@ def _evidence(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str,
     for req in (r for r in rec.get("requirements", []) if r["verified"]):
         res = _uuid(rec["audit_id"], req["requirement_id"])
         doc = docs.get(req["document_id"], {})
-        quote = " ".join(req["exact_quote"].split())
+        quote = normalize_ws(req["exact_quote"])
         resources.append({
             "uuid": res, "title": f"{req['requirement_id']}: {req.get('document_title', '')} "
                                   f"v{req['document_version']}, {req.get('section_path', '')}".strip(),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine.errors import IntegrityError
+from engine.text import normalize_ws
 
 PDF_VARIANT = "pdf/a-3b"
 PRINTED_HASH = re.compile(r"Record hash of (AUD-[A-Za-z0-9-]+):\s*([0-9a-f]{64})")
@@ -102,7 +103,7 @@ def read_pdf(path: Path) -> PdfFacts:
     except (PdfReadError, OSError, ValueError, KeyError) as exc:
         raise IntegrityError(f"{path} is not a readable report PDF ({exc}); expected a PDF written by "
                              "'evidence report --pdf'") from exc
-    flat = " ".join(text.split())
+    flat = normalize_ws(text)
     return PdfFacts(attachments=attachments, described_hashes=described,
                     printed_hashes=dict(PRINTED_HASH.findall(flat)), text=text, metadata=info, xmp=xmp)
 

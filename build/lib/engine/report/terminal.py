@@ -12,6 +12,7 @@ import textwrap
 from typing import Any, NamedTuple
 
 from engine.ingest.citations import derived_citation
+from engine.text import normalize_ws
 
 
 class Line(NamedTuple):
@@ -21,7 +22,7 @@ class Line(NamedTuple):
 
 def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
     """`text` broken between words (never inside an id or a word) to `width` columns."""
-    return textwrap.wrap(" ".join(text.split()), width=max(20, width), break_long_words=False, break_on_hyphens=False,
+    return textwrap.wrap(normalize_ws(text), width=max(20, width), break_long_words=False, break_on_hyphens=False,
                          initial_indent=indent if first is None else first, subsequent_indent=indent) or [indent]
 
 

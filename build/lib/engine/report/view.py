@@ -14,8 +14,9 @@ from collections import OrderedDict
 from typing import Any
 
 from engine.ingest.citations import derived_citation
-from engine.ingest.sentences import normalize_ws, split_sentences
+from engine.ingest.sentences import split_sentences
 from engine.llm.client import availability_line, usage_line
+from engine.text import normalize_ws
 
 REQ_ID = re.compile(r"\[(REQ-[A-Z]\d{3,})\]")
 CONTEXT_CHARS = 280
@@ -152,6 +153,18 @@ def metrics_by_node(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
+def flat_settings(settings: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A record's settings as sorted (name, value) pairs; a group's settings read `group.name`
+    (`evidence.quote_gap`)."""
+    out: list[tuple[str, Any]] = []
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out.extend((f"{key}.{k}", v) for k, v in value.items())
+        else:
+            out.append((key, value))
+    return sorted(out)
+
+
 def method_view(record: dict[str, Any]) -> dict[str, Any]:
     """Research steps with their queries, what each found and the replan that followed; parameters."""
     research = record.get("research") or {}
@@ -168,7 +181,7 @@ def method_view(record: dict[str, Any]) -> dict[str, Any]:
             "memory_hit": research.get("memory_hit"), "dead_ends": memory.get("dead_ends", []),
             "leads": memory.get("leads", []),
             "retrieval": [(k, settings[k]) for k in RETRIEVAL_KEYS if k in settings],
-            "other_settings": [(k, v) for k, v in sorted(settings.items()) if k not in RETRIEVAL_KEYS],
+            "other_settings": [(k, v) for k, v in flat_settings(settings) if k not in RETRIEVAL_KEYS],
             "metrics": metrics, "total_seconds": sum(m["seconds"] for m in metrics),
             "llm_calls": sum(m["llm_calls"] for m in metrics),
             "fallbacks": fallbacks, "llm_usage": usage_line(record.get("llm_usage")),
@@ -238,8 +251,7 @@ def audit_view(row: dict[str, Any], *, checkpoint: dict[str, Any] | None = None,
             "model_label": model_label(record),
             "amendments": [{"kind": a["kind"], "audit_id": a["audit_id"], "actor": a["actor"],
                             "created_at": str(a["created_at"]), "reason": a["record"].get("reason", ""),
-                            "text": a["record"].get("text", ""), "signoff": a["record"].get("signoff")}
-                           for a in amendments or []]}
+                            "text": a["record"].get("text", "")} for a in amendments or []]}
 
 
 def model_label(record: dict[str, Any]) -> str:

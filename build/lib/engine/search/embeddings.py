@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,10 @@ class Embedder:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Embedder:
-        return cls(settings.model_dir, settings.embedding_batch_size, settings.embedding_dim,
-                   backend=settings.embedding_backend)
+        """The process's one embedder for these settings: the model is loaded once and shared by every
+        command, node and API call of the process."""
+        return _shared(cls, Path(settings.model_dir), settings.embedding_batch_size, settings.embedding_dim,
+                       settings.embedding_backend)
 
     @property
     def name(self) -> str:
@@ -144,3 +146,7 @@ def check_space(conn: Any, embedder: Embedder, *, claim: bool = False) -> None:
             "re-embed every chunk with the configured embedder, or configure the recorded one again "
             "(EVIDENCE_EMBEDDING_BACKEND, EVIDENCE_RELEVANCE_MODEL, EVIDENCE_EMBEDDING_MODEL)")
 
+
+@lru_cache(maxsize=4)
+def _shared(cls: type[Embedder], model_dir: Path, batch_size: int, dim: int, backend: str) -> Embedder:
+    return cls(model_dir, batch_size, dim, backend=backend)

@@ -41,8 +41,12 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
     return {k: (v - lo) / span if span > 0 else 1.0 for k, v in scores.items()}
 
 
-def fuse(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], *, method: str = "weighted",
-         dense_weight: float = 0.45, rrf_k: int = 60) -> list[tuple[str, float]]:
+_DEFAULT = Settings.model_fields  # the declared defaults (no environment read); a search passes its settings
+
+
+def fuse(dense: Sequence[tuple[str, float]], lexical: Sequence[tuple[str, float]], *,
+         method: str = _DEFAULT["fusion"].default, dense_weight: float = _DEFAULT["dense_weight"].default,
+         rrf_k: int = _DEFAULT["rrf_k"].default) -> list[tuple[str, float]]:
     """Fuse two ranked lists of (id, score) into one, best first. Pure function."""
     if method == "rrf":
         fused: dict[str, float] = {}
@@ -156,7 +160,7 @@ class Retriever:
         if self.settings.rerank:
             ranked = self._rerank_learned(queries[0], ranked, chunks)
         if self.settings.reranker_model:
-            ranked = self._rerank(queries[0], ranked[: max(k * 3, 30)])
+            ranked = self._rerank(queries[0], ranked[: max(k * 3, self.settings.rerank_depth)])
         return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked[:k]]
 
     def relevance_model(self) -> Any:

@@ -139,25 +139,30 @@ def supersede(conn: psycopg.Connection, old_id: str, new_id: str) -> None:
     conn.execute("UPDATE documents SET is_current = false, superseded_by = %s WHERE id = %s", (new_id, old_id))
 
 
-def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+# Bulk loads are binary COPYs: vectors go as pgvector's binary float4 (the connection has its adapters:
+# engine.db.connect registers them), exactly the encoder's float32 values, with no text on the way.
+_CHUNK_TYPES = ("text", "text", "int4", "text", "text", "text", "text", "int4", "int4", "int4", "vector", "jsonb")
+_POSTING_TYPES = ("int4", "text", "float4", "float4")
 
 
 def insert_chunks(conn: psycopg.Connection, document_id: str, drafts: Sequence[ChunkDraft],
                   embeddings: np.ndarray, lengths: Sequence[float]) -> None:
     with conn.cursor() as cur, cur.copy(
         "COPY chunks (id, document_id, ordinal, section_number, section_path, section_heading, text,"
-        " char_start, char_end, token_count, embedding, metadata) FROM STDIN"
+        " char_start, char_end, token_count, embedding, metadata) FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
+        copy.set_types(list(_CHUNK_TYPES))
         for draft, vector, length in zip(drafts, embeddings, lengths, strict=True):
             copy.write_row((draft.id, document_id, draft.ordinal, draft.section_number, draft.section_path,
                             draft.section_heading, draft.text, draft.char_start, draft.char_end, int(length),
-                            _vector_literal(vector), Jsonb(draft.metadata)))
+                            np.asarray(vector, dtype=np.float32), Jsonb(draft.metadata)))
 
 
 def insert_postings(conn: psycopg.Connection, rows: Iterable[tuple[int, str, float, float]]) -> None:
     """Rows of (term_id, chunk_id, tf, dl)."""
-    with conn.cursor() as cur, cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN") as copy:
+    with conn.cursor() as cur, cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN WITH (FORMAT BINARY)"
+                                        ) as copy:
+        copy.set_types(list(_POSTING_TYPES))
         for row in rows:
             copy.write_row(row)
 
@@ -253,7 +258,7 @@ def dense_search(conn: psycopg.Connection, vector: np.ndarray, k: int, filters: 
                  ef_search: int = 100) -> list[tuple[str, float]]:
     """(chunk id, cosine similarity) best first, by the HNSW index."""
     where, params = _filter_sql("c", filters)
-    params.update(v=_vector_literal(vector), k=k)
+    params.update(v=np.asarray(vector, dtype=np.float32), k=k)
     with conn.transaction():
         conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(ef_search, k))}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

@@ -15,8 +15,8 @@ import psycopg
 
 from engine.errors import NotFoundError
 from engine.ingest.citations import derived_citation
-from engine.ingest.sentences import normalize_ws
 from engine.search import store
+from engine.text import normalize_ws
 from engine.trail import store as audit_trail
 
 
@@ -153,7 +153,7 @@ _SECTION_WORD = re.compile(r"^(?:art(?:icle)?s?\.?|sections?|sec\.?|§+|rules?|p
 def section_key(text: str) -> str:
     """A section as users write it, as chunks number it: 'Art. 33(1)' and 'Article 33 (1)' -> '33(1)',
     'Section 4.2' -> '4.2', 'recital 85' -> 'Recital 85'."""
-    text = " ".join(text.split())
+    text = normalize_ws(text)
     if text.lower().startswith("recital"):
         return "Recital " + text[len("recital"):].strip()
     return _SECTION_WORD.sub("", text).replace(" ", "").rstrip(".")

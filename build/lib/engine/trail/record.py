@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +31,11 @@ _SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fa
 
 
 def engine_version() -> str:
-    try:
-        return metadata.version("evidence-engine")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
+    """The package version (`engine.__version__`): the code that answered. Not the installed distribution's
+    metadata, which an editable install keeps at the version it was installed with."""
+    from engine import __version__
+
+    return __version__
 
 
 @lru_cache(maxsize=4)
@@ -51,10 +51,12 @@ def model_fingerprint(model_dir: Path) -> str:
 
 
 def relevance_identity(settings: Settings) -> dict[str, Any]:
-    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on)."""
+    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), and the
+    thresholds in effect: a scorer.json that lacks one takes the engine's default, which its sha256 does not name."""
     from engine.relevance.scorer import load_scorer
 
-    return {**load_scorer(settings.relevance_dir).identity, "rerank": settings.rerank}
+    scorer = load_scorer(settings.relevance_dir)
+    return {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank}
 
 
 def new_audit_id(now: datetime | None = None) -> str:

@@ -20,10 +20,10 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict
 
+from engine import db
 from engine.errors import InputError, NotFoundError, StorageError
 from engine.trail.canonical import GENESIS_HASH, canonical_json, normalize, sha256_hex
 
-APPEND_LOCK = 7702005
 WRITER_ROLE = "evidence_trail_writer"
 TRAIL_TABLES = ("audits", "audit_requirements", "audit_documents", "trail_checkpoints", "audit_embeddings")
 _HEADER = ("seq, audit_id, kind, amends, run_id, batch_id, question, actor, created_at, status, "
@@ -97,7 +97,7 @@ def append(conn: psycopg.Connection, record: dict[str, Any], *, vectors: tuple[n
     try:
         with conn.transaction():
             _as_writer(conn)
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
+            db.xact_lock(conn, db.Lock.TRAIL_APPEND)
             head = conn.execute("SELECT seq, hash FROM audits ORDER BY seq DESC LIMIT 1").fetchone()
             seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
             text = envelope(seq, prev, record)

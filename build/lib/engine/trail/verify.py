@@ -39,8 +39,8 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
-from engine.ingest.sentences import normalize_ws
 from engine.report.standalone_verify import VerifyError, split_note, verified_checkpoint
+from engine.text import normalize_ws
 from engine.trail import signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree

@@ -1,0 +1,309 @@
+"""Compose: an answer made only of verified requirements; every statement cites REQ-IDs.
+
+Rules backend: extractive, one short section per part of the question. Each part opens with a
+direct answer (the answering words of its best requirement, verbatim: "Not later than 72 hours
+after having become aware of it [REQ-S001]."), then the conflicts, then the supporting
+requirements as quotes. Two requirements conflict only when they impose the same duty (same verb
+family, same object, same recipient where named) with different figures or opposite force: two
+retention periods for the same records, never a 4-hour internal report against a 72-hour
+notification. A part with no verified requirement says so while the others are answered.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.duties import figures, same_duty
+from agents.extract import Modality, Requirement
+from agents.state import EvidenceState
+from agents.verify import asks_time
+from engine.config import AnswerSettings
+from engine.search.lexical import key_terms
+from engine.text import PERIOD, normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+# A bound of the llm reply schema (skills/compose.md), not a tunable of the answer: AnswerSettings has those.
+MAX_STATEMENTS = 8
+_ANSWER = AnswerSettings()  # the defaults; a run passes its settings' group
+
+class Statement(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    requirement_ids: list[str] = Field(description="REQ-IDs the statement rests on")
+    part: int = Field(default=0, description="The part of the question it answers (0-based)")
+    kind: Literal["direct", "conflict", "supporting"] = Field(
+        default="supporting", description="direct: the one-sentence answer; conflict: sources that differ")
+
+
+class Conflict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement_ids: list[str]
+    reason: str
+    part: int = 0
+
+
+class PartAnswer(BaseModel):
+    """One part of the question, answered in its own short section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    question: str
+    requirement_ids: list[str] = Field(default_factory=list, description="Verified REQ-IDs this part cites")
+    missing_evidence: list[str] = Field(default_factory=list)
+
+
+class ComposedAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    statements: list[Statement]
+    conflicts: list[Conflict] = Field(default_factory=list)
+    unused_requirement_ids: list[str] = Field(default_factory=list)
+    composer: Literal["rules", "llm"] = "rules"
+    attempt: int = Field(default=1, description="2 for the revision after a failed review")
+    parts: list[PartAnswer] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The answer; a question of several parts gets one short section per part."""
+        if len(self.parts) <= 1:
+            return "\n".join(s.text for s in self.statements)
+        lines = []
+        for part in self.parts:
+            lines.append(f"({part.index + 1}) {part.question}")
+            mine = [s.text for s in self.statements if s.part == part.index]
+            lines.extend(mine or [f"No authoritative evidence for this part: {'; '.join(part.missing_evidence)}"])
+        return "\n".join(lines)
+
+
+def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None, *,
+                   overlap: float = _ANSWER.same_duty_overlap) -> list[Conflict]:
+    """Pairs of requirements of different documents, in the same part, that impose the same duty with
+    different figures (two retention periods for the same records) or opposite force. `overlap`: see
+    `AnswerSettings.same_duty_overlap`."""
+    part_of = part_of or {}
+    out = []
+    for a, b in combinations(verified, 2):
+        if a.document_id == b.document_id or part_of.get(a.requirement_id, 0) != part_of.get(b.requirement_id, 0):
+            continue
+        if not same_duty(a.exact_quote, b.exact_quote, overlap):
+            continue
+        fa, fb = figures(a.exact_quote), figures(b.exact_quote)
+        opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
+        if (fa and fb and fa != fb) or opposite:
+            first, second = sorted((a, b), key=lambda r: (r.requirement_id[4] != "S", r.requirement_id))
+            f1, f2 = figures(first.exact_quote), figures(second.exact_quote)
+            why = f"{', '.join(sorted(f1))} vs {', '.join(sorted(f2))}" if f1 and f2 and f1 != f2 else "opposite force"
+            out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
+                                part=part_of.get(a.requirement_id, 0)))
+    return out
+
+
+def _where(req: Requirement) -> str:
+    section = req.section_path.split(" > ")[-1] if req.section_path else ""
+    if section and re.match(r"(?:Article|Recitals?|Preamble|Annex|Schedule|Appendix|Part|Chapter|Title|Subpart|"
+                            r"Section|Rule|§)(?:\s|$)", section):  # names itself: "Article 33 Notification ..."
+        return f"{req.document_title} ({section})"
+    return f"{req.document_title}" + (f" (section {section})" if section else "")
+
+
+def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
+    """The words of `quote` that answer `question` directly: for a time question, from its first period
+    or deadline to the end of the clause of its last one (every period the quote states, so a
+    conflict shows each side whole); otherwise the quote's first clause. Verbatim. Pure."""
+    text = normalize_ws(quote).rstrip(".;: ")
+    found = list(PERIOD.finditer(text)) if asks_time(question) else []
+    if found:
+        first, last = found[0], found[-1]
+        lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
+                         r"before|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
+        tail = re.search(r"[,;]", text[last.end():])
+        span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
+        return " ".join(span.split()[: max_words * 2])
+    clause = re.split(r";", text)[0]
+    return " ".join(clause.split()[: max(max_words, 30)])
+
+
+def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
+    span = direct_span(question, req.exact_quote, max_words)
+    return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
+                     part=part, kind="direct")
+
+
+def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
+    """The direct answer when the sources differ: both answers, each with its ID."""
+    a, b = (by_id[i] for i in conflict.requirement_ids)
+    first, second = direct_span(question, a.exact_quote, max_words), direct_span(question, b.exact_quote, max_words)
+    return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
+                     requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
+
+
+def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> Statement:
+    a, b = (by_id[i] for i in conflict.requirement_ids)
+    return Statement(
+        text=f'The sources differ ({conflict.reason}): {_where(a)} states "{normalize_ws(a.exact_quote)}" '
+             f'[{a.requirement_id}], while {_where(b)} states "{normalize_ws(b.exact_quote)}" '
+             f"[{b.requirement_id}].", requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part,
+        kind="conflict")
+
+
+def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
+                  part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
+                  limits: AnswerSettings = _ANSWER) -> ComposedAnswer:
+    """Deterministic extractive answer: per part, a direct answer (the best requirement's answering
+    words), the conflicts, then the supporting requirements as quotes. Every statement cites.
+    `limits`: the run's `Settings.answer`."""
+    parts = parts or [""]
+    part_of = part_of or {}
+    scores = scores or {}
+    by_id = {r.requirement_id: r for r in verified}
+    conflicts = find_conflicts(verified, part_of, overlap=limits.same_duty_overlap)
+    statements: list[Statement] = []
+    answers, used = [], set()
+    for index, question in enumerate(parts):
+        mine = sorted((r for r in verified if part_of.get(r.requirement_id, 0) == index),
+                      key=lambda r: (not r.binding, -scores.get(r.requirement_id, 0.0), r.requirement_id))
+        if not mine:
+            answers.append(PartAnswer(index=index, question=question, missing_evidence=[
+                "a requirement that explicitly addresses: " + (", ".join(key_terms(question)) or question)]))
+            continue
+        own = [c for c in conflicts if c.part == index]
+        in_conflict = {i for c in own for i in c.requirement_ids}
+        direct = next((r for r in mine if r.requirement_id not in in_conflict), None)
+        if direct is not None and not own:
+            statements.append(_direct(question, direct, index, limits.direct_max_words))
+        elif own:
+            statements.append(_direct_conflict(question, own[0], by_id, limits.direct_max_words))
+        statements.extend(_conflict_statement(c, by_id) for c in own)
+        support = [r for r in mine if r.requirement_id not in in_conflict][:limits.max_supporting_per_part]
+        statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"} states: '
+                                         f'"{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
+                                    requirement_ids=[r.requirement_id], part=index) for r in support)
+        cited = [r.requirement_id for r in mine if r.requirement_id in in_conflict or r in support]
+        used.update(cited)
+        answers.append(PartAnswer(index=index, question=question, requirement_ids=cited))
+    unused = [r.requirement_id for r in verified if r.requirement_id not in used]
+    return ComposedAnswer(statements=statements, conflicts=conflicts, unused_requirement_ids=unused,
+                          parts=answers if len(parts) > 1 or parts[0] else [])
+
+
+def grounding_confidence(verified: list[Requirement]) -> str:
+    """high (>=5, all explicit), medium (2-4), low (1, or any leaning on other text), insufficient (0)."""
+    if not verified:
+        return "insufficient"
+    if len(verified) == 1 or any(r.refers_elsewhere for r in verified):
+        return "low"
+    return "high" if len(verified) >= 5 else "medium"
+
+
+class OptionChoice(BaseModel):
+    """Which multiple-choice option the verified evidence supports."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    option: str | None = Field(description="The letter chosen, or None when the evidence cannot decide")
+    supporting_requirement_ids: list[str] = Field(default_factory=list)
+    reason: str
+
+
+def _support(option: str, quote: str) -> float:
+    from engine.search.lexical import tokenize
+
+    terms = set(key_terms(option))
+    stated = figures(option)
+    if stated:  # an option that states a figure is supported only by a quote with that figure
+        return 1.0 if stated <= figures(quote) else 0.0
+    return len(terms & set(tokenize(quote))) / len(terms) if terms else 0.0
+
+
+def select_option(options: list[str], verified: list[Requirement], *, need: float = _ANSWER.option_support,
+                  margin: float = _ANSWER.option_margin) -> OptionChoice:
+    """Pick the option the verified quotes support best, by a clear margin; otherwise say so."""
+    if not options or not verified:
+        return OptionChoice(option=None, reason="no verified requirement to decide with")
+    scored = []
+    for i, option in enumerate(options):
+        support = {r.requirement_id: _support(option, r.exact_quote) for r in verified}
+        scored.append((max(support.values()), chr(ord("A") + i), [k for k, v in support.items() if v >= need]))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    best, runner_up = scored[0], scored[1] if len(scored) > 1 else (0.0, "", [])
+    if best[0] < need or best[0] - runner_up[0] < margin:
+        return OptionChoice(option=None, reason=f"the evidence cannot decide (best support {best[0]:.2f}, "
+                                                f"next {runner_up[0]:.2f})")
+    return OptionChoice(option=best[1], supporting_requirement_ids=best[2],
+                        reason=f"supported by {', '.join(best[2])} (support {best[0]:.2f})")
+
+
+# --- llm backend: the model writes statements; code fixes conflicts and unused IDs, Review checks ----
+
+_CITED = re.compile(r"REQ-[SP]\d{3}")
+
+
+class ComposeReply(BaseModel):
+    """LLM reply schema for skills/compose.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    statements: list[Statement] = Field(min_length=1, max_length=MAX_STATEMENTS + 4)
+
+
+def answer_from_reply(reply: ComposeReply, verified: list[Requirement], attempt: int, *,
+                      overlap: float = _ANSWER.same_duty_overlap) -> ComposedAnswer:
+    """The model's statements as an answer; conflicts and unused IDs are computed by code, never taken."""
+    cited = {i for s in reply.statements for i in [*s.requirement_ids, *_CITED.findall(s.text)]}
+    return ComposedAnswer(statements=reply.statements, conflicts=find_conflicts(verified, overlap=overlap),
+                          unused_requirement_ids=[r.requirement_id for r in verified if r.requirement_id not in cited],
+                          composer="llm", attempt=attempt)
+
+
+def _prompt_requirement(r: Requirement) -> dict[str, Any]:
+    return {"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote), "where": _where(r),
+            "modality": r.modality.value}
+
+
+def verified_of(state: EvidenceState) -> list[Requirement]:
+    """The verified requirements in graph state, in extraction order."""
+    return [Requirement.model_validate(j["requirement"]) for j in state.get("judged") or [] if j["verified"]]
+
+
+def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) -> ComposedAnswer:
+    """`compose_rules` over the verified requirements in graph state, part by part."""
+    judged = [j for j in state.get("judged") or [] if j["verified"]]
+    parts = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
+    return compose_rules(verified_of(state), parts=parts,
+                         part_of={j["requirement"]["requirement_id"]: j.get("part", 0) for j in judged},
+                         scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged},
+                         limits=limits)
+
+
+def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from engine.ingest.language import answer_language, language_name
+
+    verified = verified_of(state)
+    limits = deps.settings.answer
+    review = state.get("review")
+    attempt = 2 if review and not review["passed"] else 1
+    if deps.llm is None or not verified:
+        answer = rules_composition(state, limits).model_copy(update={"attempt": attempt})
+        return evidence_update([], 0, composition=answer.model_dump(mode="json"))
+    previous = (state.get("composition") or {}).get("statements", []) if attempt == 2 else []
+    answer, fallbacks, calls = llm_or_rules_within(
+        deps, evidence_allowance(state, deps), "compose", "compose", ComposeReply,
+        rules=lambda: rules_composition(state, limits).model_copy(update={"attempt": attempt}),
+        accept=lambda reply: answer_from_reply(reply, verified, attempt, overlap=limits.same_duty_overlap),
+        question=state["stem"],
+        language=language_name(answer_language(state.get("language"))),
+        requirements=[_prompt_requirement(r) for r in verified],
+        conflicts=[c.model_dump() for c in find_conflicts(verified, overlap=limits.same_duty_overlap)],
+        previous=[s["text"] for s in previous], reasons=review["reasons"] if review and attempt == 2 else [])
+    return evidence_update(fallbacks, calls, composition=answer.model_dump(mode="json"))

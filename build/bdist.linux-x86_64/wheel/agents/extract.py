@@ -1,0 +1,398 @@
+"""Extract: requirement sentences as verbatim quotes with REQ-IDs, and the modality decision.
+
+`classify_modality(sentence)` is a public, stable API (also used by evaluation scripts).
+The verbatim check is code: a quote must equal the chunk text at its offsets after whitespace
+normalization (every run of whitespace read as one space, ends trimmed) and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import EvidenceItem, EvidenceState
+from engine.config import EvidenceSettings
+from engine.ingest.sentences import split_sentences
+from engine.text import MODAL_ANCHOR, normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+    from agents.select import Part
+
+
+class Modality(StrEnum):
+    OBLIGATION = "obligation"
+    PROHIBITION = "prohibition"
+    PERMISSION = "permission"
+    RECOMMENDATION = "recommendation"
+    NONE = "none"
+
+
+def _rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+# Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
+_DEFINITION = _rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
+                  r"(?:means|includes|refers\s+to|has\s+the\s+meaning)\b",
+                  r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
+                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
+_NOT_REQUIRED = _rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
+                    r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
+                    r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
+                    r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
+_PROHIBITION = _rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
+                   r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
+                   r"\bprohibited\s+from\b", r"\bno\s+(?:person|firm|one|employee|controller)\s+(?:shall|may|must)\b",
+                   r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
+_OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
+                  r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
+                  r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
+                  r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
+                  r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
+                  # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
+                  r"\bexpects?\s+(?:\w+\s+){0,8}?to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+expected\s+to\b",
+                  r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
+                  r"(?:that|to)\b",
+                  r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
+                  r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
+_RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
+                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
+_PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b")
+
+
+def classify_modality(sentence: str) -> Modality:
+    """The deontic force of a sentence.
+
+    Handles negation and scope ("is not required to", "nothing in this rule requires" -> none),
+    definitions that mention "must" without imposing it (none), conditional and passive forms
+    ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
+    modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
+    """
+    text = normalize_ws(sentence)
+    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
+        return Modality.NONE
+    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
+                              (_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
+        if pattern.search(text):
+            return modality
+    return Modality.NONE
+
+
+_REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
+                        r"(?:section|rule|article|paragraph|part|chapter|schedule)\b",
+                        r"^\s*(?:such|these|those|the\s+foregoing|the\s+above|this|that)\b",
+                        r"\bthe\s+foregoing\b", r"\bsuch\s+(?:records?|information|persons?|measures?|data)\b",
+                        r"\b(?:in\s+accordance\s+with|under|pursuant\s+to)\s+(?:section|rule|article|paragraph)\b")
+STATUTE_TYPES = frozenset({"statute", "regulation"})
+# Text that explains or illustrates rather than binds, recognised from the document's structure
+# (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
+_NON_BINDING_SECTION = _rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
+                           r"illustrations?|background)\b")
+_NON_BINDING_TEXT = _rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas)\b",
+                        r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
+
+
+def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
+    """What kind of non-binding text this is (guidance, note, example, recital...), or None when it binds. Pure."""
+    for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
+        found = _NON_BINDING_SECTION.search(where or "")
+        if found:
+            return _KIND.get(found.group(0).lower().rstrip("s"), found.group(0).lower().rstrip("s"))
+    found = _NON_BINDING_TEXT.search(sentence)
+    if found is None:
+        return None
+    opening = normalize_ws(found.group(0).lower())
+    return "recital" if opening.startswith("(") else next(
+        (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
+
+
+_KIND = {"whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
+         "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
+         "note": "note", "guidance": "guidance"}
+_EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
+
+
+def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:
+    """True when `quote` is exactly the chunk text at [char_start, char_end) (whitespace normalized)."""
+    if not (0 <= char_start < char_end <= len(chunk_text)):
+        return False
+    return normalize_ws(chunk_text[char_start:char_end]) == normalize_ws(quote) != ""
+
+
+class Requirement(BaseModel):
+    """One extracted requirement: a verbatim quote and where it stands."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement_id: str = Field(description="REQ-S### (statute/regulation) or REQ-P### (policy/guidance/other)")
+    source_type: str
+    document_id: str
+    document_version: int
+    document_title: str
+    section_path: str
+    chunk_id: str
+    char_start: int = Field(description="Offset of the quote within the chunk text")
+    char_end: int
+    exact_quote: str = Field(description="Verbatim text of the chunk at [char_start, char_end)")
+    modality: Modality
+    extraction_confidence: str = Field(description="high | medium | low")
+    confidence_reason: str
+    refers_elsewhere: bool = Field(description="Points to other text ('as set out in section 4.2', 'such records')")
+    binding: bool = Field(default=True, description="False for recitals, guidance, notes and examples: shown as "
+                                                    "context, numbered REQ-P, never presented as a REQ-S requirement")
+
+
+def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
+
+
+def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings) -> tuple[int, int] | None:
+    """A contiguous span of at most `limits.max_quote_words` words around the sentence's modal verb; None
+    for a sentence shorter than `limits.min_quote_words`."""
+    most = limits.max_quote_words
+    words = _word_spans(text, start, end)
+    if len(words) <= most:
+        return (start, end) if len(words) >= limits.min_quote_words else None
+    modal = MODAL_ANCHOR.search(text[start:end])
+    anchor = start + (modal.start() if modal else 0)
+    first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
+    first = min(first, len(words) - most)
+    return words[first][0], words[first + most - 1][1]
+
+
+def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
+    if elsewhere:
+        return "low", "points to text elsewhere"
+    if excerpted:
+        return "medium", f"sentence longer than {max_words} words: excerpted"
+    if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
+        return "high", f"whole sentence with an explicit {modality.value}"
+    if modality is Modality.NONE:  # a statement of a passage that imposes nothing, or an LLM proposal
+        return "low", "a statement: no obligation, prohibition, permission or recommendation found by code"
+    return "medium", f"whole sentence; {modality.value} only"
+
+
+class _Numbering:
+    """REQ-IDs per answer: REQ-S### for statute/regulation sources, REQ-P### for every other source."""
+
+    def __init__(self) -> None:
+        self.counters = {"S": 0, "P": 0}
+
+    def next(self, source_type: str, binding: bool = True) -> str:
+        kind = "S" if source_type in STATUTE_TYPES and binding else "P"
+        self.counters[kind] += 1
+        return f"REQ-{kind}{self.counters[kind]:03d}"
+
+
+def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
+                 limits: EvidenceSettings, origin: str = "") -> Requirement:
+    quote = chunk["text"][start:end]
+    modality = classify_modality(quote)
+    elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
+    level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
+    kind = non_binding(chunk, quote)
+    if kind:
+        reason = f"non-binding ({kind}): context, not a requirement; {reason}"
+    rid = numbering.next(chunk["source_type"], binding=kind is None)
+    return Requirement(
+        requirement_id=rid, source_type=chunk["source_type"], document_id=chunk["document_id"],
+        document_version=chunk["document_version"], document_title=chunk["document_title"],
+        section_path=chunk["section_path"], chunk_id=chunk["chunk_id"], char_start=start, char_end=end,
+        exact_quote=quote, modality=modality, extraction_confidence=level, confidence_reason=origin + reason,
+        refers_elsewhere=elsewhere, binding=kind is None)
+
+
+def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
+    """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
+    lengths: `limits`, the run's `Settings.evidence`)."""
+    numbering = _Numbering()
+    seen: set[str] = set()
+    out: list[Requirement] = []
+    for chunk in chunks:
+        text = chunk["text"]
+        spans = split_sentences(text)
+        modal = [s for s in spans if classify_modality(text[s.start:s.end]) is not Modality.NONE]
+        # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
+        # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
+        for span in modal or spans:
+            cut = _excerpt(text, span.start, span.end, limits)
+            if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
+                continue
+            seen.add(normalize_ws(text[cut[0]:cut[1]]))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end), limits))
+    return out
+
+
+# --- llm backend: the model proposes (chunk id, quote); code locates, numbers and checks ---------------
+
+class ProposedQuote(BaseModel):
+    """One requirement the LLM proposes, copied from a chunk."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str = Field(description="Id of the evidence chunk the quote is copied from")
+    quote: str = Field(description="The requirement sentence, copied character for character from the chunk")
+
+
+class ExtractReply(BaseModel):
+    """LLM reply schema for skills/extract.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quotes: list[ProposedQuote] = Field(max_length=60, description="Requirement sentences, in chunk order")
+
+
+def _normalized_with_positions(text: str) -> tuple[str, list[int]]:
+    """The whitespace-normalized text and, for each of its characters, its offset in `text`."""
+    chars: list[str] = []
+    positions: list[int] = []
+    for word in re.finditer(r"\S+", text):
+        if chars:
+            chars.append(" ")
+            positions.append(word.start() - 1)
+        chars.extend(word.group(0))
+        positions.extend(range(word.start(), word.end()))
+    return "".join(chars), positions
+
+
+def locate(chunk_text: str, quote: str) -> tuple[int, int] | None:
+    """Offsets of `quote` in `chunk_text`, matched after whitespace normalization only; None if absent.
+
+    The match must start and end at word boundaries: a fragment of a word is not a quote.
+    """
+    target = normalize_ws(quote)
+    if not target:
+        return None
+    normalized, positions = _normalized_with_positions(chunk_text)
+    at = normalized.find(target)
+    while at >= 0:
+        start, end = positions[at], positions[at + len(target) - 1] + 1
+        if (start == 0 or not chunk_text[start - 1].isalnum()) and (
+                end == len(chunk_text) or not chunk_text[end].isalnum()):
+            return start, end
+        at = normalized.find(target, at + 1)
+    return None
+
+
+def _unlocated(proposal: ProposedQuote, chunk: EvidenceItem | None, rid: str) -> Requirement:
+    """A proposal that is not verbatim text of a known chunk: kept on record, rejected as not_verbatim."""
+    known: dict[str, Any] = dict(chunk or {})
+    return Requirement(
+        requirement_id=rid, source_type=known.get("source_type", "unknown"), document_id=known.get("document_id", ""),
+        document_version=known.get("document_version", 0), document_title=known.get("document_title", ""),
+        section_path=known.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
+        exact_quote=proposal.quote, modality=classify_modality(proposal.quote), extraction_confidence="low",
+        confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
+
+
+def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[EvidenceItem],
+                                limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
+    """Turn LLM proposals into requirements. Code finds each quote in its chunk and assigns offsets and IDs.
+
+    A quote longer than `limits.max_quote_words` is cut around its modal verb like a rules quote; a quote that is
+    not in the named chunk (or names an unknown chunk) is kept with offsets 0-0, so Verify rejects it
+    as `not_verbatim` and it stays on record.
+    """
+    by_id = {c["chunk_id"]: c for c in chunks}
+    numbering, seen, out = _Numbering(), set(), []
+    for proposal in proposals:
+        chunk = by_id.get(proposal.chunk_id)
+        span = locate(chunk["text"], proposal.quote) if chunk else None
+        if chunk is None or span is None:
+            out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
+            continue
+        cut = _excerpt(chunk["text"], *span, limits) or span  # a short quote stays whole; Verify judges its length
+        if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
+            continue
+        seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))
+        out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != span, limits, origin="llm proposal; "))
+    return out
+
+
+def _prompt_chunk(chunk: EvidenceItem) -> dict[str, Any]:
+    return {k: chunk[k] for k in ("chunk_id", "source_type", "document_title", "section_path", "text")}
+
+
+def candidate_chunks(evidence: list[EvidenceItem], parts: list[Part]) -> list[EvidenceItem]:
+    """The chunks to extract from: each part's ranked candidates, part by part, best first."""
+    by_id = {e["chunk_id"]: e for e in evidence}
+    order = list(dict.fromkeys(r.chunk_id for part in parts for r in part.ranked))
+    return [by_id[cid] for cid in order if cid in by_id]
+
+
+def states_requirement(chunk: EvidenceItem) -> bool:
+    """The chunk has a sentence that imposes, permits or recommends something (then its other sentences
+    are context, not quotes to cite)."""
+    return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
+               for s in split_sentences(chunk["text"]))
+
+
+def with_rejected_proposals(rules: list[Requirement], proposals: list[Requirement]) -> list[Requirement]:
+    """The rules extraction, then the model's unlocated proposals (kept on record), numbered after it."""
+    numbering = _Numbering()
+    for r in rules:
+        numbering.counters[r.requirement_id[4]] = max(numbering.counters[r.requirement_id[4]],
+                                                      int(r.requirement_id[5:]))
+    return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
+
+
+def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
+    candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
+
+    The model sees only the candidate chunks that state a requirement. When not one of its proposals
+    is verbatim text of its chunk, the step falls back to rules (recorded), keeping the proposals on
+    record as rejected.
+    """
+    from agents.parts import question_parts
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from agents.select import part_candidates, rank_part, relevance_model
+
+    evidence = state["evidence"]
+    model = relevance_model(deps)
+    limits = deps.settings.evidence
+    parts: list[Part] = []
+    added: list[EvidenceItem] = []
+    # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
+    researched = bool(cast(dict[str, Any], state).get("steps"))
+    for i, question in enumerate(question_parts(state["stem"], deps.settings.answer)):
+        if researched:
+            pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+                                                    deps.settings.rerank_depth)
+            added.extend(fresh)
+        else:
+            pool, searched = evidence, None
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits))
+    dumped = [p.model_dump(mode="json") for p in parts]
+    evidence = evidence + added
+    chunks = candidate_chunks(evidence, parts)
+    needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
+    if not needed:
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
+                                                    for r in extract_from_chunks(chunks, limits=limits)],
+                               parts=dumped, evidence=added)
+    unlocated: list[Requirement] = []
+
+    def accept(reply: ExtractReply) -> list[Requirement] | None:
+        found = requirements_from_proposals(reply.quotes, needed, limits)
+        if found and all(r.char_end == 0 for r in found):
+            unlocated.extend(found)
+            return None
+        return found
+
+    requirements, fallbacks, calls = llm_or_rules_within(
+        deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
+        rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
+        question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
+    if unlocated:
+        requirements = with_rejected_proposals(requirements, unlocated)
+        fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
+                     "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
+    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements],
+                           parts=dumped, evidence=added)

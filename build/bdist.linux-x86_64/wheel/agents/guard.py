@@ -1,0 +1,484 @@
+"""Guard: screen the question for prompt injection before any research.
+
+Legal topics (crime, fraud, sanctions, violence) are legitimate research; what is refused is an
+attempt to steer the engine: override its instructions, change its role, reveal its prompt, switch
+off its checks, or dictate a verdict.
+
+Words alone decide nothing: "Who may act as a trustee?" and "Can a client override previous
+instructions given to a broker?" are legal questions. A trigger verb counts when it is addressed to
+the engine: an imperative (the clause starts with it, or with "please", "now", "I want you to", ...)
+or "you" as its subject. The question is read in normalized forms, so obfuscation does not hide an
+attack: full-width and mathematical letters (NFKC), Cyrillic and Greek look-alikes, accents,
+zero-width characters, letters spaced out ("i g n o r e") and leetspeak ("ign0re"). Besides
+English, the common attacks are recognised in German, French, Spanish, Italian, Dutch and
+Portuguese. `bench/guard.py` counts false refusals over the ObliQA dev questions and catches
+over the labelled set in `tests/data/guard_questions.json`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import ResearchState
+from engine.text import normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+OVERRIDE = "asks to override the engine's instructions"
+PROMPT = "asks for the engine's prompt"
+VERDICT = "dictates a verdict"
+ROLE = "tries to change the engine's role"
+NO_EVIDENCE = "asks to answer without evidence"
+MARKUP = "carries prompt markup"
+CHECKS = "asks to switch off the engine's checks"
+AUTHORITY = "claims to speak for the engine's operator"
+
+# --- normalization ---------------------------------------------------------------------------------
+
+_LOOKALIKES = str.maketrans({
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h",
+    "ɡ": "g", "ո": "n", "ս": "u",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
+    "υ": "u", "χ": "x", "ω": "w", "ς": "s",
+    # punctuation variants
+    "\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "`": "'", "\u201c": '"', "\u201d": '"',
+    "\u2013": "-", "\u2014": "-", "\u2212": "-",
+})
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u2064\u206a-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g",
+                       "@": "a", "$": "s", "!": "i", "|": "l", "€": "e", "+": "t"})
+_LEET_TOKEN = re.compile(r"\S*[a-z]\S*")
+# Three or more single characters in a row, joined by one separator each: "i g n o r e", "i.g.n.o.r.e".
+_SPACED = re.compile(r"(?<![^\W_])[a-z0-9@$!|](?:[ ._*\-/·][a-z0-9@$!|]){2,}(?![^\W_])")
+# Attacks spelled out letter by letter with no wider gap between words read as one run of letters.
+_RUN_SIGNATURES = re.compile(
+    r"(?:ignore|disregard|forget|override|bypass|skip)(?:all|any|the|your|previous|prior|above|earlier|of)*"
+    r"(?:instructions?|rules|prompts?|guidelines|programming|safety|checks|guardrails|gate)|youarenow|"
+    r"pretend(?:tobe|youare|thatyouare)|systemprompt|developermode|jailbreak|doanythingnow|"
+    r"(?:reveal|show|print|repeat)(?:me)?(?:your|the)(?:system|hidden|initial)?(?:prompt|instructions)|"
+    r"(?:treat|mark|declare)(?:all|every|the)?\w{0,20}aspassed|newinstructions|actas(?:an?)?(?:unrestricted|dan|ai)")
+
+
+def _fold(text: str) -> str:
+    """NFKC (full-width, mathematical and circled letters), no invisible characters, casefolded,
+    look-alike letters mapped to Latin, accents dropped. Whitespace is kept as it is."""
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().translate(_LOOKALIKES)
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
+def _despace(text: str) -> str:
+    """Spaced-out letters joined again into one word per run ("i g n o r e" -> "ignore")."""
+    return _SPACED.sub(lambda m: re.sub(r"[ ._*\-/·]", "", m.group(0)), text)
+
+
+def _spelled_out_attack(text: str) -> bool:
+    """True when a run of spaced-out letters spells an attack with no word gaps ('i g n o r e a l l ...')."""
+    return any(_RUN_SIGNATURES.search(re.sub(r"[^a-z]", "", m.group(0).translate(_LEET)))
+               for m in _SPACED.finditer(text) if len(m.group(0)) >= 11)
+
+
+def _deleet(text: str) -> str:
+    """Digits and symbols read as letters inside words that hold letters ('ign0re', '1nstruct10ns')."""
+    def swap(match: re.Match[str]) -> str:
+        token = match.group(0)
+        core = token.strip(".,;:?!\"'()[]")
+        if not re.search(r"[0-9@$!|€+]", core) or re.fullmatch(r"[\d.,:/%()§-]+[a-z]?", core):
+            return token
+        start = token.find(core)
+        return token[:start] + core.translate(_LEET) + token[start + len(core):]
+
+    return _LEET_TOKEN.sub(swap, text)
+
+
+def normalized_forms(question: str) -> list[str]:
+    """The forms a question is screened in: folded; spaced-out letters joined; and leetspeak read."""
+    folded = _fold(question)
+    forms = [normalize_ws(folded), normalize_ws(_despace(re.sub(r"[^\S\n]{2,}", "  ", folded)))]
+    forms += [_deleet(f) for f in forms]
+    return list(dict.fromkeys(forms))
+
+
+# --- who a verb is addressed to --------------------------------------------------------------------
+
+_CLAUSE_BREAK = re.compile(r"[.!?:;\n\"()\[\]<>{}|#*=~]|--|\s-\s|,")
+_QUESTION_START = re.compile(
+    r"^\s*(what|how|when|which|who|whom|whose|where|why|whether|does|do|did|is|are|was|were|can|could|may|might|"
+    r"must|shall|should|will|would|has|have|had|in|under|if|for|to|according|during|as|at|on|with|by|"
+    r"regarding|considering|given|assuming|suppose|when|once|after|before|upon|where)\b")
+_LEAD_WORDS = frozenset(
+    "please pls plz kindly now just simply first then and also so ok okay hey immediately hereby always "
+    "also instead rather next finally further furthermore moreover additionally but however important note "
+    "urgent attention from on henceforth onwards forward going assistant ai model bot engine chatbot gpt "
+    "system admin administrator developer user dear let's lets let us".split())
+# A command given in the declarative: "you must ...", "I want you to ...", "the assistant shall ...".
+_COMMAND_ENDINGS = re.compile(
+    r"(?:you(?:'ll| will| shall| must| should| need to| have to| are to| are going to|'re going to| can now|"
+    r" may now| to)|i (?:want|need|order|command|instruct|ask|require) you to|we (?:want|need) you to|"
+    r"your (?:task|job|goal|role|mission) (?:is|will be) to|it is your duty to|(?:the )?(?:assistant|model|ai|"
+    r"engine|bot|chatbot|system) (?:must|should|will|shall|is to|needs to))$")
+# "you" as the subject in any form, questions included ("can you ...").
+_YOU_ENDINGS = re.compile(r"(?:\byou|\bu|\bya|\bthou|\byou (?:can|could|would|may|might|do|did|ever))$")
+_TRAILING_LEADS = re.compile(r"(?:\s(?:now|just|simply|also|immediately|hereby|please|kindly|really|always|"
+                             r"instead|then|from now on|henceforth))+$")
+
+IMPERATIVE, YOU, ANYONE = "imperative", "you", "anyone"
+
+
+def _addressed(text: str, start: int, mode: str) -> bool:
+    """Whether the verb at `start` is addressed to the engine.
+
+    IMPERATIVE: the clause starts with the verb (after lead words such as "please", "now"), or
+    it is a command in the declarative ("you must", "I want you to"). YOU: also any clause with
+    "you" as the subject, questions included ("can you ..."): for objects only the engine has
+    (its instructions, prompt, guardrails), where generic "you" in a legal question cannot be meant.
+    """
+    head = text[:start]
+    breaks = list(_CLAUSE_BREAK.finditer(head))
+    clause = head[breaks[-1].end():] if breaks else head
+    sentence = re.split(r"[.!?\n]", head)[-1]
+    if not _QUESTION_START.match(sentence):
+        clause = re.split(r"\b(?:and|then|but|or)\b", clause)[-1]
+    words = normalize_ws(clause)
+    if not words or all(w in _LEAD_WORDS for w in re.findall(r"[a-z']+", words)):
+        return True
+    words = _TRAILING_LEADS.sub("", " " + words).strip()
+    if _COMMAND_ENDINGS.search(words):
+        return True
+    return mode == YOU and _YOU_ENDINGS.search(words) is not None
+
+
+# --- the rules ---------------------------------------------------------------------------------------
+
+_OVERRIDE_VERB = (r"(?P<verb>ignore|disregard|forget|override|overrule|bypass|skip|drop|discard|neglect|abandon|"
+                  r"circumvent|set aside|throw away|put aside|delete|erase|reset|clear|cancel|revoke|void|ditch|"
+                  r"dismiss|suspend|violate|break|obey no|stop following|stop obeying|do not follow|don't follow|"
+                  r"no longer follow|quit following)")
+_QUALIFIER = (r"(?:all|any|every|each|the|your|ur|these|those|this|that|my|its|of|previous|prior|above|earlier|"
+              r"preceding|foregoing|former|initial|original|old|existing|current|default|given|system|developer|"
+              r"safety|security|built-in|hidden|internal|preset|pre-set|standard|usual|other|engine's|operator's)")
+_RULES_NOUN = (r"(?:instructions?|prompts?|directives?|directions?|guidelines?|rules?|programming|commands?|orders?|"
+               r"constraints?|restrictions?|limitations?|limits|guardrails?|policies|policy|settings|context|"
+               r"training|filters?|safeguards?|protocols?|messages?|conditioning|configuration|checks?|gates?|"
+               r"corpus|sources|evidence|documents|quotes|citations)")
+_ENGINE_OBJECT = (r"(?:(?:" + _QUALIFIER + r"\s?){1,4}" + _RULES_NOUN + r"|everything(?: (?:above|before|else|"
+                  r"prior|previous|you (?:were|have been) told))?|the above|all (?:of )?(?:the )?above|"
+                  r"what (?:you were|i) (?:told|said) (?:you )?(?:before|earlier|above))")
+# Objects only the engine has: its own (your) instructions, or those given before this text.
+_OWN_OBJECT = (r"(?:(?:all |any |of |the )*(?:your|ur|the engine's|the assistant's|the system's|previous|prior|above|"
+               r"earlier|preceding|foregoing|initial|original|system|developer|built-in|hidden|preset|pre-set|"
+               r"default)\s?(?:\w+\s?){0,2}(?:instructions?|prompts?|directives?|guidelines|rules|programming|"
+               r"guardrails?|training|conditioning|configuration|context|constraints|restrictions|filters)|"
+               r"everything (?:above|before|you (?:were|have been) told)|the above|all (?:of )?(?:the )?above)")
+_ENGINE_SAFETY = (r"(?:(?:the |your |all |any )?(?:grounding|verbatim|verification|citation|quote|hallucination|"
+                  r"guard|moderation)\s?(?:gates?|checks?|filters?|rules?|steps?|layers?|guards?)|guardrails?|"
+                  r"the guard|your guard|your (?:\w+ )?(?:checks|filters|restrictions|limits|limitations|"
+                  r"safeguards|safety \w+))")
+
+_SAFETY_NOUN = (r"(?:(?:grounding|verbatim|verification|evidence|citation|quote|review|safety|security|content|"
+                r"output|compliance|guard|integrity|hallucination|moderation|ethics|ethical)\s?(?:gates?|checks?|"
+                r"filters?|rules?|guardrails?|guards?|steps?|layers?|systems?|protocols?|measures?|settings|mode|"
+                r"controls?|validation|restrictions?|limits)|guardrails?|the guard|your guard|safeguards?|"
+                r"(?:the|your|all) (?:checks|filters|restrictions|limits|limitations))")
+_SWITCH_OFF = (r"(?P<verb>override|overrule|bypass|disable|deactivate|turn off|switch off|shut off|shut down|"
+               r"skip|circumvent|ignore|remove|evade|get around|work around|avoid|suspend|drop|lift|relax|"
+               r"disregard|defeat|break|jailbreak|unlock)")
+
+_VERDICT_VERB = (r"(?P<verb>treat|mark|declare|report|record|rate|consider|flag|list|show|classify|deem|state|"
+                 r"set|label|score|grade|log|pass|approve|certify|return|output|print|write|assume|regard|count)")
+_VERDICT_WORD = (r"(?:pass(?:ed|ing)?|compliant|complying|satisfied|approved|met|fulfilled|ok|okay|green|"
+                 r"successful|verified|true|yes|in compliance|no issues?|clean|adequate|effective|conform(?:ing|ant)?)")
+
+_ANSWER_VERB = (r"(?P<verb>answer|respond|reply|say|tell me|write|output|print|conclude|state|confirm|claim|"
+                r"assert|find|return|report)")
+
+_AI_PERSONA = (r"(?:an? )?(?:(?:unrestricted|unfiltered|uncensored|unlimited|unbound|unchained|jailbroken|"
+               r"jail-broken|evil|rogue|unaligned|amoral|unethical|free|different|new|other|rebel|malicious|"
+               r"limitless|lawless|dan|stan|dude|devil|opposite)\b[\w\s-]{0,30}?)?(?:ai|a\.i\.|model|"
+               r"language model|llm|assistant|chatbot|chat bot|bot|gpt|chatgpt|persona|"
+               r"version of yourself|mode)\b|dan\b|stan\b|do anything now")
+
+_EN_RULES: tuple[tuple[str, str, str], ...] = (
+    # (pattern, reason, to whom its `verb` group must be addressed: IMPERATIVE, YOU or ANYONE)
+    (_OVERRIDE_VERB + r"\b.{0,12}?\b" + _ENGINE_OBJECT + r"\b", OVERRIDE, IMPERATIVE),
+    (_OVERRIDE_VERB + r"\b.{0,12}?\b" + _OWN_OBJECT + r"\b", OVERRIDE, YOU),
+    (r"\b(?P<verb>ignore|disregard|forget)\b.{0,30}\b(?:instructions?|prompts?|rules?)\s(?:above|before|previously|"
+     r"earlier|given|you (?:were|have been) given)\b", OVERRIDE, YOU),
+    (r"\b(?:you(?:'re| are)? no longer|you(?:'re| are) not|you are not) (?:bound|restricted|limited|governed|"
+     r"constrained) by\b", OVERRIDE, ANYONE),
+    (r"\byou (?:have|got|possess) no (?:rules|restrictions|limits|limitations|filters|guidelines|"
+     r"instructions|constraints|boundaries|guardrails)\b", OVERRIDE, ANYONE),
+    (r"\b(?:new|updated|revised|real|true|actual|override|priority|secret|hidden|additional|replacement|"
+     r"following) (?:system )?(?:instructions?|rules|directives?|prompt|orders?|commands?)\s?(?:from|by|of) "
+     r"(?:the |your |an? )?(?:system |site |platform |chief |head )?(?:administrator|admin|developers?|operators?|"
+     r"owners?|creators?|makers?|programmers?|engineers?|system|openai|anthropic|sysadmin|root|supervisor|"
+     r"compliance team|security team|it department)\b", AUTHORITY, ANYONE),
+    (r"(?:^|[.!?\n]\s?)(?:new|updated|revised|override|priority|important|urgent|secret|real) "
+     r"(?:system )?(?:instructions?|rules|directives?|prompt|orders?)\s?[:\-]", AUTHORITY, ANYONE),
+    (r"\b(?:the|your) (?:administrator|admin|developers?|operators?|creators?|owners?|programmers?|system) "
+     r"(?:has|have|had)? ?(?:authori[sz]ed|allowed|permitted|approved|instructed|ordered|told|asked|wants|"
+     r"requires|says|said|requests?|commands?) (?:you|that you|this|the engine|the assistant)\b", AUTHORITY, ANYONE),
+    (r"(?:^|[.!?\n\"'(\[]\s?|\s)(?:system|admin|administrator|developer|dev|root|sudo|operator|assistant|"
+     r"sys|system override|system message|system note|system prompt|system instruction|admin override|"
+     r"developer note|debug|maintenance|god|master) ?(?:mode)?\s?:\s?(?=\S)", AUTHORITY, ANYONE),
+    (r"\b(?P<verb>reveal|show|print|repeat|display|output|leak|tell|give|dump|disclose|share|expose|write|"
+     r"recite|spell|list|return|provide|echo|paste|copy|type|read|summari[sz]e|translate)\b.{0,30}?\b"
+     r"(?:(?:your|ur)\s?(?:(?:system|hidden|initial|original|internal|secret|developer|full|exact|complete|pre-?|"
+     r"first|raw|underlying|confidential|private)\s?){0,3}(?:prompts?|instructions|system messages?|configuration|"
+     r"directives|guidelines|rules|context window|programming)|the\s?(?:(?:full|exact|complete|entire|whole)\s)?"
+     r"(?:system|hidden|secret|developer|pre-?|confidential|initial|original)\s?(?:prompts?|instructions|"
+     r"messages?|directives|configuration|programming))\b", PROMPT, YOU),
+    (r"\bwhat (?:is|are|were|was)\b.{0,20}?\b(?:your|ur)\s?(?:(?:system|hidden|initial|original|internal|secret|"
+     r"developer|full|exact|complete|first|raw|confidential)\s?){0,3}(?:prompts?|instructions|system messages?|"
+     r"configuration|directives|programming)\b", PROMPT, ANYONE),
+    (r"\b(?:your|the) (?:system prompt|system message|initial prompt|hidden prompt|secret instructions|"
+     r"hidden instructions|initial instructions|developer message)\b", PROMPT, ANYONE),
+    (r"\b(?:system ?prompt|pre-?prompt|prompt injection|jailbreak|jail-?broken|do anything now|developer mode|"
+     r"dan mode|god mode|debug mode|sudo mode|unrestricted mode|unfiltered mode|evil mode)\b", ROLE, ANYONE),
+    (r"\b(?:you are now|you're now|u r now|ur now|you are henceforth|you will now be|you shall now be|"
+     r"you are no longer (?:an?|the) (?:ai|assistant|model|engine|compliance engine|bot))\b", ROLE, ANYONE),
+    (r"\b(?:from now on|from this point on|from here on|henceforth|starting now|for the rest of this conversation)"
+     r",? (?:you|u|act|respond|answer|reply|ignore|pretend|behave|always|only|never|do not|don't|forget|"
+     r"treat|mark|say|speak|write|output)\b", ROLE, ANYONE),
+    (r"\b(?P<verb>pretend|imagine|roleplay|role-play|role play|simulate|impersonate|emulate|become|behave|"
+     r"act|play|be|transform into|turn into|switch to|switch into|enter|enable|activate|assume)\b.{0,25}?\b"
+     r"(?:as|like|to be|you are|you're|that you are|into|the role of|the part of)?\s?" + _AI_PERSONA,
+     ROLE, YOU),
+    (r"\b(?:you are|you're|u r|you will be|you shall be|you become|you'll be)\s(?:now\s)?(?:an?\s|the\s|my\s)?"
+     r"(?:unrestricted|unfiltered|uncensored|unlimited|unbound|unchained|jailbroken|jail-broken|evil|rogue|"
+     r"unaligned|amoral|unethical|limitless|lawless|dan|free of (?:all |any )?(?:rules|restrictions))\b", ROLE, ANYONE),
+    (r"\b(?:pretend|act as if|act as though|behave as if|behave as though)"
+     r"(?: that)? (?:you|u)(?:'re| are| were| have| had| can| could| don't| do not)\b", ROLE, ANYONE),
+    (r"\b(?P<verb>pretend to be|roleplay|role-play|role play|impersonate|play the role of|play the part of|"
+     r"take on the role of|adopt the persona of|act as|act like|behave like|behave as|speak as|respond as|"
+     r"answer as|reply as|function as|operate as|serve as|become)\b", ROLE, IMPERATIVE),
+    (_SWITCH_OFF + r"\b.{0,20}?\b" + _SAFETY_NOUN + r"\b", CHECKS, IMPERATIVE),
+    (_SWITCH_OFF + r"\b.{0,20}?\b" + _ENGINE_SAFETY + r"\b", CHECKS, YOU),
+    (r"\b(?:without|with no|skip(?:ping)?|no need for|don't need|do not need) (?:any |the |your )?(?:grounding|"
+     r"verbatim|verification|evidence|citation|safety|guard|review) (?:gate|check|checks|step|filter|filters)\b",
+     CHECKS, ANYONE),
+    (_VERDICT_VERB + r"\b.{0,60}?\bas\s(?:being\s|having\s)?" + _VERDICT_WORD + r"\b", VERDICT, IMPERATIVE),
+    (r"\b(?:mark|declare|report|record|rate|treat|deem|consider|say|state|answer|conclude|find|certify|confirm)"
+     r"\b.{0,60}?\b(?:compliant|passed|satisfied|approved|met|fulfilled|yes|ok)\b.{0,40}?\b(?:regardless|anyway|"
+     r"no matter|whatever|without (?:checking|evidence|verification|verifying|looking|sources|citations|"
+     r"research|reading)|even if)", VERDICT, ANYONE),
+    (r"\b(?P<verb>set|change|switch|flip|turn|make|update|mark|put)\b.{0,40}?\b(?:findings?|controls?|results?|"
+     r"answers?|verdicts?|status(?:es)?|requirements?|checks?|items?|questions?|outcomes?|ratings?)\s(?:to|as|"
+     r"into)\s(?:'|\")?" + _VERDICT_WORD + r"\b", VERDICT, IMPERATIVE),
+    (r"\b(?P<verb>pretend|make believe)\b(?: that)? (?:the |our |your )?(?:evidence|sources?|documents?|quotes?|"
+     r"corpus|records|regulation|rules|law|policy)\b", NO_EVIDENCE, IMPERATIVE),
+    (_ANSWER_VERB + r"\b(?: only| just| simply| always)?(?: with)?(?: that)?\s?(?:'|\")?(?:yes|compliant|"
+     r"approved|passed|true|satisfied|we are compliant|the firm is compliant|all (?:controls|requirements) "
+     r"(?:are )?(?:met|passed|satisfied))\b", VERDICT, IMPERATIVE),
+    (r"\b(?:the (?:answer|verdict|result|conclusion|finding|outcome) (?:is|must be|should be|will be)|"
+     r"all (?:controls|requirements|checks) (?:are|must be|should be) (?:treated as )?)\s?(?:'|\")?(?:yes|"
+     r"compliant|passed|approved|satisfied|met|green)\b.{0,40}?(?:regardless|no matter|anyway|whatever|"
+     r"without)", VERDICT, ANYONE),
+    (r"\b(?P<verb>do not|don't|dont|never|stop|no need to|avoid|without)\s(?:bother(?:ing)? to\s|"
+     r"(?:ever\s)?)?(?:cite|citing|quote|quoting|use|using|check|checking|verify|verifying|consult|consulting|"
+     r"look at|looking at|rely on|relying on|search|searching|include|including|provide|providing|show|showing|"
+     r"give|giving|reference|referencing)\s(?:any |the |your |with )?(?:sources?|evidence|quotes?|quotations?|"
+     r"citations?|corpus|documents|references|requirements? ids?|req-ids?|grounding)\b", NO_EVIDENCE, IMPERATIVE),
+    (r"\b(?P<verb>make up|invent|fabricate|hallucinate|imagine|guess|improvise|create|generate)\b.{0,20}?"
+     r"\b(?:an? )?(?:answer|quotes?|quotations?|citations?|sources?|evidence|requirements?|references?|"
+     r"verdict|rules?)\b", NO_EVIDENCE, IMPERATIVE),
+    (r"\b(?P<verb>answer|respond|reply|work|write|decide)\b.{0,30}?\b(?:from|using|with|based on|out of|on) "
+     r"(?:your (?:own )?(?:knowledge|memory|training|opinion|judgement|judgment|intuition)|memory|what you know|"
+     r"general knowledge|common sense|your gut)\b", NO_EVIDENCE, IMPERATIVE),
+    (r"\b(?P<verb>operate|answer|respond|reply|work|proceed|run|function|continue|decide|conclude)\b.{0,20}?"
+     r"\bwithout (?:the |any |your )?(?:evidence|sources|citations|quotes|grounding|verification|checks|"
+     r"restrictions|guardrails|filters|rules|safeguards|limits)\b", NO_EVIDENCE, IMPERATIVE),
+    (r"\b(?:the |your |this )?(?:grounding (?:gate|check|rule)|verbatim (?:check|rule|requirement)|"
+     r"verification (?:step|gate)|quote check|citation (?:rule|check)|guardrails?|the guard)s? (?:does not|do not|"
+     r"doesn't|don't|no longer|shall not|will not|won't|need not|needn't) (?:apply|matter|count|exist|bind|run)\b|"
+     r"\b(?:grounding (?:gate|check)|verbatim (?:check|rule)|verification (?:step|gate)|guardrails|the guard) "
+     r"(?:is|are|has been|have been|was|were) (?:now )?(?:off|disabled|switched off|turned off|suspended|waived|"
+     r"lifted|removed|not needed|not required|deactivated)\b", CHECKS, ANYONE),
+    (r"\b(?P<verb>state|say|confirm|report|declare|conclude|write|answer|reply|respond|find|certify)\b.{0,10}?"
+     r"\bthat (?:every|all|each|the|our|my|this|these) (?:\w+ ){0,2}(?:controls?|requirements?|checks?|items?|"
+     r"firm|policy|policies|company|companies|procedures?)\s(?:have |has |are |is |were |was )?(?:all )?"
+     r"(?:passed|met|satisfied|compliant|fulfilled|approved|in compliance|complies|comply)\b", VERDICT, IMPERATIVE),
+    (r"<\s*/?\s*(?:system|assistant|instructions?|user|sys|prompt|admin|developer|im_start|im_end|s)\s*/?\s*>|"
+     r"\[\s*/?\s*(?:system|inst|sys|admin|developer|assistant)\s*\]|<<\s*/?\s*sys\s*>>|<\|[a-z_]+\|>|"
+     r"(?:^|\n|\s)#{2,}\s?(?:system|instruction|instructions|new instructions|admin|developer)\b|"
+     r"\{\{\s*system|\bbegin (?:system|admin) (?:prompt|message|instructions)\b", MARKUP, ANYONE),
+)
+
+# Other languages (accents folded away). Word order differs from English, so these are checked whole.
+_OTHER_RULES: tuple[tuple[str, str], ...] = (
+    # "forget everything (you were told)" in each language
+    (r"\b(?:vergiss|vergessen sie|ignoriere|ignorieren sie) (?:alles|samtliche|jegliche)\b|"
+     r"\b(?:oublie|oubliez|ignore|ignorez) (?:tout|toutes? (?:les|tes|vos))\b|"
+     r"\b(?:olvida|olvide|ignora) (?:todo|todas? (?:las|tus))\b|\b(?:dimentica|ignora) (?:tutto|tutte le)\b|"
+     r"\b(?:vergeet|negeer) alles\b|\b(?:esqueca|esquece|ignore) (?:tudo|todas? as)\b", OVERRIDE),
+    # German
+    (r"\b(?:ignorier\w*|vergiss|vergessen sie|missacht\w*|uberschreib\w*|umgeh\w*|verwirf|verwerfen sie|"
+     r"setze? \w* ausser kraft|hebe? \w* auf)\b.{0,40}\b(?:anweisung\w*|anordnung\w*|regeln|vorgaben|"
+     r"instruktion\w*|befehl\w*|richtlinie\w*|systemprompt\w*|prompts?|eingabeaufforderung\w*|vorschrift\w*|"
+     r"beschrankung\w*|sicherheitsregeln)\b", OVERRIDE),
+    (r"\b(?:alle|deine|vorherigen|vorigen|bisherigen|obigen|fruheren|ursprunglichen)\s(?:\w+\s)?(?:anweisungen|"
+     r"instruktionen|vorgaben|regeln|befehle)\s(?:ignorieren|vergessen|missachten|uberschreiben|verwerfen)\b",
+     OVERRIDE),
+    (r"\b(?:du bist (?:jetzt|nun|ab sofort|ab jetzt|von nun an)|sie sind (?:jetzt|nun|ab sofort)|"
+     r"tu so,? als|tue so,? als|tun sie so,? als|gib dich als|geben sie sich als|spiele? die rolle|"
+     r"schlupfe? in die rolle|verhalte dich (?:wie|als)|ab (?:jetzt|sofort),? (?:bist|antwortest|ignorierst|"
+     r"handelst|verhaltst) du|von nun an,? (?:bist|antwortest|ignorierst) du|agiere als|handle als|"
+     r"du hast keine (?:regeln|einschrankungen|grenzen|filter))\b", ROLE),
+    (r"\b(?:zeig\w*|verrat\w*|nenne?\w*|gib\w*|wiederhol\w*|druck\w*|ausgeb\w*|offenbar\w*|teile?)\b.{0,30}"
+     r"\b(?:deinen|deine|ihren|ihre|den|die)\s(?:\w+\s)?(?:systemprompt\w*|prompt|anweisungen|"
+     r"systemnachricht|instruktionen|konfiguration)\b", PROMPT),
+    (r"\b(?:behandle|markiere|bewerte|melde|erklare|werte|stufe|betrachte|kennzeichne)\w*\b.{0,50}\bals\s"
+     r"(?:bestanden|erfullt|konform|genehmigt|compliant|in ordnung|ok|gepruft|positiv)\b", VERDICT),
+    (r"\b(?:neue|aktualisierte|geheime|wichtige)\s(?:anweisungen|instruktionen|befehle|regeln)\s(?:vom|von der|"
+     r"von|des|der)\s(?:\w+\s)?(?:administrator\w*|admin\w*|entwickler\w*|betreiber\w*|system\w*)\b", AUTHORITY),
+    (r"\b(?:sicherheits\w*|prufung\w*|kontroll\w*|filter\w*|schutz\w*|verifikation\w*|verifizierung\w*|"
+     r"grounding\w*)\b.{0,30}\b(?:umgehen|deaktivieren|ignorieren|ausschalten|abschalten|uberschreiben|"
+     r"aushebeln|uberspringen)\b", CHECKS),
+    (r"\b(?:umgehe|deaktiviere|ignoriere|schalte|uberschreibe|uberspringe|hebele?)\b.{0,30}\b(?:sicherheits\w*|"
+     r"prufung\w*|filter\w*|schutz\w*|verifikation\w*|grounding\w*|kontrollen)\b", CHECKS),
+    (r"\b(?:ohne|keine)\s(?:quellen|belege|zitate|nachweise)\s(?:zu )?(?:nennen|zitieren|angeben|prufen|"
+     r"antworten|anzugeben)\b|\berfinde\w*\b.{0,20}\b(?:antwort|zitate?|quellen|belege)\b", NO_EVIDENCE),
+    # French
+    (r"\b(?:ignorez?|oubliez?|ne tiens? pas compte|ne tenez pas compte|fais abstraction|faites abstraction|"
+     r"contournez?|outrepassez?|passez? outre|annulez?|effacez?)\b.{0,12}\b(?:les|tes|vos|toutes|"
+     r"tous|ces|mes|des|la|ta|ton|votre|de|du)\s(?:\w+\s){0,2}(?:instructions?|consignes?|regles?|directives?|"
+     r"prompt|invite|commandes?|ordres?|restrictions?|garde-fous)\b", OVERRIDE),
+    (r"\b(?:tu es (?:maintenant|desormais|a present|dorenavant)|vous etes (?:maintenant|desormais|a present|"
+     r"dorenavant)|fais semblant|faites semblant|fais comme si|faites comme si|jouez? le role|"
+     r"incarnez?|agis comme|agissez comme|comporte-toi comme|comportez-vous comme|prete?nds? etre|"
+     r"pretendez etre|a partir de maintenant,? (?:tu|vous)|desormais,? (?:tu|vous)|tu n'as (?:plus )?"
+     r"(?:aucune|pas de) (?:regle|restriction|limite))\b", ROLE),
+    (r"\b(?:revelez?|montrez?|affichez?|donnez?|repetez?|imprimez?|divulguez?|"
+     r"communiquez?|ecris|ecrivez|dis|dites)\b.{0,30}\b(?:ton|ta|tes|votre|vos|le|la|les)\s(?:\w+\s)?"
+     r"(?:prompt|invite|instructions|consignes|message systeme|configuration)\b", PROMPT),
+    (r"\b(?:traitez?|marquez?|declarez?|considerez?|notez?|indiquez?|classez?|"
+     r"signalez?|evaluez?)\b.{0,50}\bcomme\s(?:reussi|reussis|valide|valides|conforme|conformes|"
+     r"satisfait|satisfaits|approuve|approuves|passe|passes|ok|respecte|respectes)\b", VERDICT),
+    (r"\b(?:nouvelles?|nouveaux|vraies?|secretes?)\s(?:instructions|consignes|directives|ordres)\s(?:de|du|des|"
+     r"de la|de l')\s?(?:\w+\s)?(?:administrateur|admin|developpeur|operateur|systeme|proprietaire)\b", AUTHORITY),
+    (r"\b(?:desactivez?|contournez?|ignorez?|outrepassez?|supprimez?|coupez?|sautez?|"
+     r"evitez?)\b.{0,12}\b(?:la|les|le|tes|vos|ta|ton|votre|toutes les|tous les)\s(?:\w+\s)?(?:securite|"
+     r"filtres?|verifications?|controles? de securite|garde-fous|protections?|porte de (?:verification|grounding)|"
+     r"garde)\b", CHECKS),
+    (r"\b(?:sans|ne)\s(?:citer|cite|mentionner|verifier|utiliser)\s(?:\w+\s)?(?:les |de |des |aucune? )?"
+     r"(?:sources?|preuves?|citations?|references?)\b|\binventez?\b.{0,20}\b(?:reponse|citations?|sources?|"
+     r"preuves?)\b", NO_EVIDENCE),
+    (r"\b(?:quel|quelle|quels|quelles) (?:est|sont) (?:ton|ta|tes|votre|vos) (?:\w+ )?(?:prompt|invite|"
+     r"instructions|consignes|message systeme|configuration)\b", PROMPT),
+    (r"\b(?:wie lautet|wie lauten|was ist|was sind|welche sind|nenne mir|sag mir) (?:dein|deine|ihr|ihre) "
+     r"(?:\w+ )?(?:systemprompt|prompt|anweisungen|instruktionen|systemnachricht)\b", PROMPT),
+    (r"\b(?:cual|cuales) (?:es|son) (?:tu|tus|su|sus) (?:\w+ )?(?:prompt|instrucciones|mensaje del sistema)\b|"
+     r"\b(?:qual e|quali sono) (?:il tuo|le tue|il suo|le sue) (?:\w+ )?(?:prompt|istruzioni)\b", PROMPT),
+    # Spanish
+    (r"\b(?:ignor(?:a|e|en|ad)|olvid(?:a|e|en|ad)|omite|haz caso omiso|hagan caso omiso|salta(?:te)?|anula[rd]?)\b"
+     r".{0,40}\b(?:instrucciones|reglas|indicaciones|directrices|ordenes|restricciones|el prompt|tu prompt)\b",
+     OVERRIDE),
+    (r"\b(?:ahora eres|ahora es usted|a partir de ahora,? (?:eres|eres un|actua|responde|ignora)|finge|fingir|"
+     r"haz como si|actua como|actue como|haz de|interpreta el papel|juega el papel|no tienes (?:reglas|"
+     r"restricciones|limites))\b", ROLE),
+    (r"\b(?:revela|muestra|muestrame|imprime|dime|repite|ensena)\b.{0,30}\b(?:tu|tus|el|las|su|sus)\s(?:\w+\s)?"
+     r"(?:prompt|instrucciones|mensaje del sistema|configuracion)\b", PROMPT),
+    (r"\b(?:trata|marca|declara|considera|reporta|califica)\b.{0,50}\bcomo\s(?:aprobad[oa]s?|superad[oa]s?|"
+     r"cumplid[oa]s?|conformes?|satisfech[oa]s?|validad[oa]s?)\b", VERDICT),
+    (r"\bnuevas (?:instrucciones|ordenes|reglas) del? (?:\w+ )?(?:administrador|desarrollador|sistema|operador)\b",
+     AUTHORITY),
+    (r"\b(?:desactiva|evita|salta|ignora|elude)\b.{0,30}\b(?:seguridad|filtros?|verificacion\w*|controles|"
+     r"salvaguardas)\b", CHECKS),
+    # Italian
+    (r"\b(?:ignora|ignorate|dimentica|dimenticate|trascura|salta|annulla)\b.{0,40}\b(?:istruzioni|regole|"
+     r"indicazioni|direttive|ordini|restrizioni|il prompt|tuo prompt)\b", OVERRIDE),
+    (r"\b(?:ora sei|adesso sei|d'ora in poi,? (?:sei|rispondi|ignora|agisci)|da ora in poi|fingi|fai finta|"
+     r"comportati come|agisci come|interpreta il ruolo|non hai (?:regole|restrizioni|limiti))\b", ROLE),
+    (r"\b(?:rivela|mostra|mostrami|stampa|ripeti|dimmi)\b.{0,30}\b(?:il tuo|le tue|il|le)\s(?:\w+\s)?"
+     r"(?:prompt|istruzioni|messaggio di sistema|configurazione)\b", PROMPT),
+    (r"\b(?:tratta|segna|dichiara|considera|classifica)\b.{0,50}\bcome\s(?:superat[oi]|conform[ei]|approvat[oi]|"
+     r"soddisfatt[oi]|validat[oi])\b", VERDICT),
+    (r"\bnuove (?:istruzioni|regole|direttive) dall?'?\s?(?:\w+ )?(?:amministratore|sviluppatore|sistema)\b",
+     AUTHORITY),
+    # Dutch
+    (r"\b(?:negeer|vergeet|omzeil|overschrijf|sla over)\b.{0,40}\b(?:instructies|regels|richtlijnen|opdrachten|"
+     r"aanwijzingen|beperkingen|je prompt|de prompt)\b", OVERRIDE),
+    (r"\b(?:je bent nu|jij bent nu|u bent nu|vanaf nu,? (?:ben|antwoord|negeer|gedraag) (?:je|jij)|doe alsof|"
+     r"speel de rol|gedraag je als|treed op als|je hebt geen (?:regels|beperkingen))\b", ROLE),
+    (r"\b(?:toon|laat zien|onthul|geef|herhaal|print)\b.{0,30}\b(?:je|jouw|uw|de)\s(?:\w+\s)?(?:systeemprompt|"
+     r"prompt|instructies|systeembericht|configuratie)\b", PROMPT),
+    (r"\b(?:behandel|markeer|verklaar|beschouw|rapporteer)\b.{0,50}\bals\s(?:geslaagd|voldaan|conform|"
+     r"goedgekeurd|compliant|in orde)\b", VERDICT),
+    # Portuguese
+    (r"\b(?:ignore|ignora|esqueca|esquece|desconsidere|desconsidera|pule|anule)\b.{0,40}\b(?:instrucoes|"
+     r"regras|orientacoes|diretrizes|ordens|restricoes|o prompt|seu prompt)\b", OVERRIDE),
+    (r"\b(?:agora voce e|agora es|a partir de agora,? (?:voce|tu|responda|ignore)|finja|finge|faz de conta|"
+     r"aja como|atue como|interprete o papel|voce nao tem (?:regras|restricoes|limites))\b", ROLE),
+    (r"\b(?:revele|revela|mostre|mostra|imprima|repita|diga)\b.{0,30}\b(?:seu|sua|suas|seus|o|as)\s(?:\w+\s)?"
+     r"(?:prompt|instrucoes|mensagem do sistema|configuracao)\b", PROMPT),
+    (r"\b(?:trate|marque|declare|considere|classifique)\b.{0,50}\bcomo\s(?:aprovad[oa]s?|conformes?|"
+     r"cumprid[oa]s?|satisfeit[oa]s?|validad[oa]s?)\b", VERDICT),
+)
+
+_COMPILED_EN = tuple((re.compile(p), reason, mode) for p, reason, mode in _EN_RULES)
+_COMPILED_OTHER = tuple((re.compile(p), reason) for p, reason in _OTHER_RULES)
+
+
+class GuardVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    adversarial: bool
+    reason: str | None = Field(default=None, description="Why the question was refused")
+
+
+def _match(text: str) -> str | None:
+    """The reason of the first rule that fires on this normalized text, or None."""
+    for pattern, reason, mode in _COMPILED_EN:
+        for match in pattern.finditer(text):
+            if mode == ANYONE or _addressed(text, match.start("verb"), mode):
+                return reason
+    for pattern, reason in _COMPILED_OTHER:
+        if pattern.search(text):
+            return reason
+    return None
+
+
+def screen(question: str) -> GuardVerdict:
+    """Rules screening (deterministic): refuse when any normalized form of the question matches a rule."""
+    forms = normalized_forms(question)
+    if _spelled_out_attack(normalize_ws(_fold(question))):
+        return GuardVerdict(adversarial=True, reason=OVERRIDE + " (obfuscated)")
+    for i, text in enumerate(forms):
+        reason = _match(text)
+        if reason:
+            return GuardVerdict(adversarial=True, reason=reason + (" (obfuscated)" if i else ""))
+    return GuardVerdict(adversarial=False)
+
+
+class GuardReply(BaseModel):
+    """LLM reply schema for skills/guard.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    adversarial: bool
+    reason: str = ""
+
+
+def guard_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
+    """Refuse adversarial questions (recorded in state); legal topics pass."""
+    from agents.runtime import llm_or_rules
+
+    if not deps.settings.guard_enabled:
+        return {"rejected": False, "rejection_reason": None}
+    rules_verdict = screen(state["question"])
+    if rules_verdict.adversarial:  # patterns are decisive: an LLM cannot talk the guard out of them
+        return {"rejected": True, "rejection_reason": rules_verdict.reason}
+    verdict, fallbacks = llm_or_rules(
+        deps, "guard", "guard", GuardReply, rules=lambda: rules_verdict,
+        accept=lambda r: GuardVerdict(adversarial=r.adversarial, reason=r.reason or None),
+        question=state["question"])
+    return {"rejected": verdict.adversarial, "rejection_reason": verdict.reason if verdict.adversarial else None,
+            "fallbacks": fallbacks}

@@ -1,0 +1,141 @@
+"""The evidence stage's result: the answer and its whole evidential chain (`EvidenceResult`), assembled by
+the review node from the stage's state and the final, reviewed composition."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.compose import ComposedAnswer, grounding_confidence, select_option
+from agents.evaluate import uncovered_terms
+from agents.extract import Requirement
+from agents.state import EvidenceState
+from agents.verify import JudgedRequirement
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+NO_EVIDENCE = "NO_AUTHORITATIVE_EVIDENCE"
+
+
+class Review(BaseModel):
+    """The review's verdict on the composed answer, and who wrote the final one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+    revised: bool = False
+    composer: str = Field(default="rules", description="Who wrote the final answer: rules or llm")
+
+
+class EvidenceResult(BaseModel):
+    """The answer and its whole evidential chain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    status: str = Field(description="ANSWERED or NO_AUTHORITATIVE_EVIDENCE")
+    grounding_confidence: str
+    extracted_requirements: list[dict[str, Any]]
+    verified_requirements: list[dict[str, Any]]
+    rejected_requirements: list[dict[str, Any]]
+    final_answer: str
+    statements: list[dict[str, Any]]
+    requirement_references: dict[str, dict[str, Any]]
+    unused_requirements: list[str]
+    conflicts: list[dict[str, Any]]
+    missing_evidence: list[str]
+    review: dict[str, Any]
+    evidence_audit_trail: dict[str, Any]
+    evidence_chunks: dict[str, dict[str, Any]]
+    backend: str
+    fallbacks: list[str] = Field(default_factory=list, description="The evidence stage's fallbacks to rules")
+    selected_option: dict[str, Any] | None = Field(default=None, description="Multiple-choice questions only")
+    direct_answer: str = Field(default="", description="The one-sentence answer(s), before the supporting requirements")
+    parts: list[dict[str, Any]] = Field(default_factory=list, description="Per part of the question: its question, "
+                                        "direct answer, cited REQ-IDs, conflicts and missing evidence")
+    llm_calls: int = Field(default=0, description="LLM calls the evidence stage spent (llm_budget_evidence)")
+
+
+def _row(j: JudgedRequirement) -> dict[str, Any]:
+    return {**j.requirement.model_dump(mode="json"), "verified": j.verified, "rejection_reason": j.rejection_reason,
+            "rationale": j.rationale, "score": j.score, "decided_by": j.decided_by, "part": j.part,
+            "relevance": j.relevance}
+
+
+def _parts(state: EvidenceState, answer: ComposedAnswer) -> list[dict[str, Any]]:
+    """One entry per part of the question (a one-part question has one)."""
+    questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
+    by_index = {p.index: p for p in answer.parts}
+    out = []
+    for index, question in enumerate(questions):
+        mine = [s for s in answer.statements if s.part == index]
+        part = by_index.get(index)
+        cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
+        out.append({"index": index, "question": question,
+                    "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
+                    "requirement_ids": cited,
+                    "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
+                    "missing_evidence": part.missing_evidence if part else (
+                        [] if mine else ["a requirement that explicitly addresses: " + question])})
+    return out
+
+
+def _reference(r: Requirement) -> dict[str, Any]:
+    return {"document_title": r.document_title, "document_id": r.document_id, "document_version": r.document_version,
+            "section_path": r.section_path, "chunk_id": r.chunk_id, "quote": r.exact_quote}
+
+
+def _audit_trail(judged: list[JudgedRequirement], verified: list[Requirement]) -> dict[str, Any]:
+    by_reason: dict[str, int] = {}
+    for j in judged:
+        if not j.verified:
+            by_reason[j.rejection_reason or "?"] = by_reason.get(j.rejection_reason or "?", 0) + 1
+    return {"extracted": len(judged), "verified": len(verified), "rejected": len(judged) - len(verified),
+            "pass_rate": round(len(verified) / len(judged), 4) if judged else 0.0, "by_reason": by_reason}
+
+
+def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirement],
+                  judged: list[JudgedRequirement]) -> tuple[str, list[str]]:
+    """The answer text and what is missing (never an answer without a verified requirement)."""
+    if verified:
+        return answer.text, []
+    missing = ["a requirement that explicitly addresses: " + (", ".join(uncovered_terms(question, [])) or question)]
+    return ("No authoritative evidence: no requirement in the corpus explicitly answers this question. "
+            f"{len(judged)} candidate requirement(s) were examined and rejected."), missing
+
+
+def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, review: Review, *,
+                    extra_fallbacks: list[str], extra_calls: int) -> EvidenceResult:
+    """The EvidenceResult from the evidence stage's state and the final (reviewed) composition."""
+    question = state["stem"]
+    judged = [JudgedRequirement.model_validate(j) for j in state.get("judged") or []]
+    verified = [j.requirement for j in judged if j.verified]
+    cited = {i for s in answer.statements for i in s.requirement_ids}
+    chunks = {e["chunk_id"]: e for e in state["evidence"]}
+    final, missing = _final_answer(question, answer, verified, judged)
+    parts = _parts(state, answer)
+    if verified:
+        missing = [f"part {p['index'] + 1}: {m}" if len(parts) > 1 else m for p in parts for m in p["missing_evidence"]]
+    options = state.get("options") or []
+    return EvidenceResult(
+        question=question, status="ANSWERED" if verified else NO_EVIDENCE,
+        grounding_confidence=grounding_confidence(verified),
+        extracted_requirements=[_row(j) for j in judged],
+        verified_requirements=[_row(j) for j in judged if j.verified],
+        rejected_requirements=[_row(j) for j in judged if not j.verified],
+        final_answer=final, statements=[s.model_dump() for s in answer.statements],
+        requirement_references={r.requirement_id: _reference(r) for r in verified if r.requirement_id in cited},
+        unused_requirements=answer.unused_requirement_ids, conflicts=[c.model_dump() for c in answer.conflicts],
+        missing_evidence=missing, review=review.model_dump(), evidence_audit_trail=_audit_trail(judged, verified),
+        evidence_chunks={cid: {"text": chunks[cid]["text"], "document_id": chunks[cid]["document_id"]}
+                         for cid in dict.fromkeys(j.requirement.chunk_id for j in judged) if cid in chunks},
+        backend=deps.backend, fallbacks=[*(state.get("evidence_fallbacks") or []), *extra_fallbacks],
+        selected_option=select_option(options, verified, need=deps.settings.answer.option_support,
+                                      margin=deps.settings.answer.option_margin).model_dump() if options else None,
+        llm_calls=int(state.get("evidence_llm_calls") or 0) + extra_calls,
+        direct_answer="\n".join(p["direct_answer"] for p in parts if p["direct_answer"]), parts=parts)
+
+

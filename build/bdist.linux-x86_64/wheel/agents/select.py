@@ -1,0 +1,123 @@
+"""Select: which evidence chunks answer each part of the question, by the learned relevance model.
+
+Each part is searched on its own (the features the rank head was calibrated on: one search of the
+question, its fused scores and ranks), the research evidence that search did not return joins as
+unranked candidates, and every candidate is scored against the part (`RelevanceModel.rank`: the
+encoder's cosine to the stored vector, key-term and phrase coverage, heading coverage, the retrieval
+score and ranks), and
+the answer cites the chunks within `select_gap` of the best and above `select_floor`, at most
+`select_max` (calibrated on held-out ObliQA questions: bench/calibrate_relevance.py). A few more
+chunks below the cut are extracted too, so the record shows what was weighed and set aside.
+
+With `model=None` (tests of the rest of the stage) every chunk is a selected candidate, in research order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.state import EvidenceItem
+from engine.config import EvidenceSettings
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+    from engine.search.retrieval import Retriever
+
+_EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
+
+
+class RankedChunk(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_id: str
+    relevance: float = Field(description="Probability that the chunk answers the part (learned relevance model)")
+    selected: bool = Field(description="Within the selection cut: its verified quotes may be cited")
+
+
+class Part(BaseModel):
+    """One part of the question and its ranked evidence."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    question: str
+    ranked: list[RankedChunk] = Field(description="Candidates for extraction, best first")
+    best: float = 0.0
+
+    def relevance_of(self, chunk_id: str) -> RankedChunk | None:
+        return next((r for r in self.ranked if r.chunk_id == chunk_id), None)
+
+
+def cut(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
+    """Indices cited: within `gap` of the best, at least `floor`, at most `most`, best first. Pure."""
+    if not probs:
+        return []
+    order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
+    best = probs[order[0]]
+    return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
+
+
+def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[dict[str, Any]]:
+    cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
+    return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
+             "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
+             "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
+
+
+def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int
+                    ) -> tuple[list[EvidenceItem], list[EvidenceItem], int]:
+    """A part's candidates: its own search (top k, with the retrieval scores and ranks the rank head was
+    calibrated on), then the research evidence that search did not return (cross-references, later
+    steps: candidates too, but unranked). Returns (candidates, the entries new to the run, how many the
+    part's own search returned: the first ones of the candidates)."""
+    from agents.crossref import evidence_entry
+
+    known = {e["chunk_id"]: e for e in evidence}
+    hits = retriever.search(question, k=k)
+    searched, fresh = [], []
+    for h in hits:
+        entry = evidence_entry(h.chunk, score=h.score, query=question, dense=h.dense_score, lexical=h.lexical_score,
+                               hit=h)
+        searched.append(entry)
+        if h.chunk_id not in known:
+            fresh.append(entry)
+    seen = {e["chunk_id"] for e in searched}
+    rest: list[EvidenceItem] = [{**e, "score": 0.0, "dense_rank": None, "lexical_rank": None}
+            for e in evidence if e["chunk_id"] not in seen]
+    return searched + rest, fresh, len(searched)
+
+
+def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Any, conn: Any,
+              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE) -> Part:
+    """Score every candidate chunk for one part and mark the selection cut. The first `searched`
+    candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
+    evidence given without retrieval scores, judged by the pair head with the gate as the floor.
+    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record)."""
+    if model is None or not evidence:
+        ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
+        return Part(index=index, question=question, ranked=ranked)
+    t = model.thresholds
+    if searched is None:  # given evidence (run_evidence): no retrieval scores, so each passage alone
+        probs = model.pair_probabilities(question, [e["text"] for e in evidence],
+                                         [e.get("section_heading", "") for e in evidence])
+        floor = float(t["gate"])
+    else:
+        candidates = _candidates(question, evidence, model, conn)
+        for i, c in enumerate(candidates):
+            c["rank"] = i + 1 if i < searched else None
+        probs = model.rank(question, candidates)
+        floor = float(t["select_floor"])
+    chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
+    order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
+    keep = order[: len(chosen) + limits.extra_candidates]
+    ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
+              for i in keep]
+    return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
+
+
+def relevance_model(deps: Deps) -> Any:
+    """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
+    selection always use the model."""
+    return deps.retriever.relevance_model()

@@ -1,0 +1,367 @@
+"""Verify: the grounding gate. A requirement is verified only if it answers the question.
+
+Relevance is decided by the learned relevance model (engine/relevance: a MiniLM fine-tuned on
+regulatory question/passage pairs, served by ONNX Runtime, and logistic heads calibrated on
+held-out ObliQA questions), in two steps:
+
+* the passage: each part of the question cites only the chunks that `agents.select` put within the
+  selection cut (close to the best-scoring chunk, above a floor); quotes of other chunks are
+  rejected as `does_not_address_question`, with both scores in the rationale;
+* the quote: the pair head scores the sentence against the part; within a passage, sentences far
+  below its best one are set aside, and code rules still apply: a question that asks for a time
+  needs a quote that states one (`requires_inference`), a quote that leans on preceding text
+  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only from a passage
+  that imposes nothing either (a definition or statement that answers; its modality is `none`).
+
+`judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
+or a passage): the pair head against its calibrated threshold, then the time and context rules.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.duties import conflicting_figures
+from agents.extract import Modality, Requirement, classify_modality, is_verbatim, states_requirement
+from agents.select import Part, RankedChunk
+from agents.state import EvidenceItem, EvidenceState
+from engine.config import AnswerSettings, EvidenceSettings
+from engine.text import TIME_PHRASE, normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
+
+REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
+_BELOW_CUT = "its passage is ranked below the selection cut"
+_EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
+
+# A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
+# and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
+# questions that a bare when/within/period rule took as asking a time ask none).
+_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
+                        r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
+                        r"^\W*when\s+(?:must|should|shall|is|are|does|do|will|can|may|would|has|have)\b|"
+                        r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
+                        r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
+                        r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
+                        re.IGNORECASE)
+_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+
+
+def asks_time(question: str) -> bool:
+    return bool(_ASKSTIME_PHRASE.search(question))
+
+
+def states_time(text: str) -> bool:
+    return bool(TIME_PHRASE.search(text))
+
+
+class Verdict(BaseModel):
+    """The gate's decision on one quote."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verified: bool
+    rejection_reason: str | None = Field(default=None, description="One of REJECTION_REASONS when not verified")
+    rationale: str
+    score: float = Field(description="Relevance: probability that the text answers the question (pair head)")
+    features: dict[str, Any] = Field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def _default_model() -> Any:
+    from engine.config import load_settings
+    from engine.relevance.model import RelevanceModel
+    from engine.search.embeddings import Embedder
+
+    settings = load_settings()
+    return RelevanceModel.for_embedder(settings.relevance_dir, Embedder.from_settings(settings))
+
+
+def _model_for(embedder: Any) -> Any:
+    if embedder is None:
+        return _default_model()
+    from engine.config import load_settings
+    from engine.relevance.model import RelevanceModel
+
+    return RelevanceModel.for_embedder(load_settings().relevance_dir, embedder)
+
+
+def decide(question: str, quote: str, score: float, threshold: float) -> tuple[bool, str | None, str]:
+    """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
+    if score < threshold:
+        return False, "does_not_address_question", f"relevance {score:.3f} is below the gate ({threshold:.3f})"
+    if asks_time(question) and not states_time(quote):
+        return False, "requires_inference", "the question asks for a time or period; the quote states none"
+    if _LEANS_ON_CONTEXT.search(quote):
+        return False, "incomplete_quote", "the quote depends on preceding text"
+    return True, None, f"answers the question (relevance {score:.3f}, gate {threshold:.3f})"
+
+
+def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = None) -> Verdict:
+    """Public, stable API: does `quote` (a sentence or a passage) answer `question`?
+
+    `backend` names the reasoning backend; outside a run only the deterministic one exists (the
+    learned relevance model plus code rules, no LLM). `embedder` may be any engine Embedder; the
+    relevance model's own encoder scores the pair when it is not that encoder.
+    """
+    if backend != "rules":
+        raise ValueError("judge() outside a run supports the rules backend")
+    model = _model_for(embedder)
+    score = model.pair_probabilities(question, [quote])[0]
+    threshold = float(model.thresholds["gate"])
+    verified, reason, rationale = decide(question, quote, score, threshold)
+    return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=round(score, 4),
+                   features={"asks_time": asks_time(question), "states_time": states_time(quote),
+                             "modality": classify_modality(quote).value, "gate": threshold})
+
+
+class JudgedRequirement(BaseModel):
+    """A requirement and the gate's verdict on it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirement: Requirement
+    verified: bool
+    rejection_reason: str | None
+    rationale: str
+    score: float
+    decided_by: str = Field(default="rules", description="code (verbatim/length checks), rules (the gate) or llm")
+    part: int = Field(default=0, description="The part of the question the requirement was judged against")
+    relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
+
+
+def _code_check(req: Requirement, chunks: dict[str, EvidenceItem], min_words: int) -> JudgedRequirement | None:
+    """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
+    chunk = chunks.get(req.chunk_id)
+    if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
+                                 rationale="the quote is not the chunk text at its offsets", score=0.0,
+                                 decided_by="code")
+    if len(req.exact_quote.split()) < min_words:
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
+                                 rationale=f"a quote of fewer than {min_words} words", score=0.0, decided_by="code")
+    return None
+
+
+def _reject(req: Requirement, reason: str, why: str, score: float, part: int, relevance: float | None,
+            by: str = "rules") -> JudgedRequirement:
+    return JudgedRequirement(requirement=req, verified=False, rejection_reason=reason, rationale=why, score=score,
+                             decided_by=by, part=part, relevance=relevance)
+
+
+def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, RankedChunk | None]:
+    for part in parts:
+        ranked = part.relevance_of(req.chunk_id)
+        if ranked is not None:
+            return part, ranked
+    return parts[0], None
+
+
+def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, EvidenceItem],
+                        model: Any, limits: EvidenceSettings = _EVIDENCE, *,
+                        same_duty_overlap: float = _ANSWER.same_duty_overlap) -> list[JudgedRequirement]:
+    """Code checks, the selection cut per part, then the quote-level gate (see the module docstring).
+    `limits` is the run's `Settings.evidence`; `same_duty_overlap` its `Settings.answer.same_duty_overlap`
+    (a quote set aside that conflicts with a cited one is cited after all)."""
+    judged: dict[str, JudgedRequirement] = {}
+    eligible: list[tuple[Requirement, Part, RankedChunk]] = []
+    for req in requirements:
+        checked = _code_check(req, chunks, limits.min_quote_words)
+        part, ranked = _part_of(req, parts)
+        relevance = ranked.relevance if ranked else None
+        if checked is not None:
+            judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
+        elif req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id]):
+            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+                                                 "the text imposes, permits or recommends nothing (its passage has "
+                                                 "a sentence that does)", 0.0, part.index, relevance)
+        elif ranked is None:
+            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+                                                 "its passage was not among this part's candidates", 0.0, part.index,
+                                                 relevance)
+        else:
+            eligible.append((req, part, ranked))
+    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model))
+    judged.update(_conflicting_sources(judged, same_duty_overlap))
+    return [judged[r.requirement_id] for r in requirements]
+
+
+def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
+                   model: Any) -> dict[str, JudgedRequirement]:
+    """Per part, cite the passages within the calibrated gap of the best passage that has a quote
+    passing the quote-level checks (a top passage with no citable sentence does not block the next);
+    verified quotes of other passages are rejected, with both relevances in the rationale."""
+    from agents.select import cut
+
+    t = model.thresholds if model is not None else {"select_floor": 0.0, "select_gap": 1.0, "select_max": 99}
+    out = dict(quoted)
+    for index in {p.index for _, p, _ in eligible}:
+        viable = {r.chunk_id: k.relevance for r, p, k in eligible
+                  if p.index == index and quoted[r.requirement_id].verified}
+        ids = list(viable)
+        chosen = {ids[i] for i in cut([viable[c] for c in ids], float(t["select_floor"]), float(t["select_gap"]),
+                                      int(t["select_max"]))}
+        best = max(viable.values(), default=0.0)
+        for req, part, ranked in eligible:
+            verdict = quoted[req.requirement_id]
+            if part.index != index or not verdict.verified or req.chunk_id in chosen:
+                continue
+            out[req.requirement_id] = _reject(
+                req, "does_not_address_question", f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
+                f"best answering passage {best:.3f})", verdict.score, part.index, ranked.relevance)
+    return out
+
+
+def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -> dict[str, JudgedRequirement]:
+    """A requirement set aside by the selection cut is cited after all when it imposes the same duty
+    as a verified one of another document with different figures: a conflict is shown, never hidden."""
+    verified = [j for j in judged.values() if j.verified]
+    out = {}
+    for j in judged.values():
+        if j.verified or j.decided_by == "code" or not j.rationale.startswith(_BELOW_CUT):
+            continue
+        rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
+                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
+        if rival is not None and j.requirement.modality is not Modality.NONE:
+            out[j.requirement.requirement_id] = j.model_copy(update={
+                "verified": True, "rejection_reason": None,
+                "rationale": f"imposes the same duty as {rival.requirement.requirement_id} with different figures: "
+                             f"cited so that the conflict is shown (relevance {j.relevance or 0.0:.3f})"})
+    return out
+
+
+def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+                  chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
+    """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
+    passages); among its sentences, those more than `limits.quote_gap` below the best are set aside, and
+    at most `limits.max_quotes_per_chunk` kept; time and context rules."""
+    scores: dict[str, float] = {}
+    passage: dict[tuple[int, str], float] = {}
+    for part in {p.index: p for _, p, _ in eligible}.values():
+        mine = [r for r, p, _ in eligible if p.index == part.index]
+        for req, score in zip(mine, model.pair_probabilities(part.question, [r.exact_quote for r in mine]),
+                              strict=True):
+            scores[req.requirement_id] = round(score, 4)
+        ids = list(dict.fromkeys(r.chunk_id for r in mine))
+        texts = [chunks[c]["text"] for c in ids]
+        for cid, p in zip(ids, model.pair_probabilities(part.question, texts), strict=True):
+            passage[(part.index, cid)] = p
+    out: dict[str, JudgedRequirement] = {}
+    gate = float(model.thresholds["gate"]) if model is not None else 0.0
+    kept: dict[tuple[int, str], list[str]] = {}
+    best: dict[tuple[int, str], float] = {}
+    for req, part, _ in eligible:
+        key = (part.index, req.chunk_id)
+        best[key] = max(best.get(key, 0.0), scores[req.requirement_id])
+    for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
+        score, key = scores[req.requirement_id], (part.index, req.chunk_id)
+        if asks_time(part.question) and not states_time(req.exact_quote):
+            out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
+                                              "the quote states none", score, part.index, ranked.relevance)
+        elif _LEANS_ON_CONTEXT.search(req.exact_quote):
+            out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
+                                              part.index, ranked.relevance)
+        elif passage[key] < gate:
+            out[req.requirement_id] = _reject(req, "does_not_address_question",
+                                              f"its passage's relevance {passage[key]:.3f} is below the gate "
+                                              f"({gate:.3f})", score, part.index, ranked.relevance)
+        elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
+            out[req.requirement_id] = _reject(req, "does_not_address_question",
+                                              f"another sentence of the same passage answers more directly "
+                                              f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
+                                              ranked.relevance)
+        else:
+            kept.setdefault(key, []).append(req.requirement_id)
+            out[req.requirement_id] = JudgedRequirement(
+                requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
+                relevance=ranked.relevance,
+                rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
+                          f"{part.best:.3f}) and the sentence {score:.3f}")
+    return out
+
+
+# --- llm backend: verdicts are accepted only for requirements that passed the code checks -----------
+
+class LLMVerdict(BaseModel):
+    """The model's verdict on one requirement (reply item of skills/verify.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requirement_id: str = Field(description="A REQ-ID from the list given")
+    verified: bool = Field(description="True only if the quote alone explicitly answers the question")
+    rejection_reason: Literal["does_not_address_question", "requires_inference", "incomplete_quote"] | None = Field(
+        default=None, description="Required when verified is false; null when true")
+    rationale: str = Field(default="", max_length=400, description="One line: why")
+
+
+class VerifyReply(BaseModel):
+    """LLM reply schema for skills/verify.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[LLMVerdict] = Field(max_length=80)
+
+
+def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdict],
+                       notes: list[str]) -> list[JudgedRequirement] | None:
+    """Apply the model's verdicts where code allows them: the model may reject what code accepts, never
+    accept what code rejects (the verbatim and length checks, and the rules gate: relevance, the time
+    rule, the relative checks).
+
+    Only requirements that code verified are open to the model. Verdicts on other IDs (unknown,
+    rejected by code) and self-contradicting ones (verified with a reason, rejected without) are
+    ignored and noted; requirements the model skipped keep the rules verdict. Returns None when no
+    verdict was usable (the caller then records a fallback).
+    """
+    eligible = {j.requirement.requirement_id for j in judged if j.verified}
+    rejected = {j.requirement.requirement_id for j in judged if not j.verified}
+    usable: dict[str, LLMVerdict] = {}
+    ignored, overruled = [], []
+    for verdict in verdicts:
+        if verdict.verified and verdict.requirement_id in rejected:
+            overruled.append(verdict.requirement_id)
+        elif verdict.requirement_id not in eligible or verdict.verified == (verdict.rejection_reason is not None):
+            ignored.append(verdict.requirement_id)
+        else:
+            usable.setdefault(verdict.requirement_id, verdict)
+    if ignored:
+        notes.append(f"verify: ignored llm verdicts on unknown, unverifiable or contradictory {', '.join(ignored)}")
+    if overruled:
+        notes.append(f"verify: ignored llm verdicts accepting {', '.join(overruled)}: code rejected them")
+    skipped = sorted(eligible - usable.keys())
+    if skipped and usable:
+        notes.append(f"verify: no llm verdict for {', '.join(skipped)}; rules verdict kept")
+    if not usable:
+        return None
+    return [j.model_copy(update={"verified": usable[rid].verified, "rejection_reason": usable[rid].rejection_reason,
+                                 "rationale": usable[rid].rationale or "llm verdict", "decided_by": "llm"})
+            if (rid := j.requirement.requirement_id) in usable else j for j in judged]
+
+
+def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node: code checks, then the gate, or the model's verdicts where code allows them."""
+    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+    from agents.select import relevance_model
+
+    question = state["stem"]
+    requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]
+    parts = [Part.model_validate(p) for p in state.get("parts") or []] or [Part(index=0, question=question, ranked=[])]
+    chunks = {e["chunk_id"]: e for e in state["evidence"]}
+    by_rules = verify_requirements(parts, requirements, chunks, relevance_model(deps), deps.settings.evidence,
+                                   same_duty_overlap=deps.settings.answer.same_duty_overlap)
+    eligible = [j.requirement for j in by_rules if j.verified]  # the model may only reject what code accepts
+    judged, calls = by_rules, 0
+    fallbacks: list[str] = []
+    notes: list[str] = []
+    if deps.llm is not None and eligible:
+        judged, fallbacks, calls = llm_or_rules_within(
+            deps, evidence_allowance(state, deps), "verify", "verify", VerifyReply, rules=lambda: by_rules,
+            accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
+            requirements=[{"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote),
+                           "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
+    return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])

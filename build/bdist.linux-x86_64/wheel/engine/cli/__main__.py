@@ -1,0 +1,5 @@
+"""`python -m engine.cli ...` runs the `evidence` command."""
+
+from engine.cli.main import main
+
+main()

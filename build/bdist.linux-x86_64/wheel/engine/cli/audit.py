@@ -1,0 +1,268 @@
+"""`evidence audit ...`: run checklists (audits/*.yaml) as batches, resume, compare, export OSCAL."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from engine import db as dbmod
+from engine.batch import store as batch_store
+from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.config import Settings, secret_values
+from engine.errors import ExitCode, redact
+
+audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="Audit checklists run as batches (audits/*.yaml).")
+FAIL_ON_HELP = "any | no-evidence | expect | never (default: the definition's fail_on)"
+
+
+class _Display:
+    """Rich progress: question k of n, the question and node being worked on, elapsed time."""
+
+    def __init__(self, progress: Progress, total: int, done: int) -> None:
+        self.progress = progress
+        self.task = progress.add_task("starting", total=total, completed=done, node="")
+        self.started: dict[str, float] = {}
+
+    def __call__(self, event: tuple[Any, ...]) -> None:
+        kind, qid = event[0], event[1]
+        if kind == "start":
+            self.started[qid] = time.monotonic()
+            self.progress.update(self.task, description=f"{qid}", node="")
+        elif kind == "node":
+            self.progress.update(self.task, description=f"{qid}", node=event[2])
+        elif kind == "done":
+            self.progress.advance(self.task)
+            secs = time.monotonic() - self.started.get(qid, time.monotonic())
+            self.progress.console.print(f"done {qid} -> {event[2]} ({secs:.1f} s)", highlight=False)
+        elif kind == "lost":
+            self.progress.console.print(f"[yellow]lease lost:[/] {escape(str(event[2]))}", highlight=False)
+        elif kind == "error":
+            self.progress.console.print(f"[red]worker error:[/] {escape(redact(str(event[2]), secret_values()))}")
+
+
+def _execute(cfg: Settings, batch_id: str, workers: int, quiet: bool) -> None:
+    from engine.batch.runner import run_batch
+
+    with dbmod.connection(cfg) as conn:
+        items = batch_store.items(conn, batch_id)
+    done = sum(1 for i in items if i["audit_id"])
+    columns = (TextColumn("question"), MofNCompleteColumn(), BarColumn(), TextColumn("{task.description}"),
+               TextColumn("[dim]{task.fields[node]}[/]"), TimeElapsedColumn())
+    with Progress(*columns, console=err, disable=quiet or not err.is_terminal) as progress:
+        run_batch(cfg, batch_id, workers=workers, emit=_Display(progress, len(items), done))
+
+
+def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fail_on: str | None) -> int:
+    from engine.batch.runner import outcome
+
+    with dbmod.connection(cfg) as conn:
+        result = outcome(conn, batch_id, fail_on=fail_on)
+        if pdf is not None:
+            _batch_pdf(conn, batch_id, result, pdf)
+    if as_json:
+        emit_json(result.model_dump())
+        return result.exit_code
+    out.print(f"[bold]{escape(result.name)}[/] — batch {batch_id}", highlight=False)
+    for q in result.questions:  # one line each, the audit id whole (a table would cut it at 80 columns)
+        missed = [escape(e["document"] + (f"#{e['section']}" if e["section"] else ""))
+                  for e in q.expectations if not e["met"]]
+        exp = f"; expectations: {len(q.expectations)} met" if q.expectations else ""
+        exp = f"; [red]missed {'; '.join(missed)}[/]" if missed else exp
+        status = q.status or "not run"
+        colour = "green" if status == "ANSWERED" else "red"
+        out.print(f"{escape(q.question_id)}  {q.audit_id or '-'}  [{colour}]{status}[/]  "
+                  f"{q.grounding_confidence or '-'}  {q.verified_requirements} verified{exp}", highlight=False)
+    if result.exit_code:
+        out.print(f"[red]gate failed[/] (fail_on {result.fail_on}): no evidence {result.no_evidence or '-'}, "
+                  f"expectations missed {result.expectations_missed or '-'}; exit status {result.exit_code}")
+    return result.exit_code
+
+
+def _batch_pdf(conn: Any, batch_id: str, result: Any, path: Path) -> None:
+    from engine.report.render import write_batch_pdf
+
+    batch = batch_store.get(conn, batch_id)
+    finished = [i["finished_at"] for i in batch_store.items(conn, batch_id) if i["finished_at"]]
+    meta = {"batch_id": batch_id, "name": batch["name"], "description": batch["definition"].get("description", ""),
+            "started_at": batch["started_at"], "finished_at": max(finished) if finished else None,
+            "questions": {q.audit_id: {"question_id": q.question_id, "control_id": q.control_id,
+                                       "expectations": q.expectations} for q in result.questions if q.audit_id}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_batch_pdf(conn, [q.audit_id for q in result.questions if q.audit_id], path, title=batch["name"], batch=meta,
+                    settings=settings())
+    err.print(f"batch report written to {path}", highlight=False)
+
+
+@audit_app.command("run")
+def run_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")],
+            workers: Annotated[int, typer.Option("--workers", min=1, max=32, help="Parallel worker processes")] = 1,
+            pdf: Annotated[Path | None, typer.Option("--pdf", help="Write the batch report here")] = None,
+            as_json: Annotated[bool, typer.Option("--json")] = False,
+            fail_on: Annotated[str | None, typer.Option("--fail-on", help=FAIL_ON_HELP)] = None,
+            actor: Annotated[str | None, typer.Option("--actor")] = None) -> None:
+    """Answer every question of a checklist (each a full audit), then write the batch report."""
+    from engine.batch.checklist import FAIL_ON, load_definition
+    from engine.batch.runner import start_batch
+
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise typer.BadParameter(f"--fail-on must be one of {', '.join(FAIL_ON)}")
+
+    def body() -> int:
+        cfg = settings()
+        parsed, sha = load_definition(definition)
+        with dbmod.connection(cfg) as conn:
+            batch_id = start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
+        err.print(f"batch {batch_id}: {len(parsed.questions)} question(s) "
+                  f"(if interrupted: evidence audit resume {batch_id})", highlight=False)
+        _execute(cfg, batch_id, workers, as_json)
+        return _finish(cfg, batch_id, pdf=pdf, as_json=as_json, fail_on=fail_on)
+
+    run(body)
+
+
+@audit_app.command("start")
+def start_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")],
+              as_json: Annotated[bool, typer.Option("--json")] = False,
+              actor: Annotated[str | None, typer.Option("--actor")] = None) -> None:
+    """Create the batch of a checklist without answering it: `evidence audit worker BATCH` on any machine
+    sharing the database answers it."""
+    from engine.batch.checklist import load_definition
+    from engine.batch.runner import start_batch
+
+    def body() -> int:
+        cfg = settings()
+        parsed, sha = load_definition(definition)
+        with dbmod.connection(cfg) as conn:
+            batch_id = start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
+        if as_json:
+            emit_json({"batch_id": batch_id, "questions": len(parsed.questions)})
+        else:
+            out.print(batch_id, highlight=False)
+            err.print(f"{len(parsed.questions)} question(s); answer with 'evidence audit worker {batch_id}' on one "
+                      "or more machines sharing this database", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("worker")
+def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Answer questions of a batch until every one is recorded (run one or more per machine; they share the
+    queue in PostgreSQL). A worker that dies has its question taken over by another."""
+    from engine.batch.runner import new_worker_id, work
+    from engine.search.embeddings import Embedder
+
+    def body() -> int:
+        cfg = settings()
+        worker_id = new_worker_id()
+
+        def emit(event: tuple[Any, ...]) -> None:
+            if as_json or event[0] == "node":
+                return
+            if event[0] == "start":
+                err.print(f"{worker_id}: {event[1]} (question {event[2] + 1})", highlight=False, markup=False)
+            else:
+                err.print(f"{worker_id}: {event[0]} {event[1]} -> {redact(str(event[2]), secret_values())}",
+                          highlight=False, markup=False)
+
+        answered = work(batch_id, cfg, Embedder.from_settings(cfg), emit, worker_id=worker_id)
+        if as_json:
+            emit_json({"worker": worker_id, "batch_id": batch_id, "answered": answered})
+        else:
+            out.print(f"worker {worker_id} recorded {answered} question(s); batch {batch_id} has every question "
+                      f"answered ('evidence audit status {batch_id}')", highlight=False, markup=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("resume")
+def resume_cmd(batch_id: str,
+               workers: Annotated[int, typer.Option("--workers", min=1, max=32)] = 1,
+               pdf: Annotated[Path | None, typer.Option("--pdf")] = None,
+               as_json: Annotated[bool, typer.Option("--json")] = False,
+               fail_on: Annotated[str | None, typer.Option("--fail-on", help=FAIL_ON_HELP)] = None) -> None:
+    """Continue a batch: finished questions are skipped, the interrupted one resumes from its checkpoint."""
+
+    def body() -> int:
+        cfg = settings()
+        _execute(cfg, batch_id, workers, as_json)
+        return _finish(cfg, batch_id, pdf=pdf, as_json=as_json, fail_on=fail_on)
+
+    run(body)
+
+
+@audit_app.command("status")
+def status_cmd(batch_id: Annotated[str | None, typer.Argument()] = None,
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List batches (or show one batch's questions and results)."""
+
+    def body() -> int:
+        cfg = settings()
+        if batch_id is not None:
+            _finish(cfg, batch_id, pdf=None, as_json=as_json, fail_on=None)
+            return ExitCode.SUCCESS  # status shows a batch; only run / resume apply its gate
+        with dbmod.connection(cfg) as conn:
+            rows = batch_store.list_batches(conn)
+        if as_json:
+            emit_json(rows)
+            return ExitCode.SUCCESS
+        for r in rows:
+            out.print(f"{r['batch_id']}  {r['started_at']:%Y-%m-%d %H:%M}  {r['done']}/{r['questions']} done  "
+                      f"{escape(r['actor'])}  {escape(r['name'])}", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("compare")
+def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """What changed between two runs of the same checklist, question by question."""
+    from engine.batch.runner import compare
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            result = compare(conn, batch_a, batch_b)
+        if as_json:
+            emit_json(result)
+            return ExitCode.SUCCESS
+        for side, ids in (("only in " + batch_a, result["only_in_a"]), ("only in " + batch_b, result["only_in_b"])):
+            if ids:
+                out.print(f"{side}: {', '.join(ids)}")
+        for qid, d in result["questions"].items():
+            if "note" in d:
+                out.print(f"[bold]{qid}[/]: {d['note']}")
+                continue
+            changes = (len(d["requirements_added"]), len(d["requirements_removed"]), len(d["verdicts_changed"]))
+            verb = "answer changed" if d["answer_changed"] else "answer unchanged"
+            out.print(f"[bold]{qid}[/]: {d['status'][0]} -> {d['status'][1]}; {verb}; requirements +{changes[0]} "
+                      f"-{changes[1]}, verdicts changed {changes[2]}; corpus changes {len(d['corpus_changes'])}")
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("export")
+def export_cmd(batch_id: str,
+               oscal: Annotated[Path, typer.Option("--oscal", help="OSCAL Assessment Results JSON to write")]) -> None:
+    """Export a batch as an OSCAL Assessment Results document."""
+    from engine.report.oscal import export_batch
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            document = export_batch(conn, batch_id)
+        oscal.parent.mkdir(parents=True, exist_ok=True)
+        oscal.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        results = document["assessment-results"]["results"][0]
+        out.print(f"wrote {oscal}: {len(results['observations'])} observation(s), "
+                  f"{len(results.get('findings', []))} finding(s)", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)

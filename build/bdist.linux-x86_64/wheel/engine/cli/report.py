@@ -1,0 +1,175 @@
+"""`evidence report AUD-… [--pdf F] [--html F] [--md F] [--json F]` and `evidence report verify FILE.pdf`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import psycopg
+import typer
+from rich.markup import escape
+
+from engine import db as dbmod
+from engine import embedded_db
+from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.config import Settings
+from engine.errors import ExitCode, StorageError
+
+
+class _AuditFirst(FullHelpGroup):
+    """`evidence report AUD-…` runs `render`; `evidence report verify FILE` runs `verify`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["render", *args]
+        return super().parse_args(ctx, args)
+
+
+report_app = typer.Typer(cls=_AuditFirst, no_args_is_help=True,
+                         help="Auditor-ready reports of stored audits (PDF/A-3b, HTML, Markdown, JSON); verify.")
+
+
+@report_app.command("render")
+def render_cmd(
+    audit_id: Annotated[str, typer.Argument(help="The audit (AUD-…, or a unique start of one); 'evidence trail list' "
+                                                 "shows them")],
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="PDF/A-3b with the record embedded")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Standalone HTML page")] = None,
+    md: Annotated[Path | None, typer.Option("--md", help="Markdown")] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", help="The canonical record (hashes to the record hash)")
+                         ] = None,
+    include_rejected: Annotated[bool, typer.Option(
+        "--include-rejected", help="List every rejected candidate in the appendix (default: counts by reason)")
+    ] = False,
+) -> None:
+    """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf, signed)."""
+
+    def body() -> int:
+        from engine import api
+
+        written = api.write_reports(audit_id, pdf=pdf, html=html, md=md, json_file=json_file,
+                                    include_rejected=include_rejected)
+        for path in written:
+            out.print(f"wrote {escape(str(path))}", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@contextmanager
+def _trail(cfg: Settings, offline: bool) -> Iterator[tuple[psycopg.Connection | None, str]]:
+    """A read connection to the trail, or None (with the reason) when there is none to reach."""
+    if offline:
+        yield None, "--offline"
+        return
+    if not cfg.database_url and not embedded_db.status(cfg)["initialized"]:
+        yield None, f"no database configured and no embedded one in {cfg.home}"
+        return
+    try:
+        conn = dbmod.connect(cfg, auto_migrate=False)
+    except (StorageError, psycopg.Error) as exc:
+        yield None, f"the database cannot be reached ({str(exc).splitlines()[0]})"
+        return
+    try:
+        yield conn, ""
+    finally:
+        conn.close()
+
+
+def _print_verify(result: Any, why_offline: str) -> None:
+    sig = result.signature
+    if sig.get("signer"):
+        covered = "covers the whole file" if sig.get("covers_whole_file") else "[red]does NOT cover the whole file[/]"
+        out.print(f"signature: {escape(sig['signer'])}, signed {sig.get('signing_time')}; {covered}; chain: "
+                  f"{escape(' <- '.join(sig.get('trust_path') or ['not trusted']))}", highlight=False, soft_wrap=True)
+    for p in result.proofs:
+        out.print(f"[green]PROVEN[/] {p['audit_id']}: leaf {p['leaf_index']} of the tree of size {p['tree_size']}, "
+                  f"root {p['root_hash']}, checkpoint signed by {escape(p['origin'])}", highlight=False, soft_wrap=True)
+    if not result.trail_checked:
+        out.print(f"[yellow]live trail not checked[/]: {escape(why_offline)}")
+    for c in result.consistency:
+        flag = "[green]CONSISTENT[/]" if c["consistent"] else "[red]INCONSISTENT[/]"
+        out.print(f"{flag} live log at tree size {c['tree_size']}"
+                  + (f", and on to the latest checkpoint (size {c['latest_size']})" if c.get("latest_size") else ""),
+                  highlight=False)
+    for r in result.records:
+        flag = "[green]MATCH[/]" if r.ok else "[red]MISMATCH[/]"
+        out.print(f"{flag} {r.audit_id} ({escape(r.attachment)}) sha256 {r.sha256}", highlight=False, soft_wrap=True)
+        out.print(f"    trail {r.trail} · printed hash {r.printed} · attachment description {r.described} · "
+                  f"canonical form {'yes' if r.canonical else 'no'}", highlight=False)
+        for p in r.problems:
+            err.print(f"    [red]{escape(p)}[/]", highlight=False)
+    for p in result.problems:
+        err.print(f"[red]FAIL[/] {escape(p)}", highlight=False, soft_wrap=True)
+    out.print("[green]OK: the report verifies[/]" if result.ok else "[red]FAILED: the report does not verify[/]")
+
+
+def _public_key(cfg: Settings, path: Path | None) -> Any:
+    """The trail's public key: from --public-key, else this engine's own (None when it has none)."""
+    from engine.errors import ConfigError
+    from engine.report import standalone_verify as evidence_verify
+    from engine.trail import signing
+
+    if path is None:
+        return signing.load_public(cfg.signing_key_file)
+    try:
+        return evidence_verify.load_public_key(path.read_bytes())
+    except evidence_verify.VerifyError as exc:
+        raise ConfigError(f"--public-key {path}: {exc}") from exc
+
+
+def _trust(cfg: Settings, paths: list[Path]) -> list[Any]:
+    """Certificates trusted to sign reports: --trust-cert files, and this engine's configured PKCS#12 chain."""
+    from cryptography import x509
+
+    from engine.errors import ConfigError
+
+    certs = []
+    for path in paths:
+        data = path.read_bytes()
+        try:
+            certs += x509.load_pem_x509_certificates(data) if b"-----BEGIN" in data else [
+                x509.load_der_x509_certificate(data)]
+        except ValueError as exc:
+            raise ConfigError(f"--trust-cert {path} is not a PEM or DER certificate: {exc}") from exc
+    if cfg.report_signing_p12:
+        from engine.report.sign import identity
+
+        ident = identity(cfg)
+        certs += [ident.cert, *ident.chain][-1:]  # the organisation's root (or its own certificate)
+    return certs
+
+
+@report_app.command("verify")
+def verify_cmd(
+    file: Annotated[Path, typer.Argument(help="A PDF written by 'evidence report' or 'evidence ask --pdf'",
+                                         exists=True, dir_okay=False, readable=True)],
+    offline: Annotated[bool, typer.Option("--offline", help="Do not consult the trail: the signature, embedded proofs "
+                                                            "and checkpoints only")] = False,
+    public_key: Annotated[Path | None, typer.Option(
+        "--public-key", help="The trail's public key (PEM from 'evidence trail public-key'); default: this engine's",
+        exists=True, dir_okay=False)] = None,
+    trust_cert: Annotated[list[Path] | None, typer.Option(
+        "--trust-cert", help="A certificate trusted to sign reports (an organisation's CA); repeatable",
+        exists=True, dir_okay=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Check the PDF signature, each record's inclusion proof and signed checkpoint, and (unless --offline) the
+    trail and its consistency with the checkpoint. Exit 6 on any failure."""
+    from engine.report.verify import verify_pdf
+
+    def body() -> int:
+        cfg = settings()
+        key, trust = _public_key(cfg, public_key), _trust(cfg, trust_cert or [])
+        with _trail(cfg, offline) as (conn, why):
+            result = verify_pdf(file, conn, public_key=key, trust=trust)
+        if as_json:
+            emit_json(result.model_dump())
+        else:
+            _print_verify(result, why)
+        return ExitCode.SUCCESS if result.ok else ExitCode.INTEGRITY
+
+    run(body)

@@ -1,0 +1,499 @@
+"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, public-key, prove, consistency,
+and amend stored audits."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from engine import db as dbmod
+from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.errors import EngineError, ExitCode
+from engine.trail import store as audit_trail
+
+trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
+                        help="The audit trail: append-only, hash-chained, verifiable.")
+
+
+def _when(value: str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{name} wants an ISO date or time such as 2026-01-31 or 2026-01-31T12:00Z") from exc
+    return parsed if parsed.tzinfo else parsed.astimezone()
+
+
+def _document_keys(conn: Any, name: str) -> list[str]:
+    """Ids and source keys of every version of the document `name` identifies (as `trail impact` does)."""
+    from engine.search import store
+    from engine.trail.queries import version_keys
+
+    return version_keys(store.find_documents(conn, name)) or [name]
+
+
+def _print_headers(rows: list[dict[str, Any]], *, similarity: bool = False) -> None:
+    """One audit per entry, its full id first (never cut), the question wrapped below it."""
+    from engine.cli.common import answer_width
+    from engine.report.terminal import wrap
+
+    for r in rows:
+        kind = "" if r["kind"] == "answer" else f"  ({r['kind']} of {r['amends']})"
+        score = f"  similarity {r['similarity']:.3f}" if similarity else ""
+        out.print(f"{r['audit_id']}  seq {r['seq']}  {r['created_at']:%Y-%m-%d %H:%M}  {r['status']}  "
+                  f"{r['grounding_confidence'] or '-'}  {r['actor']}{kind}{score}", markup=False, highlight=False)
+        for line in wrap(r["question"], answer_width(), "    "):
+            out.print(line, markup=False, highlight=False)
+
+
+@trail_app.command("list")
+def list_cmd(
+    since: Annotated[str | None, typer.Option("--since", help="ISO date/time (inclusive)")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="ISO date/time (exclusive)")] = None,
+    actor: Annotated[str | None, typer.Option("--actor")] = None,
+    document: Annotated[str | None, typer.Option("--document", help="Cited document (id, path, file, title)")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="ANSWERED | NO_AUTHORITATIVE_EVIDENCE | ...")] = None,
+    confidence: Annotated[str | None, typer.Option("--confidence", help="high | medium | low | insufficient")] = None,
+    batch: Annotated[str | None, typer.Option("--batch", help="Audits of one batch run")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """List stored audits, oldest first."""
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            documents = _document_keys(conn, document) if document else None
+            rows = audit_trail.list_audits(conn, since=_when(since, "--since"), until=_when(until, "--until"),
+                                           actor=actor, documents=documents, status=status, confidence=confidence,
+                                           batch=batch)
+        if as_json:
+            emit_json(rows)
+        else:
+            _print_headers(rows)
+            out.print(f"{len(rows)} audit(s)")
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("show")
+def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique start of one)")],
+             as_json: Annotated[bool, typer.Option("--json", help="Exactly what was stored")] = False,
+             brief: Annotated[bool, typer.Option("--brief", help="Leave out the rejected candidates")] = False
+             ) -> None:
+    """Show one audit: who asked what, when, the answer with its cited requirements, the rejected candidates,
+    notes and corrections (`--json` prints the stored canonical text as is)."""
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            row = audit_trail.get(conn, audit_trail.resolve_id(conn, audit_id))
+            notes = audit_trail.amendments(conn, row["audit_id"])
+        if as_json:
+            sys.stdout.write(row["canonical"] + "\n")
+            return ExitCode.SUCCESS
+        _print_record(row, notes, show_rejected=not brief)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_rejected: bool = True) -> None:
+    from engine.cli.common import answer_width, print_lines
+    from engine.report.terminal import answer_lines
+
+    rec = row["record"]
+    out.print(f"[bold]{row['audit_id']}[/]  seq {row['seq']}  {rec['kind']}  recorded {rec['recorded_at']}  "
+              f"by {escape(rec['actor'])}", highlight=False)
+    out.print(f"hash {row['hash']}\nprev {row['prev_hash']}", highlight=False)
+    if rec["kind"] != "answer":
+        out.print(f"question: {escape(rec['question'])}", highlight=False)
+        out.print(f"{rec['kind']} of {rec['amends']}: {escape(rec['reason'])}\n{escape(rec['text'])}")
+        return
+    out.print(f"backend {rec['backend']}  engine {rec['engine']['version']}  settings {rec['settings_hash']}",
+              highlight=False)
+    if rec.get("supersedes"):
+        out.print(f"answers again {rec['supersedes']} (its quotes had changed)", highlight=False)
+    out.print()
+    print_lines(answer_lines(rec, width=answer_width(), show_rejected=show_rejected,
+                              rejected_hint="shown without --brief"))
+    out.print(f"\n{len(rec['research']['steps'])} research step(s); corpus of {len(rec['corpus'])} document(s)")
+    for note in notes:
+        again = note["record"].get("superseded_by")
+        out.print(f"[yellow]{note['kind']}[/] {note['audit_id']} by {escape(note['actor'])}: "
+                  f"{escape(note['record']['reason'])}" + (f"\n    superseded by {again}" if again else ""),
+                  highlight=False)
+        if note["record"].get("text"):
+            out.print("    " + escape(note["record"]["text"]), highlight=False)
+
+
+@trail_app.command("search")
+def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Semantic search over stored questions and answers."""
+    from engine.search.embeddings import Embedder
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            rows = audit_trail.search(conn, Embedder.from_settings(cfg).encode_query(text), k)
+        if as_json:
+            emit_json(rows)
+        else:
+            _print_headers(rows, similarity=True)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("verify")
+def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this audit's quotes (chain: always all)")
+                                   ] = None,
+               all_: Annotated[bool, typer.Option("--all", help="Every audit (the default)")] = False,
+               published: Annotated[list[Path] | None, typer.Option(
+                   "--published", help="A witness file or folder of checkpoints kept outside the database "
+                                       "(written by 'trail checkpoint --out'); repeatable")] = None,
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
+    on any failure."""
+    from engine import api
+    from engine.trail.checkpoints import read_notes
+
+    def body() -> int:
+        notes = [n for path in published or [] for n in read_notes(_existing(path))]
+        report = api.verify_trail(audit_id=None if all_ else audit_id, published=published or [])
+        if as_json:
+            emit_json(report.model_dump())
+        else:
+            out.print(f"{report.audits_checked} audit(s), head seq {report.head_seq}, "
+                      f"{report.checkpoints_checked} checkpoint(s)"
+                      f"{'' if report.signatures_checked else ' (signatures not checked)'}"
+                      f"{f' ({len(notes)} published)' if notes else ''}, "
+                      f"{report.quotes_checked} quote(s) located, {report.proposals_checked} rejected proposal(s) "
+                      f"hashed, not located (rule {report.quote_rule})", highlight=False)
+            for p in report.problems:
+                where = f"seq {p.seq}" if p.seq is not None else "trail"
+                err.print(f"[red]FAIL[/] {where} {p.audit_id or ''} [{p.check}] {escape(p.message)}", highlight=False)
+            out.print("[green]OK: the trail verifies[/]" if report.ok
+                      else f"[red]FAILED[/]: first bad seq {report.first_bad_seq}")
+        return ExitCode.SUCCESS if report.ok else ExitCode.INTEGRITY
+
+    run(body)
+
+
+def _existing(path: Path) -> Path:
+    if not path.exists():
+        raise EngineError(f"{path} does not exist; give the witness file or folder written by "
+                          "'evidence trail checkpoint --out DIR'")
+    return path
+
+
+@trail_app.command("checkpoint")
+def checkpoint_cmd(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Also append the signed note to "
+                                                 "DIR/trail-checkpoints.txt (keep DIR outside the database)")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Sign a checkpoint of the log (C2SP signed note: origin, tree size, root; Ed25519) unless the latest
+    covers every audit, and print it."""
+    from engine.trail.checkpoints import covering, publish
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            head = audit_trail.head(conn)
+            if head is None:
+                raise EngineError("the trail is empty: there is nothing to checkpoint yet; answer a question first")
+            cp = covering(conn, cfg, head[0])
+        written = publish(cp.note, out_dir) if out_dir is not None else None
+        if as_json:
+            emit_json({**cp.model_dump(), "published_to": str(written) if written else None})
+            return ExitCode.SUCCESS
+        if cp.key_created:
+            err.print(f"created signing key {cp.key_file} — back it up; verification needs its public half "
+                      "('evidence trail public-key')")
+        sys.stdout.write(cp.note)
+        err.print(f"tree size {cp.seq}, root {cp.root_hash}, head {cp.head_hash}; signed {cp.signed_at}; key "
+                  f"fingerprint (SHA-256) {cp.key_fingerprint}", highlight=False, soft_wrap=True)
+        if written:
+            err.print(f"appended to {escape(str(written))}", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("public-key")
+def public_key_cmd(
+    vkey: Annotated[bool, typer.Option("--vkey", help="The C2SP note verifier key instead of PEM")] = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write it to this file")] = None,
+) -> None:
+    """Print the trail's public key (PEM): what an outside verifier needs. Created on first use."""
+    from engine.trail import signing
+    from engine.trail.checkpoints import origin_of
+
+    def body() -> int:
+        cfg = settings()
+        key, created = signing.load_or_create(cfg.signing_key_file)
+        public = key.public_key()
+        fp = signing.fingerprint(public)
+        text = signing.verifier_key(origin_of(cfg, fp), public) + "\n" if vkey else signing.public_pem(public)
+        if out_file is not None:
+            out_file.parent.mkdir(parents=True, exist_ok=True)
+            out_file.write_text(text)
+            err.print(f"wrote {escape(str(out_file))}", highlight=False)
+        else:
+            sys.stdout.write(text)
+        err.print(f"{'created ' if created else ''}key {cfg.signing_key_file}; fingerprint (SHA-256) {fp}",
+                  highlight=False, soft_wrap=True)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("prove")
+def prove_cmd(audit_id: str,
+              out_file: Annotated[Path | None, typer.Option("--out", help="Write the bundle to this file")] = None
+              ) -> None:
+    """Print an inclusion-proof bundle (JSON): the audit's record hash, its leaf, the audit path and the
+    signed checkpoint. `python3 evidence_verify.py --proof P --record R --public-key K` checks it."""
+    import json
+
+    from engine.trail.proofs import inclusion_bundle
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            bundle = inclusion_bundle(conn, cfg, audit_id)
+        text = json.dumps(bundle, indent=2, ensure_ascii=False) + "\n"
+        if out_file is not None:
+            out_file.parent.mkdir(parents=True, exist_ok=True)
+            out_file.write_text(text, encoding="utf-8")
+            err.print(f"wrote {escape(str(out_file))}", highlight=False)
+        else:
+            sys.stdout.write(text)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("consistency")
+def consistency_cmd(
+    old: Annotated[str, typer.Argument(help="A tree size, or a file holding one signed checkpoint")],
+    new: Annotated[str | None, typer.Argument(help="The same kinds; default: the latest signed checkpoint")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Prove that the log at NEW extends the log at OLD (RFC 6962 consistency proof). Exit 6 if it does not."""
+    from engine.trail.proofs import consistency
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            result = consistency(conn, cfg, old, new)
+        if as_json:
+            emit_json(result)
+        else:
+            for label in ("old", "new"):
+                end = result[label]
+                out.print(f"{label}: size {end['size']} root {end['root_hash']} ({escape(end['source'])})",
+                          highlight=False, soft_wrap=True)
+            out.print(f"proof: {len(result['proof'])} hash(es)")
+            for h in result["proof"]:
+                out.print(f"  {h}", highlight=False)
+            out.print("[green]OK: consistent[/]" if result["consistent"]
+                      else f"[red]INCONSISTENT[/]: {escape(result['problem'])}")
+        return ExitCode.SUCCESS if result["consistent"] else ExitCode.INTEGRITY
+
+    run(body)
+
+
+@trail_app.command("diff")
+def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD-… or a unique start)")],
+             audit_b: Annotated[str, typer.Argument(help="The later audit")],
+             all_: Annotated[bool, typer.Option("--all", help="Also every other candidate requirement that was added, "
+                                                              "removed or judged differently")] = False,
+             as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """What changed from AUD-A to AUD-B: the answer and its citations first (matched by document, place and
+    text, not by REQ-ID, which is numbered per answer), corpus versions, then on request the rest."""
+    from engine.trail.queries import diff
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            d = diff(conn, audit_trail.resolve_id(conn, audit_a), audit_trail.resolve_id(conn, audit_b))
+        if as_json:
+            emit_json(d)
+            return ExitCode.SUCCESS
+        _print_diff(d, all_)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+def _print_diff(d: dict[str, Any], everything: bool) -> None:
+    from engine.cli.common import answer_width
+    from engine.report.terminal import wrap
+
+    width = answer_width()
+
+    def say(text: str, indent: str = "    ", first: str = "  ", style: str = "") -> None:
+        for line in wrap(text, width, indent, first):
+            out.print(line, style=style or None, markup=False, highlight=False)
+
+    out.print(f"{d['a']['audit_id']} -> {d['b']['audit_id']}", highlight=False)
+    if not d["same_question"]:
+        out.print("[yellow]note: the two audits answer different questions[/]")
+    out.print(f"status {d['status'][0]} -> {d['status'][1]}; confidence {d['grounding_confidence'][0]} -> "
+              f"{d['grounding_confidence'][1]}", highlight=False)
+    direct = d["direct_answer"]
+    if direct["changed"]:
+        out.print("[bold]Answer changed[/]")
+        for (question, before), (_, after) in zip(direct["before"], direct["after"], strict=False):
+            if question:
+                say(question, first="  ", style="bold")
+            say(f"before: {before}", first="    ", indent="      ")
+            say(f"after:  {after}", first="    ", indent="      ")
+    else:
+        out.print("answer unchanged")
+    c = d["citations"]
+    out.print(f"[bold]Citations[/]: {len(c['unchanged'])} unchanged, {len(c['changed'])} changed, "
+              f"{len(c['added'])} added, {len(c['removed'])} removed")
+    for item in c["changed"]:
+        a, b = item["before"], item["after"]
+        say(f"~ {a['requirement_id']} -> {b['requirement_id']}  {b['citation'] or b['section_path']}, "
+            f"{b['document_title']} v{a['document_version']} -> v{b['document_version']}")
+        say(item["words"], first="      ", indent="      ")
+    for label, group in (("+", c["added"]), ("-", c["removed"])):
+        for r in group:
+            say(f"{label} {r['requirement_id']}  {r['citation'] or r['section_path']}, {r['document_title']} "
+                f"v{r['document_version']}: \u201c{r['exact_quote']}\u201d")
+    for change in d["corpus_changes"]:
+        out.print(f"corpus: {escape(change['title'])} v{change['before']} -> v{change['after']}", highlight=False)
+    if not everything:
+        if d["other_changes"]:
+            out.print(f"[dim]{d['other_changes']} other candidate change(s) not shown (--all lists them)[/]")
+        return
+    for label, items in (("+", d["other_added"]), ("-", d["other_removed"])):
+        for r in items:
+            verdict = "verified" if r["verified"] else r["rejection_reason"]
+            say(f"{label} {r['requirement_id']} ({verdict}) \u201c{r['exact_quote']}\u201d")
+    for v in d["verdicts_changed"]:
+        say(f"~ {v['after']['requirement_id']} {v['before']['rejection_reason'] or 'verified'} -> "
+            f"{v['after']['rejection_reason'] or 'verified'}: \u201c{v['after']['exact_quote']}\u201d")
+
+
+@trail_app.command("impact")
+def impact_cmd(target: Annotated[str, typer.Argument(
+                   help="DOCUMENT or DOCUMENT#SECTION: id (or a unique start), path, file or title; the section as "
+                        "'evidence documents sections' numbers it (4.2, 33(1), Recital 3; 'Art. 33(1)' works too)")],
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Which audits cite a document or section, and which are stale: a quote they cite changed or vanished in
+    the current version. 'evidence trail rerun --stale' answers stale audits again."""
+    from engine.trail.queries import impact
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            result = impact(conn, target)
+        if as_json:
+            emit_json(result)
+            return ExitCode.SUCCESS
+        where = f" section {result['section']}" if result["section"] else ""
+        out.print(f"{len(result['audits'])} audit(s) cite {escape(target.partition('#')[0])}{where}; "
+                  f"{len(result['stale_audits'])} stale (a cited quote changed or vanished)", highlight=False)
+        for a in result["audits"]:
+            flag = "[red]STALE[/]" if a["stale"] else "[green]current[/]"
+            again = f" [dim](answered again: {a['superseded_by']})[/]" if a.get("superseded_by") else ""
+            out.print(f"{flag} {a['audit_id']} (seq {a['seq']}){again} {escape(a['question'])}", highlight=False)
+            for q in a["requirements"]:
+                if q["superseded"]:
+                    state = "still in" if q["quote_in_current_version"] else "[red]no longer in[/]"
+                    out.print(f"    {q['requirement_id']} v{q['document_version']} {state} v{q['current_version']}: "
+                              f"{escape(q['exact_quote'])}", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("rerun")
+def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits to answer again (AUD-… or unique "
+                                                                         "starts); with --stale, every stale one")
+                                   ] = None,
+              stale: Annotated[bool, typer.Option("--stale", help="Every audit a changed or vanished quote made "
+                                                                  "stale and not answered again yet")] = False,
+              backend: Annotated[str | None, typer.Option("--backend", help="rules or llm (default: each audit's own)")
+                                 ] = None,
+              actor: Annotated[str | None, typer.Option("--actor")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Ask stale audits' questions again against the current documents (within the same scope). Each new audit
+    supersedes the old one: the old record stays, a correction on it points to the new one and says what
+    changed."""
+    from engine.search.embeddings import Embedder
+    from engine.trail.queries import stale_audits
+    from engine.trail.rerun import rerun_one
+
+    if backend not in (None, "rules", "llm"):
+        raise typer.BadParameter("--backend must be rules or llm")
+
+    def body() -> int:
+        if not stale and not audit_ids:
+            raise EngineError("name the audits to answer again, or give --stale for every stale one "
+                              "('evidence trail impact DOCUMENT' shows which are stale)")
+        cfg = settings()
+        done = []
+        with dbmod.connection(cfg) as conn, err.status("re-asking", spinner="dots") as status:
+            targets = [audit_trail.resolve_id(conn, a) for a in audit_ids or []]
+            if stale:
+                targets += [s["audit_id"] for s in stale_audits(conn) if s["audit_id"] not in targets]
+            embedder = Embedder.from_settings(cfg)
+            for i, target in enumerate(targets, 1):
+                status.update(f"{i}/{len(targets)}: {target}")
+                done.append(rerun_one(conn, cfg, target, embedder=embedder, actor=actor or cfg.actor, backend=backend))
+        if as_json:
+            emit_json([r.model_dump() for r in done])
+            return ExitCode.SUCCESS
+        out.print(f"{len(done)} audit(s) answered again against the current documents" if done
+                  else "no stale audits: every cited quote is still in its document's current version")
+        for r in done:
+            out.print(f"{r.old_audit_id} -> {r.new_audit_id}: {r.summary}", highlight=False)
+            direct = r.diff["direct_answer"]
+            if direct["changed"]:
+                for (_, before), (_, after) in zip(direct["before"], direct["after"], strict=False):
+                    out.print(f"    before: {escape(before)}\n    after:  {escape(after)}", highlight=False)
+            out.print(f"    correction {r.correction_id} on {r.old_audit_id} points to {r.new_audit_id}",
+                      highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@trail_app.command("amend")
+def amend_cmd(audit_id: str,
+              reason: Annotated[str, typer.Option("--reason", help="Why (required)")],
+              text: Annotated[str, typer.Option("--text", help="The note or the corrected statement")] = "",
+              correction: Annotated[bool, typer.Option("--correction", help="A correction, not a note")] = False,
+              actor: Annotated[str | None, typer.Option("--actor")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Add a reviewer note or a correction: a new record pointing to AUD (the original is never changed)."""
+    from engine.trail.record import build_amendment
+
+    def body() -> int:
+        if not reason.strip():
+            raise EngineError("--reason must say why the record is amended")
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            target = audit_trail.get(conn, audit_trail.resolve_id(conn, audit_id))["record"]
+            record = build_amendment(target, kind="correction" if correction else "note", reason=reason, text=text,
+                                     actor=actor or cfg.actor)
+            appended = audit_trail.append(conn, record)
+            from engine.trail.checkpoints import after_append
+
+            after_append(conn, cfg, appended.seq)
+        if as_json:
+            emit_json(appended.model_dump())
+        else:
+            out.print(f"{record['kind']} {appended.audit_id} (seq {appended.seq}) amends {record['amends']}")
+        return ExitCode.SUCCESS
+
+    run(body)

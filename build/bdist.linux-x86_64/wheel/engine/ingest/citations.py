@@ -1,0 +1,59 @@
+"""How a provision is cited: "Art. 33(1)", "§ 990.21(a)(2)(i)", "Section 4.2(b)", "Recital 85", "Annex I".
+
+Ingest stores each block's citation and the offsets of the points inside it in the chunk's metadata
+(`citation`, `points`); a quote is cited by the block's citation plus the point it starts in. Chunks
+stored before citations existed get one derived from their section path and number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+PREFIXES = {"article": "Art. ", "§": "§ ", "section": "Section ", "": "Section ", "rule": "Rule ",
+            "recital": "Recital ", "part": "Part ", "title": "Title ", "chapter": "Chapter ", "subpart": "Subpart ",
+            "annex": "Annex ", "schedule": "Schedule ", "appendix": "Appendix "}
+_PATH_KIND = re.compile(r"^(?P<word>Article|Art\.|§|Section|Rule|Recital|Part|Title|Chapter|Subpart|Annex|Schedule|"
+                        r"Appendix)\s*(?P<num>\S+)", re.IGNORECASE)
+
+
+def format_citation(kind: str, number: str, position: str = "") -> str:
+    """'Art. 33(1)' from ('article', '33', '(1)'); '' when there is no number to cite."""
+    if not number:
+        return ""
+    return f"{PREFIXES.get(kind, kind.title() + ' ')}{number}{position}"
+
+
+def derived_citation(section_number: str, section_path: str) -> str:
+    """A citation from a chunk's section number and path alone (chunks stored before citations)."""
+    if not section_number:
+        last = section_path.split(" > ")[-1] if section_path else ""
+        return last if last.lower() in ("preamble",) else ""
+    if section_number.lower().startswith("recital"):
+        return section_number.title()
+    last = section_path.split(" > ")[-1] if section_path else ""
+    match = _PATH_KIND.match(last)
+    kind = ""
+    if match and section_number.startswith(match.group("num").rstrip(".")):
+        word = match.group("word").lower()
+        kind = "article" if word.startswith("art") else word
+    return format_citation(kind, section_number)
+
+
+def chunk_citation(section_number: str, section_path: str, metadata: Mapping[str, Any] | None) -> str:
+    """The citation of a chunk's block: stored at ingest, else derived."""
+    stored = (metadata or {}).get("citation")
+    return stored if isinstance(stored, str) and stored else derived_citation(section_number, section_path)
+
+
+def quote_citation(section_number: str, section_path: str, metadata: Mapping[str, Any] | None,
+                   doc_offset: int | None = None) -> str:
+    """The citation of a quote that starts at `doc_offset` in the document text: the block's citation
+    plus the point (a), (i) ... it starts in."""
+    base = chunk_citation(section_number, section_path, metadata)
+    points = (metadata or {}).get("points") or []
+    if not base or doc_offset is None or not points:
+        return base
+    inside = [label for start, label in points if int(start) <= doc_offset]
+    return base + (inside[-1] if inside else "")

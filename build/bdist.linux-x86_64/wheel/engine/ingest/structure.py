@@ -1,0 +1,196 @@
+"""The structure of legislation and standards in plain text. Pure functions, no I/O.
+
+* Headings: `Article 33`, `CHAPTER IV`, `Section 2`, `TITLE II`, `PART 990—CLIENT RECORDS`,
+  `Subpart B—Retention`, `§ 990.21 Retention of transaction records.`, `ANNEX I`, `Annex A (normative)`,
+  `Schedule 1`, `Rule 11.2.1`, and the numbered forms `4.2 Retention periods`, `1. Purpose`, `A.5.1 Retention`.
+  A heading without a title on its line (`Article 33`) takes the next short line as its title.
+* Positions inside a provision: numbered paragraphs `1.`, `(1)`, and points `(a)`, `a)`, `(i)`, `(A)`.
+  The first style met in a provision is its paragraph level; deeper styles are points. A list that
+  follows a lead-in ending in `:` is points of the paragraph that introduces it.
+* Recitals: `(12) ...` blocks before the enacting terms of an EU-style act ("HAVE ADOPTED THIS
+  REGULATION:"), which are recognised by their `Article N` headings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Rank of each kind of heading in a plain-text document: a heading closes every open heading of the
+# same or a deeper rank. Numbered headings without a word rank below all of them, by depth.
+RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapter": 3, "subpart": 3,
+         "section": 4, "article": 5, "rule": 5, "§": 5}
+NUMBERED_BASE = 5
+LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
+          "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
+          "§": "§"}
+# Kinds inside which "1." starts a numbered paragraph, never a heading.
+PROVISIONS = frozenset({"article", "§", "section", "rule"})
+
+_NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|[A-Z](?:\.\d+)*)"
+_WORD_HEADING = re.compile(
+    r"^(?P<word>part|title|subpart|chapter|section|article|rule|annex|schedule|appendix|§)\s*"
+    rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*[-\u2013\u2014:.]\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
+_NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
+                       r"(?P<title>\S.*)$")
+_RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")
+_ARTICLE_LINE = re.compile(r"^Article\s+\d+[a-z]?\b", re.IGNORECASE)
+_ENUMERATORS = (
+    ("N.", re.compile(r"^(?P<label>\d{1,3})\.(?=\s|$)")),
+    ("(N)", re.compile(r"^\((?P<label>\d{1,3})\)(?=\s|$)")),
+    ("N)", re.compile(r"^(?P<label>\d{1,3})\)(?=\s|$)")),
+    ("(a)", re.compile(r"^\((?P<label>[a-z]{1,5})\)(?=\s|$)")),
+    ("a)", re.compile(r"^(?P<label>[a-z]{1,5})\)(?=\s|$)")),
+    ("(A)", re.compile(r"^\((?P<label>[A-Z]{1,5})\)(?=\s|$)")),
+)
+_ROMAN = re.compile(r"^(?=[ivxlc]+$)m{0,3}(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})$")
+
+
+class Heading(NamedTuple):
+    """A recognised heading: `kind` is a structural word ('article', '§', ...) or '' for a bare number."""
+
+    kind: str
+    number: str
+    title: str
+    level: int
+
+    @property
+    def label(self) -> str:
+        """How the heading names itself in a section path: 'Article 33', 'Chapter IV', '§ 990.21', '4.2'."""
+        if not self.kind:
+            return self.number
+        word = LABELS[self.kind]
+        return f"{word} {self.number}" if word != "§" else f"§ {self.number}"
+
+
+def _title_ok(title: str) -> bool:
+    return not title or not title[0].islower()
+
+
+def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
+    """The heading a short line states, or None.
+
+    `in_provision`: the line stands inside an article or section, where "1. ..." is a numbered
+    paragraph, not a heading. A line ending like a sentence (`.` `;` `,` `:`) is no heading, except a
+    `§` heading, which ends with a full stop in the CFR.
+    """
+    line = line.strip().lstrip("#").strip().strip("*_").strip()
+    words = len(line.split())
+    if not line or words > 20:
+        return None
+    match = _WORD_HEADING.match(line)
+    if match and _title_ok(match.group("title").strip()):
+        kind = match.group("word").lower()
+        number, title = match.group("num"), match.group("title").strip()
+        if kind != "§" and (title.endswith((".", ";", ",", ":")) or words > 14):
+            return None
+        if kind in ("section", "rule", "§") and "." in number:
+            level = NUMBERED_BASE + number.count(".") + 1
+        else:
+            level = RANKS[kind]
+        return Heading(kind, number, title.rstrip(".") if kind == "§" else title, level)
+    if words > 14 or line.endswith((".", ";", ",", ":")) and not re.fullmatch(r"[\d.]+", line):
+        return None
+    match = _NUMBERED.match(line)
+    if not match or not match.group("title")[0].isupper():
+        return None
+    number = match.group("num")
+    if in_provision and match.group("dot") and "." not in number:
+        return None
+    return Heading("", number, match.group("title").strip(), NUMBERED_BASE + number.count(".") + 1)
+
+
+def is_caps_heading(line: str) -> bool:
+    """An unnumbered heading in capitals ("DEFINITIONS"), never a line that continues a sentence."""
+    line = line.strip()
+    return (line.isupper() and len(line.split()) <= 10 and len(line) > 3
+            and not line.endswith((",", ";", ":", ".")))
+
+
+def is_title_line(text: str) -> bool:
+    """A line that can be the title of a heading stated alone ("Article 33" / "Notification of ...")."""
+    text = text.strip()
+    return ("\n" not in text and 0 < len(text.split()) <= 20 and not text.endswith((".", ";", ",", ":"))
+            and enumerator(text) is None and parse_heading(text) is None)
+
+
+def is_eu_style(paragraphs: list[str]) -> bool:
+    """An act with `Article N` headings: its numbered blocks before the enacting terms are recitals."""
+    return any(_ARTICLE_LINE.match(p.strip()) and parse_heading(p.strip().split("\n")[0]) is not None
+               for p in paragraphs)
+
+
+def recital_number(text: str) -> str | None:
+    match = _RECITAL.match(text.strip())
+    return match.group("num") if match else None
+
+
+def roman_value(label: str) -> int | None:
+    """1 for 'i', 4 for 'iv', ...; None when `label` is not a lowercase roman numeral."""
+    if not _ROMAN.match(label):
+        return None
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+    total = 0
+    for i, ch in enumerate(label):
+        value = values[ch]
+        total += -value if i + 1 < len(label) and values[label[i + 1]] > value else value
+    return total
+
+
+def enumerator(text: str) -> tuple[str, str] | None:
+    """(style, label) when `text` opens with a paragraph number or a point: ('N.', '1'), ('(a)', 'b')."""
+    text = text.lstrip()
+    for style, pattern in _ENUMERATORS:
+        match = pattern.match(text)
+        if match:
+            return style, match.group("label")
+    return None
+
+
+class Positions:
+    """Where a provision's paragraphs and points begin: the state of one section's enumerations."""
+
+    def __init__(self) -> None:
+        self.levels: list[str] = []       # styles in order of first appearance: level 0 splits blocks
+        self.point_styles: set[str] = set()  # styles that began after a lead-in ("shall at least:")
+        self.labels: list[str] = []
+        self.lead_in = False
+
+    def _last(self, style: str) -> str:
+        index = self.levels.index(style) if style in self.levels else len(self.labels)
+        return self.labels[index] if index < len(self.labels) else ""
+
+    def _style(self, style: str, label: str) -> str:
+        """'(a)' and '(i)' look alike: (i) right after (h) is a letter; otherwise a roman numeral when it
+        is i, continues the numerals in use, or has several characters."""
+        if style not in ("(a)", "a)"):
+            return style
+        letters, numerals = style, ("(i)" if style == "(a)" else "i)")
+        roman = roman_value(label)
+        if roman is None:
+            return letters
+        last_letter = self._last(letters)
+        if len(label) == 1 and len(last_letter) == 1 and ord(label) == ord(last_letter) + 1:
+            return letters
+        if numerals in self.levels and roman == (roman_value(self._last(numerals)) or 0) + 1:
+            return numerals
+        return numerals if label == "i" or len(label) > 1 else letters
+
+    def see(self, text: str) -> tuple[bool, str] | None:
+        """For a paragraph: None when it is not enumerated; else (starts a new block, its label path)."""
+        found = enumerator(text)
+        lead_in = text.rstrip().endswith((":", "\u2014"))
+        if found is None:
+            self.lead_in = lead_in
+            return None
+        style, label = found
+        style = self._style(style, label)
+        if style not in self.levels:
+            self.levels.append(style)
+            if self.lead_in:
+                self.point_styles.add(style)
+        level = self.levels.index(style)
+        self.labels = [*self.labels[:level], label]
+        self.lead_in = lead_in
+        splits = level == 0 and style not in self.point_styles
+        return splits, "".join(f"({x})" for x in self.labels)

@@ -1,0 +1,108 @@
+"""A sentence encoder served by ONNX Runtime: tokenizer + transformer graph + mean pooling + L2 norm.
+
+The artefact is a directory holding `model.onnx` (the transformer, int8 or fp32), `tokenizer.json`
+and `relevance.json` (name, max length, sha256 of the ONNX file). Loading imports neither torch nor
+transformers, so a cold CLI starts in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.errors import ConfigError
+
+MANIFEST = "relevance.json"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_manifest(model_dir: Path) -> dict[str, Any]:
+    """The artefact's manifest; a clear error when the directory is not an exported encoder."""
+    path = Path(model_dir) / MANIFEST
+    if not path.exists() or not (Path(model_dir) / "model.onnx").exists():
+        raise ConfigError(f"{model_dir} is not a relevance model directory (expected model.onnx and {MANIFEST}); "
+                          "train one with 'evidence relevance train' or unset EVIDENCE_RELEVANCE_MODEL")
+    return json.loads(path.read_text())
+
+
+class OnnxEncoder:
+    """Encodes texts to L2-normalized float32 vectors with ONNX Runtime (CPU)."""
+
+    def __init__(self, model_dir: Path, batch_size: int = 8) -> None:
+        self.model_dir = Path(model_dir)
+        self.manifest = read_manifest(self.model_dir)
+        self.batch_size = batch_size
+        self.max_length = int(self.manifest.get("max_length", 256))
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name", self.model_dir.name))
+
+    @property
+    def sha256(self) -> str:
+        return str(self.manifest["sha256"])
+
+    @cached_property
+    def _session(self) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(str(self.model_dir / "model.onnx"), options,
+                                           providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+            raise ConfigError(f"cannot load the ONNX model {self.model_dir / 'model.onnx'}: {exc}; "
+                              "re-export it with 'evidence relevance train'") from exc
+        self._inputs = {i.name for i in session.get_inputs()}
+        return session
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        tok.enable_truncation(self.max_length)
+        tok.enable_padding(pad_id=int(self.manifest.get("pad_id", 0)))
+        return tok
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        session = self._session
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def encode(self, texts: list[str], dim: int | None = None) -> np.ndarray:
+        """Embed texts; batches of similar length keep padding (and time) low."""
+        if not texts:
+            return np.zeros((0, dim or 0), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
+                out[i] = vec
+        return np.stack(out)

@@ -1,0 +1,103 @@
+"""The relevance model at run time: the scorer plus the encoder whose cosines it was trained on.
+
+When the configured embedder is the relevance encoder itself (the default: ONNX backend, same model
+directory), candidates' cosines come from retrieval or from the stored chunk vectors and nothing is
+encoded again; with any other embedder the relevance encoder is loaded beside it and encodes what
+it scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.relevance.encoder import OnnxEncoder
+from engine.relevance.scorer import Scorer, load_scorer, pair_features, sigmoid
+
+
+class RelevanceModel:
+    """Scores (question, text) pairs and ranked candidate lists."""
+
+    def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool) -> None:
+        self.scorer = scorer
+        self.encoder = encoder
+        self.shares_index = shares_index  # cosines from the index are the encoder's own
+
+    @classmethod
+    def for_embedder(cls, relevance_dir: Path, embedder: Any) -> RelevanceModel:
+        scorer = load_scorer(Path(relevance_dir))
+        same = getattr(embedder, "backend", "") == "onnx" and Path(embedder.model_dir) == Path(relevance_dir)
+        encoder = embedder if same else _onnx_encoder(Path(relevance_dir))
+        return cls(scorer, encoder, shares_index=same)
+
+    @property
+    def identity(self) -> dict[str, str]:
+        return self.scorer.identity
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        return self.scorer.thresholds
+
+    def _encode_query(self, text: str) -> np.ndarray:
+        encode_query = getattr(self.encoder, "encode_query", None)
+        return encode_query(text) if encode_query else self.encoder.encode([text])[0]
+
+    def stored_cosines(self, conn: Any, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Cosines of the question to chunks' stored vectors, when the index is this encoder's own
+        (else {}: the vectors are another model's, and `rank` encodes what it scores)."""
+        if not self.shares_index or not chunk_ids:
+            return {}
+        from engine.search import store
+
+        vectors = store.chunk_embeddings(conn, list(chunk_ids))
+        if not vectors:
+            return {}
+        q = self._encode_query(question)
+        return {cid: float(np.dot(q, v)) for cid, v in vectors.items()}
+
+    def cosines(self, question: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        q = self._encode_query(question)
+        return [float(x) for x in self.encoder.encode(list(texts)) @ q]
+
+    def pair_probabilities(self, question: str, texts: Sequence[str], headings: Sequence[str] | None = None
+                           ) -> list[float]:
+        """Probability that each text, alone, answers the question (the gate's score)."""
+        headings = headings or [""] * len(texts)
+        rows = [pair_features(question, t, c, h)
+                for t, c, h in zip(texts, self.cosines(question, texts), headings, strict=True)]
+        return [float(p) for p in sigmoid(self.scorer.pair_logits(rows))]
+
+    def rank(self, question: str, candidates: Sequence[dict[str, Any]]) -> list[float]:
+        """Probability that each candidate of a ranked list answers the question (rerank, selection).
+
+        A candidate is a dict with `text`, optional `heading`, `cosine` (question vs its stored vector),
+        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`.
+        """
+        if not candidates:
+            return []
+        cos = [c.get("cosine") if self.shares_index else None for c in candidates]
+        missing = [i for i, c in enumerate(cos) if c is None]
+        if missing:
+            fresh = self.cosines(question, [_embedding_text(candidates[i]) for i in missing])
+            for i, value in zip(missing, fresh, strict=True):
+                cos[i] = value
+        rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
+                for c, x in zip(candidates, cos, strict=True)]
+        logits = self.scorer.pair_logits(rows)
+        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates)]
+
+
+def _embedding_text(candidate: dict[str, Any]) -> str:
+    heading = candidate.get("heading") or ""
+    return f"{heading}: {candidate['text']}" if heading and heading != candidate["text"] else candidate["text"]
+
+
+@lru_cache(maxsize=2)
+def _onnx_encoder(directory: Path) -> OnnxEncoder:
+    return OnnxEncoder(directory)

@@ -1,0 +1,408 @@
+"""SQL for documents, chunks, the lexical index and the two searches."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from engine.errors import InputError
+from engine.ingest.chunking import ChunkDraft
+from engine.models import Chunk, Document
+
+_DOC_COLUMNS = ("id, source_key, version, content_sha256, title, source_type, source_uri, format, "
+                "ingested_at, is_current, superseded_by, metadata")
+_CHUNK_SELECT = """
+SELECT c.id, c.document_id, d.title AS document_title, d.version AS document_version, d.source_type,
+       c.is_current, c.ordinal, c.section_number, c.section_path, c.section_heading, c.text,
+       c.char_start, c.char_end, c.metadata
+FROM chunks c JOIN documents d ON d.id = c.document_id
+"""
+
+
+def document_by_content(conn: psycopg.Connection, content_sha256: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE content_sha256 = %s "
+                          "ORDER BY is_current DESC, ingested_at LIMIT 1", (content_sha256,)).fetchone()
+    return Document(**row) if row else None
+
+
+def current_document(conn: psycopg.Connection, source_key: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s AND is_current",
+                          (source_key,)).fetchone()
+    return Document(**row) if row else None
+
+
+def get_document(conn: psycopg.Connection, document_id: str) -> Document | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return Document(**row) if row else None
+
+
+def document_text(conn: psycopg.Connection, document_id: str) -> str | None:
+    row = conn.execute("SELECT text FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return row[0] if row else None
+
+
+def list_documents(conn: psycopg.Connection, *, include_superseded: bool = False) -> list[Document]:
+    where = "" if include_superseded else "WHERE is_current"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents {where} ORDER BY source_key, version").fetchall()
+    return [Document(**row) for row in rows]
+
+
+def current_languages(conn: psycopg.Connection, sample_chars: int = 2000) -> list[tuple[str | None, str]]:
+    """(language detected at ingest, or None for documents ingested before that; the text's opening)
+    for every current document."""
+    rows = conn.execute("SELECT metadata->>'language', left(text, %s) FROM documents WHERE is_current "
+                        "ORDER BY source_key", (sample_chars,)).fetchall()
+    return [(row[0], row[1]) for row in rows]
+
+
+def document_versions(conn: psycopg.Connection, source_key: str) -> list[Document]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s ORDER BY version",
+                           (source_key,)).fetchall()
+    return [Document(**row) for row in rows]
+
+
+def term_ids(conn: psycopg.Connection, terms: Iterable[str], *, create: bool) -> dict[str, int]:
+    """Ids of terms in the dictionary; with `create`, missing terms are added first."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    if create:
+        conn.execute("INSERT INTO lexical_terms (term) SELECT unnest(%s::text[]) ON CONFLICT (term) DO NOTHING",
+                     (terms,))
+    rows = conn.execute("SELECT term, id FROM lexical_terms WHERE term = ANY(%s)", (terms,)).fetchall()
+    return dict(rows)
+
+
+def insert_vocabulary(conn: psycopg.Connection, words: Iterable[str]) -> None:
+    """Add surface words (lowercase letters, 4-30 characters) to the vocabulary the spelling correction reads."""
+    words = sorted(set(words))
+    if words:
+        conn.execute("INSERT INTO vocabulary (word) SELECT unnest(%s::text[]) ON CONFLICT DO NOTHING", (words,))
+
+
+def vocabulary_near(conn: psycopg.Connection, words: Sequence[str], slack: int = 2) -> list[str]:
+    """Corpus words that could be a misspelling of one of `words`: a length within `slack` of it and its
+    first or second letter in the same place (the candidates an edit distance is then computed for)."""
+    if not words:
+        return []
+    lengths = [len(w) for w in words]
+    rows = conn.execute(
+        "SELECT word FROM vocabulary WHERE length(word) BETWEEN %s AND %s "
+        "AND (left(word, 1) = ANY(%s) OR substr(word, 2, 1) = ANY(%s))",
+        (min(lengths) - slack, max(lengths) + slack, sorted({w[0] for w in words}),
+         sorted({w[1:2] for w in words}))).fetchall()
+    return [r[0] for r in rows]
+
+
+def term_frequencies(conn: psycopg.Connection, terms: Iterable[str]) -> dict[str, int]:
+    """Current chunks holding each lexical term (stem), for terms that occur in the current corpus."""
+    terms = sorted(set(terms))
+    if not terms:
+        return {}
+    rows = conn.execute("SELECT term, df FROM lexical_terms WHERE term = ANY(%s) AND df > 0", (terms,)).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def insert_document(conn: psycopg.Connection, *, doc_id: str, source_key: str, version: int, content_sha256: str,
+                    file_sha256: str | None, title: str, source_type: str, source_uri: str, fmt: str, text: str,
+                    metadata: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO documents (id, source_key, version, content_sha256, file_sha256, title, source_type,"
+        " source_uri, format, text, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (doc_id, source_key, version, content_sha256, file_sha256, title, source_type, source_uri, fmt, text,
+         Jsonb(metadata)),
+    )
+
+
+def retire(conn: psycopg.Connection, old_id: str) -> None:
+    """First half of superseding: the old version stops being current (before the new one is inserted)."""
+    old_chunks = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE document_id = %s AND is_current", (old_id,))]
+    adjust_lexical_stats(conn, old_chunks, -1)
+    conn.execute("UPDATE documents SET is_current = false, superseded_at = now() WHERE id = %s", (old_id,))
+    conn.execute("UPDATE chunks SET is_current = false WHERE document_id = %s", (old_id,))
+    conn.execute("UPDATE postings SET is_current = false WHERE chunk_id = ANY(%s)", (old_chunks,))
+
+
+def supersede(conn: psycopg.Connection, old_id: str, new_id: str) -> None:
+    """Second half: link the old version to its successor; its text and chunks stay readable."""
+    conn.execute("UPDATE documents SET is_current = false, superseded_by = %s WHERE id = %s", (new_id, old_id))
+
+
+# Bulk loads are binary COPYs: vectors go as pgvector's binary float4 (the connection has its adapters:
+# engine.db.connect registers them), exactly the encoder's float32 values, with no text on the way.
+_CHUNK_TYPES = ("text", "text", "int4", "text", "text", "text", "text", "int4", "int4", "int4", "vector", "jsonb")
+_POSTING_TYPES = ("int4", "text", "float4", "float4")
+
+
+def insert_chunks(conn: psycopg.Connection, document_id: str, drafts: Sequence[ChunkDraft],
+                  embeddings: np.ndarray, lengths: Sequence[float]) -> None:
+    with conn.cursor() as cur, cur.copy(
+        "COPY chunks (id, document_id, ordinal, section_number, section_path, section_heading, text,"
+        " char_start, char_end, token_count, embedding, metadata) FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(list(_CHUNK_TYPES))
+        for draft, vector, length in zip(drafts, embeddings, lengths, strict=True):
+            copy.write_row((draft.id, document_id, draft.ordinal, draft.section_number, draft.section_path,
+                            draft.section_heading, draft.text, draft.char_start, draft.char_end, int(length),
+                            np.asarray(vector, dtype=np.float32), Jsonb(draft.metadata)))
+
+
+def insert_postings(conn: psycopg.Connection, rows: Iterable[tuple[int, str, float, float]]) -> None:
+    """Rows of (term_id, chunk_id, tf, dl)."""
+    with conn.cursor() as cur, cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN WITH (FORMAT BINARY)"
+                                        ) as copy:
+        copy.set_types(list(_POSTING_TYPES))
+        for row in rows:
+            copy.write_row(row)
+
+
+def get_chunks(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, Chunk]:
+    if not ids:
+        return {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT + " WHERE c.id = ANY(%s)", (list(ids),)).fetchall()
+    return {row["id"]: Chunk(**row) for row in rows}
+
+
+def chunk_embeddings(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Stored vectors of chunks (as the index holds them)."""
+    if not ids:
+        return {}
+    rows = conn.execute("SELECT id, embedding FROM chunks WHERE id = ANY(%s)", (list(ids),)).fetchall()
+    return {row[0]: np.asarray(row[1].to_numpy(), dtype=np.float32) for row in rows}
+
+
+def chunks_of_document(conn: psycopg.Connection, document_id: str) -> list[Chunk]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT + " WHERE c.document_id = %s ORDER BY c.ordinal", (document_id,)).fetchall()
+    return [Chunk(**row) for row in rows]
+
+
+def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document_id: str | None = None,
+                      limit: int = 20) -> list[Chunk]:
+    """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a))."""
+    prefix = section_number.rstrip(".")
+    sql = _CHUNK_SELECT + (" WHERE c.is_current AND (rtrim(c.section_number, '.') = %(s)s"
+                           " OR c.section_number LIKE %(p1)s OR c.section_number LIKE %(p2)s)")
+    params: dict[str, Any] = {"s": prefix, "p1": prefix + ".%", "p2": prefix + "(%", "limit": limit}
+    if document_id:
+        sql += " AND c.document_id = %(d)s"
+        params["d"] = document_id
+    sql += " ORDER BY c.document_id, c.ordinal LIMIT %(limit)s"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, params).fetchall()
+    return [Chunk(**row) for row in rows]
+
+
+def corpus_stats(conn: psycopg.Connection) -> tuple[int, float]:
+    """(number of current chunks, mean lexical length), as maintained by ingest."""
+    n, sum_dl = conn.execute("SELECT n_chunks, sum_dl FROM corpus_stats").fetchone()
+    return int(n), float(sum_dl) / n if n else 0.0
+
+
+def adjust_lexical_stats(conn: psycopg.Connection, chunk_ids: Sequence[str], sign: int) -> None:
+    """Add (sign=1) or remove (sign=-1) chunks from the BM25 statistics, in the caller's transaction.
+
+    Term rows are locked in id order first, so concurrent ingests cannot deadlock on them.
+    """
+    ids = list(chunk_ids)
+    counts = conn.execute("SELECT term_id, count(*) FROM postings WHERE chunk_id = ANY(%s) GROUP BY term_id "
+                          "ORDER BY term_id", (ids,)).fetchall()
+    if counts:
+        conn.execute("SELECT id FROM lexical_terms WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+                     ([t for t, _ in counts],))
+        conn.execute("UPDATE lexical_terms t SET df = t.df + %s * x.n FROM unnest(%s::int[], %s::int[]) AS x(id, n) "
+                     "WHERE t.id = x.id", (sign, [t for t, _ in counts], [n for _, n in counts]))
+    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE id = ANY(%s)",
+                            (ids,)).fetchone()
+    conn.execute("UPDATE corpus_stats SET n_chunks = n_chunks + %s, sum_dl = sum_dl + %s",
+                 (sign * n, sign * float(total)))
+
+
+def recount_lexical_stats(conn: psycopg.Connection) -> dict[str, Any]:
+    """Statistics recomputed from scratch (for checks): {'n_chunks', 'sum_dl', 'df': {term_id: df}}."""
+    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE is_current").fetchone()
+    df = dict(conn.execute("SELECT term_id, count(*) FROM postings WHERE is_current GROUP BY term_id").fetchall())
+    return {"n_chunks": int(n), "sum_dl": float(total), "df": {int(k): int(v) for k, v in df.items()}}
+
+
+def _filter_sql(alias: str, filters: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """WHERE fragment restricting chunks (alias.id) by document / source type / currency."""
+    clauses, params = [], {}
+    if filters.get("document_ids"):
+        clauses.append(f"{alias}.document_id = ANY(%(f_docs)s)")
+        params["f_docs"] = list(filters["document_ids"])
+    elif filters.get("current_only", True):
+        clauses.append(f"{alias}.is_current")
+    if filters.get("source_types"):
+        clauses.append(f"{alias}.document_id IN (SELECT id FROM documents WHERE source_type = ANY(%(f_types)s))")
+        params["f_types"] = list(filters["source_types"])
+    if filters.get("exclude_ids"):
+        clauses.append(f"NOT ({alias}.id = ANY(%(f_excl)s))")
+        params["f_excl"] = list(filters["exclude_ids"])
+    return (" AND ".join(clauses) or "true"), params
+
+
+def dense_search(conn: psycopg.Connection, vector: np.ndarray, k: int, filters: dict[str, Any],
+                 ef_search: int = 100) -> list[tuple[str, float]]:
+    """(chunk id, cosine similarity) best first, by the HNSW index."""
+    where, params = _filter_sql("c", filters)
+    params.update(v=np.asarray(vector, dtype=np.float32), k=k)
+    with conn.transaction():
+        conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(ef_search, k))}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            f"SELECT c.id, 1 - (c.embedding <=> %(v)s::vector) AS sim FROM chunks c WHERE {where}"
+            " ORDER BY c.embedding <=> %(v)s::vector LIMIT %(k)s", params).fetchall()
+    return sorted(((r[0], float(r[1])) for r in rows), key=lambda r: -r[1])
+
+
+def document_frequencies(conn: psycopg.Connection, term_ids_: Sequence[int]) -> dict[int, int]:
+    """Number of current chunks holding each term, as maintained by ingest."""
+    rows = conn.execute("SELECT id, df FROM lexical_terms WHERE id = ANY(%s) AND df > 0", (list(term_ids_),)).fetchall()
+    return {int(t): int(n) for t, n in rows}
+
+
+LEXICAL_WORK_MEM = "64MB"
+
+
+def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, filters: dict[str, Any],
+                   *, k1: float, b: float) -> list[tuple[str, float]]:
+    """(chunk id, BM25 score) best first. IDF and mean length come from the current corpus.
+
+    BM25 (Lucene form): sum over query terms of qtf * ln(1 + (N - df + 0.5)/(df + 0.5))
+    * tf / (tf + k1 * (1 - b + b * dl / avgdl)). The term weights are computed first and passed as
+    arrays, so the aggregation walks each term's postings through the index.
+    """
+    if not weights:
+        return []
+    n, avgdl = corpus_stats(conn)
+    df = document_frequencies(conn, list(weights))
+    if n == 0 or not df:
+        return []
+    idf = {t: weights[t] * math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    where, params = _filter_sql("c", filters)
+    only_current = "p.is_current" if not filters.get("document_ids") else "true"
+    restrict = "" if where == "c.is_current" else f" AND p.chunk_id IN (SELECT c.id FROM chunks c WHERE {where})"
+    params.update(t=list(idf), w=list(idf.values()), avgdl=avgdl or 1.0, k1=k1, b=b, k=k)
+    sql = f"""
+    SELECT p.chunk_id, sum(q.w * p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score
+    FROM unnest(%(t)s::int[], %(w)s::float8[]) AS q(term_id, w)
+    JOIN postings p ON p.term_id = q.term_id
+    WHERE {only_current}{restrict}
+    GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %(k)s"""
+    with conn.transaction():
+        conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        # The per-chunk sums of a common query term outgrow the default 4 MB at a few 100K chunks and the
+        # aggregate spills to disk (bench/scale.py: 300K chunks, 570 -> 400 ms for one query).
+        conn.execute(f"SET LOCAL work_mem = '{LEXICAL_WORK_MEM}'")
+        rows = conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def optimize(conn: psycopg.Connection) -> None:
+    """Refresh planner statistics and visibility maps after a bulk load (needs autocommit)."""
+    if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        conn.execute("VACUUM (ANALYZE) postings")
+        conn.execute("VACUUM (ANALYZE) chunks")
+        conn.execute("ANALYZE lexical_terms")
+
+
+def count_rows(conn: psycopg.Connection) -> dict[str, int]:
+    out = {}
+    for table in ("documents", "chunks", "postings", "lexical_terms"):
+        out[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return out
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def find_documents(conn: psycopg.Connection, name: str) -> list[Document]:
+    """Every version of the documents `name` identifies: a document id, a source key, a title or a file
+    name; else any unique start of a document id ('doc_e32d93ae', or a pasted 'doc_e32d93aef80d…').
+
+    InputError when the start of an id fits versions of several documents.
+    """
+    sql = (f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key FROM documents "
+           "WHERE id = %(n)s OR source_key = %(n)s OR lower(title) = lower(%(n)s) OR source_uri = %(n)s "
+           "OR source_uri LIKE %(tail)s) ORDER BY source_key, version")
+    tail = "%/" + _escape_like(name)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, {"n": name, "tail": tail}).fetchall()
+        prefix = name.strip().rstrip("…").rstrip(".").strip()
+        if not rows and len(prefix) >= 5:
+            rows = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key IN (SELECT source_key "
+                               "FROM documents WHERE id LIKE %s) ORDER BY source_key, version",
+                               (_escape_like(prefix) + "%",)).fetchall()
+            if len({r["source_key"] for r in rows}) > 1:
+                ids = sorted({r["id"] for r in rows if r["id"].startswith(prefix)})
+                raise InputError(f"'{name}' is the start of the ids of several documents ({', '.join(ids[:5])}"
+                                 f"{', ...' if len(ids) > 5 else ''}); give more of the id")
+    return [Document(**row) for row in rows]
+
+
+def has_section(conn: psycopg.Connection, document_ids: Sequence[str], section: str) -> bool:
+    """Whether any of these document versions has the section `section` (or one below it: 4.2 -> 4.2.1, 4.2(a))."""
+    prefix = section.rstrip(".")
+    like = _escape_like(prefix)
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ANY(%s) AND "
+                       "(rtrim(section_number, '.') = %s OR section_number LIKE %s OR section_number LIKE %s))",
+                       (list(document_ids), prefix, like + ".%", like + "(%")).fetchone()
+    return bool(row[0])
+
+
+def document_sections(conn: psycopg.Connection, document_id: str) -> list[dict[str, Any]]:
+    """A document version's sections in reading order: number, path, heading, citation and chunk count."""
+    sql = ("SELECT section_number, section_path, section_heading, min(metadata->>'citation') AS citation, "
+           "count(*) AS chunks, min(ordinal) AS first FROM chunks WHERE document_id = %s "
+           "GROUP BY section_number, section_path, section_heading ORDER BY first")
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, (document_id,)).fetchall()
+
+
+# --- the embedding space of the dense index ------------------------------------------------------
+
+def embedding_space(conn: psycopg.Connection) -> dict[str, Any] | None:
+    """The recorded embedder identity of the index (name, backend, sha256, dim), or None."""
+    row = conn.execute("SELECT name, backend, sha256, dim FROM embedding_space").fetchone()
+    return None if row is None else {"name": row[0], "backend": row[1], "sha256": row[2], "dim": row[3]}
+
+
+def record_embedding_space(conn: psycopg.Connection, identity: dict[str, Any]) -> None:
+    conn.execute("INSERT INTO embedding_space (id, name, backend, sha256, dim) VALUES (true, %s, %s, %s, %s) "
+                 "ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, backend = EXCLUDED.backend, "
+                 "sha256 = EXCLUDED.sha256, dim = EXCLUDED.dim, recorded_at = now()",
+                 (identity["name"], identity["backend"], identity["sha256"], identity["dim"]))
+
+
+def clear_embedding_space(conn: psycopg.Connection) -> None:
+    conn.execute("DELETE FROM embedding_space")
+
+
+def has_chunks(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]
+
+
+def chunks_for_embedding(conn: psycopg.Connection, after: str, limit: int) -> list[tuple[str, str, str, str]]:
+    """(chunk id, document title, section heading, text) in id order after `after`, every version."""
+    return conn.execute(
+        "SELECT c.id, d.title, c.section_heading, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE c.id > %s ORDER BY c.id LIMIT %s", (after, limit)).fetchall()
+
+
+def update_embeddings(conn: psycopg.Connection, rows: Sequence[tuple[str, np.ndarray]]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE chunks SET embedding = %s WHERE id = %s", [(v, cid) for cid, v in rows])

@@ -1,0 +1,58 @@
+"""Text patterns shared by several stages: whitespace, numbers, periods and deadlines, force words.
+
+One home each. Where two stages read a similar thing differently on purpose, the two patterns are
+named apart here and the comment says why. Pure: no state, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def normalize_ws(text: str) -> str:
+    """Whitespace runs read as one space, ends trimmed: the only normalization the verbatim check allows."""
+    return " ".join(text.split())
+
+
+# --- numbers, periods and deadlines -------------------------------------------------------------------
+
+_UNIT_WORDS = "hours?|days?|weeks?|months?|years?"
+UNITS = f"(?:{_UNIT_WORDS})"
+# Number words a statement or quote may state a figure in ("seventy-two" too, for "seventy-two hours").
+NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
+# A number, in digits ("72", "1.5", "3,000") or in words: a figure review and attribution check against quotes.
+NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
+# A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
+# "business"/"clear" days), a frequency ("annually") or an urgency ("without undue delay").
+PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
+                    rf"{UNITS}\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
+                    r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
+                    re.IGNORECASE)
+# A duration as conflicts compare them ("six years" vs "five years") and the time rule of the gate reads
+# it. Narrower than PERIOD on purpose of record: whole numbers and the count words up to twelve (and
+# seventy-two) only, as since the first release; widening it would make more quotes conflict and more
+# quotes state a time, which changes verdicts and must be a decision of its own (with a version bump).
+DURATION = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
+                      rf"(business\s+|calendar\s+|working\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
+# What the gate counts as stating a time: a duration, or a word that fixes when ("annually", "within",
+# "no later than", "before"...). Broader than PERIOD: "within the period" states when without a figure.
+TIME_PHRASE = re.compile(rf"{DURATION.pattern}|\b(annually|quarterly|monthly|weekly|daily|every\s+\w+|immediately|"
+                         r"without\s+undue\s+delay|promptly|before|after|within|at\s+least|no\s+later\s+than|"
+                         r"not\s+later\s+than)\b", re.IGNORECASE)
+
+
+# --- modal verbs and force words ----------------------------------------------------------------------
+
+# Words that set the force of a requirement: modal verbs, negation, and the adjectives of duty.
+_FORCE_CORE = ("must|shall|may|should|can|cannot|not|never|need|required|prohibited|optional|permitted|"
+               "mandatory")
+# Review reads a statement's own words against all the quotes it cites, together: besides the core, a
+# bare "no" ("no firm may ...") and the conditions "unless" and "except" must come from the quotes.
+STATEMENT_FORCE = re.compile(rf"\b({_FORCE_CORE}|no|unless|except)\b", re.IGNORECASE)
+# Attribution reads each segment against each quote its bracket names, one by one: besides the core,
+# "forbidden" and "obliged". The two lists were written apart (review's first) and are kept as they
+# are: one list for both would change review verdicts, which is a decision of its own.
+ATTRIBUTED_FORCE = re.compile(rf"\b({_FORCE_CORE}|forbidden|obliged)\b", re.IGNORECASE)
+# Where a long sentence's requirement sits, so that an excerpt is cut around it (extraction).
+MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", re.IGNORECASE)

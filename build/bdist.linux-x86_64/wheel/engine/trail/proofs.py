@@ -1,0 +1,99 @@
+"""Proofs out of the live trail: inclusion-proof bundles (an audit in a signed checkpoint) and
+consistency proofs (an older tree is a prefix of a newer one).
+
+An inclusion-proof bundle is what `evidence trail prove` prints and what a report PDF embeds beside
+each record (`AUD-….proof.json`); `engine.report.standalone_verify.verify_bundle` checks one with nothing but
+the record, the bundle and the trail's public key. Before a bundle is handed out, the live log must
+reproduce the checkpoint's root, so a proof is never issued from a log that disagrees with its own
+signature.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from engine.config import Settings
+from engine.errors import EngineError, IntegrityError
+from engine.report.standalone_verify import PROOF_FORMAT, verify_consistency
+from engine.trail import checkpoints
+from engine.trail import store as audit_trail
+from engine.trail import tree as trail_tree
+
+
+def _live_leaves(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> list[bytes]:
+    leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=checkpoint.seq))
+    if len(leaves) != checkpoint.seq or trail_tree.root(leaves).hex() != checkpoint.root_hash:
+        raise IntegrityError(f"the live log does not reproduce the checkpoint signed at tree size {checkpoint.seq}; "
+                             "no proof is issued. Run 'evidence trail verify'")
+    return leaves
+
+
+def inclusion_bundles(conn: psycopg.Connection, settings: Settings, rows: list[dict[str, Any]]
+                      ) -> dict[str, dict[str, Any]]:
+    """Inclusion-proof bundles of trail rows (`audit_trail.get`), all in one checkpoint covering them.
+
+    A checkpoint is signed first when the latest one does not cover the newest of the rows.
+    """
+    if not rows:
+        return {}
+    checkpoint = checkpoints.covering(conn, settings, max(r["seq"] for r in rows))
+    leaves = _live_leaves(conn, checkpoint)
+    out = {}
+    for row in rows:
+        index = row["seq"] - 1
+        if trail_tree.leaves([row["hash"]])[0] != leaves[index]:
+            raise IntegrityError(f"{row['audit_id']}: its record hash is not leaf {index} of the log")
+        out[row["audit_id"]] = {
+            "format": PROOF_FORMAT, "audit_id": row["audit_id"], "record_hash": row["hash"], "leaf_index": index,
+            "tree_size": checkpoint.seq, "root_hash": checkpoint.root_hash,
+            "inclusion_path": [h.hex() for h in trail_tree.inclusion_proof(index, leaves)],
+            "checkpoint": checkpoint.note, "key_fingerprint": checkpoint.key_fingerprint}
+    return out
+
+
+def inclusion_bundle(conn: psycopg.Connection, settings: Settings, audit_id: str) -> dict[str, Any]:
+    """The inclusion-proof bundle of one audit. Raises NotFoundError for an unknown audit."""
+    return inclusion_bundles(conn, settings, [audit_trail.get(conn, audit_id)])[audit_id]
+
+
+def _tree_end(conn: psycopg.Connection, settings: Settings, spec: str | None, live: list[bytes]) -> dict[str, Any]:
+    """One end of a consistency check: a tree size of the live log, a signed note file, or the latest checkpoint."""
+    if spec is None:
+        row = audit_trail.latest_note_checkpoint(conn)
+        if row is None:
+            raise EngineError("no signed checkpoint yet: run 'evidence trail checkpoint'")
+        return {"size": row["seq"], "root_hash": row["root_hash"], "source": "latest signed checkpoint"}
+    if spec.isdigit():
+        size = int(spec)
+        if size > len(live):
+            raise EngineError(f"tree size {size} is beyond the log's {len(live)} audits")
+        return {"size": size, "root_hash": trail_tree.roots_at(live, [size])[size].hex(), "source": "live log"}
+    path = Path(spec)
+    if not path.is_file():
+        raise EngineError(f"'{spec}' is neither a tree size nor a file holding a signed checkpoint")
+    notes = checkpoints.read_notes(path)
+    if not notes:
+        raise EngineError(f"{spec} holds no signed checkpoint")
+    where, note = notes[-1]  # a witness file grows at the end: its last note is the newest
+    return {**checkpoints.parse_note(note, settings), "source": where}
+
+
+def consistency(conn: psycopg.Connection, settings: Settings, old: str, new: str | None) -> dict[str, Any]:
+    """A consistency proof from OLD to NEW (tree sizes, signed note files, NEW default the latest checkpoint),
+    built from the live log and verified against the two roots. Raises IntegrityError for a bad note."""
+    live = trail_tree.leaves(audit_trail.record_hashes(conn))
+    first, second = _tree_end(conn, settings, old, live), _tree_end(conn, settings, new, live)
+    if first["size"] > second["size"]:
+        raise EngineError(f"OLD (size {first['size']}) must not be larger than NEW (size {second['size']})")
+    if second["size"] > len(live):
+        return {"old": first, "new": second, "proof": [], "consistent": False,
+                "problem": f"NEW covers {second['size']} audits; the live log holds {len(live)}: records were removed"}
+    proof = trail_tree.consistency_proof(first["size"], live[:second["size"]])
+    ok = verify_consistency(first["size"], second["size"], bytes.fromhex(first["root_hash"]),
+                            bytes.fromhex(second["root_hash"]), proof)
+    return {"old": first, "new": second, "proof": [p.hex() for p in proof], "consistent": ok,
+            "problem": None if ok else "the live log does not lead from OLD to NEW: a checkpoint does not match the "
+                                       "log (rewritten history, or a note from another log)"}

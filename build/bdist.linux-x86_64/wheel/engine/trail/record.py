@@ -1,0 +1,214 @@
+"""Build the audit record of one answered question (the evidence stage's output plus its lineage).
+
+The record is plain JSON data; `engine.trail.store.append` hashes its canonical form. Everything a
+reader needs to defend the answer later is inside it: who asked what and when, the engine version,
+settings (and their hash), backend and models, skill hashes, the corpus snapshot (every current
+document with its SHA-256 and version), every research step, every requirement with its verdict
+and its offsets in the stored document text, the answer, the review and the run metrics.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from engine.config import NOT_RESULT_SETTINGS, Settings
+from engine.ingest.citations import quote_citation
+from engine.search import store
+from engine.trail.canonical import utc_timestamp
+
+RECORD_SCHEMA = "evidence-engine/audit-record@1"
+_SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fault_injection", "actor",
+                    *NOT_RESULT_SETTINGS}
+
+
+def engine_version() -> str:
+    """The package version (`engine.__version__`): the code that answered. Not the installed distribution's
+    metadata, which an editable install keeps at the version it was installed with."""
+    from engine import __version__
+
+    return __version__
+
+
+@lru_cache(maxsize=4)
+def model_fingerprint(model_dir: Path) -> str:
+    """SHA-256 over the model's weight files (names and bytes): which embedder exactly answered."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(model_dir).rglob("*") if p.suffix in (".safetensors", ".bin", ".onnx")):
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def relevance_identity(settings: Settings) -> dict[str, Any]:
+    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), and the
+    thresholds in effect: a scorer.json that lacks one takes the engine's default, which its sha256 does not name."""
+    from engine.relevance.scorer import load_scorer
+
+    scorer = load_scorer(settings.relevance_dir)
+    return {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank}
+
+
+def new_audit_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    return f"AUD-{now:%Y%m%d}-{uuid.uuid4().hex[:10]}"
+
+
+def default_actor() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return "unknown"
+
+
+def public_settings(settings: Settings) -> dict[str, Any]:
+    """The effective settings without secrets or machine-local paths."""
+    data = settings.model_dump(mode="json", exclude=_SECRET_SETTINGS)
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def corpus_snapshot(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Every current document: the corpus the answer was given."""
+    return [{"document_id": d.id, "source_key": d.source_key, "title": d.title, "version": d.version,
+             "content_sha256": d.content_sha256, "source_type": d.source_type}
+            for d in store.list_documents(conn)]
+
+
+def _requirements(conn: psycopg.Connection, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each extracted requirement with its verdict and its offsets in the document text."""
+    rows = evidence.get("extracted_requirements", [])
+    chunks = store.get_chunks(conn, list(dict.fromkeys(r["chunk_id"] for r in rows)))
+    docs = {d.id: d for d in (store.get_document(conn, i) for i in {c.document_id for c in chunks.values()}) if d}
+    cited = {i for s in evidence.get("statements", []) for i in s.get("requirement_ids", [])}
+    out = []
+    for r in rows:
+        chunk = chunks.get(r["chunk_id"])
+        base = chunk.char_start if chunk else -1
+        doc = docs.get(chunk.document_id) if chunk else None
+        citation = quote_citation(chunk.section_number, chunk.section_path, chunk.metadata,
+                                  base + r["char_start"]) if chunk else ""
+        out.append({**r, "cited": r["requirement_id"] in cited,
+                    "source_key": doc.source_key if doc else "",
+                    "section_number": chunk.section_number if chunk else "", "citation": citation,
+                    "doc_char_start": base + r["char_start"], "doc_char_end": base + r["char_end"]})
+    return out
+
+
+def _research(research: dict[str, Any]) -> dict[str, Any]:
+    """Research lineage without the chunk texts (cited chunks are kept whole under evidence_chunks)."""
+    evidence = [{k: v for k, v in e.items() if k != "text"} for e in research.get("evidence", [])]
+    keep = ("stem", "options", "question_type", "rejected", "rejection_reason", "steps", "working_memory",
+            "memory_hit", "fallbacks", "metrics")
+    return {**{k: research.get(k) for k in keep}, "evidence": evidence}
+
+
+def _answer(evidence: dict[str, Any] | None, research: dict[str, Any]) -> dict[str, Any]:
+    if evidence is None:  # the guard refused the question
+        return {"status": "REJECTED", "grounding_confidence": "insufficient",
+                "final_answer": f"Rejected: {research.get('rejection_reason') or 'the question was refused'}",
+                "statements": [], "requirement_references": {}, "unused_requirements": [], "conflicts": [],
+                "missing_evidence": [], "selected_option": None}
+    keys = ("status", "grounding_confidence", "final_answer", "statements", "requirement_references",
+            "unused_requirements", "conflicts", "missing_evidence", "selected_option")
+    answer = {k: evidence.get(k) for k in keys}
+    for key in ("direct_answer", "parts"):  # answers made before parts existed carry neither
+        if key in evidence:
+            answer[key] = evidence[key]
+    return answer
+
+
+def build_record(conn: psycopg.Connection, settings: Settings, research: dict[str, Any], *, actor: str | None,
+                 asked_at: datetime, models: dict[str, Any], skills: dict[str, str],
+                 batch: dict[str, Any] | None = None, audit_id: str | None = None,
+                 llm_usage: dict[str, Any] | None = None, scope: dict[str, Any] | None = None,
+                 supersedes: str | None = None) -> dict[str, Any]:
+    """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`).
+
+    `llm_usage` (llm backend) is what the question cost and how the endpoint behaved
+    (`LLMClient.usage()`: requests, calls, characters in and out, waits, whether the circuit opened).
+
+    `batch` (batch runs only) carries the batch id, checklist name and hash, question id, control
+    id, the auditor's expectations and whether each was met; it is hashed with the rest. `scope`:
+    the documents and source types the question was limited to (`engine.search.scope`). `supersedes`: the
+    audit this one answers again against changed documents (`trail rerun`).
+    """
+    evidence = research.get("evidence_result")
+    answer = _answer(evidence, research)
+    return {
+        "schema": RECORD_SCHEMA, "kind": "answer", "audit_id": audit_id or new_audit_id(),
+        "question": research["question"], "language": research.get("language"), "actor": actor or default_actor(),
+        "asked_at": utc_timestamp(asked_at), "recorded_at": utc_timestamp(datetime.now(UTC)),
+        "run_id": research["run_id"], "batch_id": (batch or {}).get("batch_id"), "batch": batch,
+        "scope": scope, **({"supersedes": supersedes} if supersedes else {}),
+        "engine": {"name": "evidence-engine", "version": engine_version()},
+        "settings_hash": settings.fingerprint(), "settings": public_settings(settings),
+        "backend": research.get("backend"), "models": models, "skills": dict(sorted(skills.items())),
+        "corpus": corpus_snapshot(conn),
+        "research": _research(research),
+        "requirements": _requirements(conn, evidence) if evidence else [],
+        "evidence_chunks": (evidence or {}).get("evidence_chunks", {}),
+        "answer": answer,
+        "review": (evidence or {}).get("review"),
+        "evidence_audit_trail": (evidence or {}).get("evidence_audit_trail"),
+        "fallbacks": (evidence or {}).get("fallbacks", []),
+        **({"llm_usage": llm_usage} if llm_usage is not None else {}),
+    }
+
+
+def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str | None,
+                    audit_id: str | None = None, superseded_by: str | None = None) -> dict[str, Any]:
+    """A reviewer note or a correction: a new record that points to the record it amends.
+
+    `superseded_by` (a correction written by `trail rerun`): the audit that answers the question again.
+    """
+    now = datetime.now(UTC)
+    return {"schema": RECORD_SCHEMA, "kind": kind, "audit_id": audit_id or new_audit_id(now),
+            "amends": target["audit_id"], "question": target["question"], "actor": actor or default_actor(),
+            "asked_at": utc_timestamp(now), "recorded_at": utc_timestamp(now), "reason": reason, "text": text,
+            "engine": {"name": "evidence-engine", "version": engine_version()},
+            **({"superseded_by": superseded_by} if superseded_by else {})}
+
+
+def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any, research: dict[str, Any], *,
+                    llm: Any = None, actor: str | None = None, batch: dict[str, Any] | None = None,
+                    asked_at: datetime | None = None, scope: dict[str, Any] | None = None,
+                    supersedes: str | None = None,
+                    finish: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    """Write the audit of a finished run, once: a run that already has its audit returns that one.
+
+    `finish(record)` may add to the record before it is hashed (batch runs add expectation outcomes).
+    A signed checkpoint covering the audit follows (`checkpoints.after_append`), unless configured off.
+    """
+    from engine.trail import checkpoints
+    from engine.trail import store as audit_trail
+
+    existing = audit_trail.by_run(conn, research["run_id"])
+    if existing is not None:  # e.g. resumed after a kill: the checkpoint may not have been written yet
+        checkpoints.after_append(conn, settings, existing["seq"])
+        return audit_trail.Appended(seq=existing["seq"], audit_id=existing["audit_id"], hash=existing["hash"],
+                                    prev_hash=existing["prev_hash"], created=False)
+    models = {"embedding": embedder.identity, "relevance": relevance_identity(settings),
+              "llm": None if llm is None else {"model": settings.llm_model, "base_url": settings.llm_base_url,
+                                                "temperature": settings.llm_temperature}}
+    skills = dict(getattr(llm, "skill_hashes", {}) or {})
+    usage = llm.usage() if llm is not None and hasattr(llm, "usage") else None
+    record = build_record(conn, settings, research, actor=actor or settings.actor,
+                          asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch,
+                          llm_usage=usage, scope=scope, supersedes=supersedes)
+    if finish is not None:
+        finish(record)
+    answer = record["answer"]["final_answer"] or ""
+    vectors = (embedder.encode_query(record["question"]), embedder.encode([answer])[0])
+    appended = audit_trail.append(conn, record, vectors=vectors, fault=settings.fault_injection)
+    checkpoints.after_append(conn, settings, appended.seq)
+    return appended

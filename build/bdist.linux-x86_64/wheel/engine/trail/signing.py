@@ -1,0 +1,128 @@
+"""The Ed25519 key that signs trail checkpoints (and vouches for report signatures). It lives in a
+file outside the database.
+
+The private key is created on first use (PEM, PKCS#8, mode 0600) at `Settings.trail_key_file`;
+its public key is written next to it (`.pub`, raw hex) so that a verifier can be given only the
+public half (`evidence trail public-key` prints it as PEM). The fingerprint is the SHA-256 of the
+raw public key, in hex. Checkpoints are C2SP signed notes (`sign_note`): the text, a blank line,
+and `— <key name> <base64(key ID || signature)>`, the key ID being the first 4 bytes of
+SHA-256(name || 0x0A || 0x01 || public key).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from engine.errors import ConfigError
+from engine.report.standalone_verify import SIG_PREFIX, note_key_id, raw_public
+
+_RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def fingerprint(public: Ed25519PublicKey) -> str:
+    return hashlib.sha256(public.public_bytes(*_RAW)).hexdigest()
+
+
+def public_key_path(key_file: Path) -> Path:
+    return key_file.with_suffix(key_file.suffix + ".pub")
+
+
+def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
+    """The signing key, created (with its .pub) when missing. Returns (key, created)."""
+    if key_file.exists():
+        return _load(key_file), False
+    try:
+        key_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {key_file.parent} for the signing key ({exc.strerror}); set "
+                          "EVIDENCE_HOME (or EVIDENCE_TRAIL_KEY_FILE) to a place you can write to") from exc
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    if not publish_file(key_file, pem, mode=0o600):  # another process created it first: use theirs
+        return _load(key_file), False
+    publish_file(public_key_path(key_file), (key.public_key().public_bytes(*_RAW).hex() + "\n").encode())
+    return key, True
+
+
+def _load(key_file: Path) -> Ed25519PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{key_file} is not an unencrypted PEM private key: {exc}; restore it from "
+                          "your backup (a new key cannot vouch for old checkpoints)") from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ConfigError(f"{key_file} holds a {type(key).__name__}; the trail signs with Ed25519")
+    return key
+
+
+def publish_file(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
+    """Create `path` with `data` only if it does not exist, atomically: written aside, then hard-linked.
+
+    Concurrent processes (parallel `ask`, batch workers) may all try; exactly one wins and nobody can
+    read a half-written file. Returns False when the file already existed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    return True
+
+
+def load_public(key_file: Path) -> Ed25519PublicKey | None:
+    """The public key: from `.pub` when present, else from the private key file; None if neither."""
+    pub = public_key_path(key_file)
+    if pub.exists():
+        try:
+            return Ed25519PublicKey.from_public_bytes(bytes.fromhex(pub.read_text().strip()))
+        except ValueError as exc:
+            raise ConfigError(f"{pub} does not hold a hex Ed25519 public key: {exc}") from exc
+    if key_file.exists():
+        return load_or_create(key_file)[0].public_key()
+    return None
+
+
+def public_pem(public: Ed25519PublicKey) -> str:
+    """The public key as PEM (SubjectPublicKeyInfo): what `evidence trail public-key` prints."""
+    return public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def verifier_key(name: str, public: Ed25519PublicKey) -> str:
+    """The C2SP note verifier key `<name>+<hex key ID>+<base64(0x01 || public key)>`."""
+    blob = base64.b64encode(b"\x01" + raw_public(public)).decode()
+    return f"{name}+{note_key_id(name, public).hex()}+{blob}"
+
+
+def sign_note(key: Ed25519PrivateKey, name: str, text: str) -> str:
+    """A C2SP signed note: `text` (newline-terminated), a blank line, one Ed25519 signature line."""
+    if not text.endswith("\n") or "\n\n" in text or " " in name or "+" in name or not name:
+        raise ValueError("a note's text ends with a newline and has no blank line; a key name has no space or +")
+    blob = note_key_id(name, key.public_key()) + key.sign(text.encode("utf-8"))
+    return f"{text}\n{SIG_PREFIX}{name} {base64.b64encode(blob).decode()}\n"
+
+
+def sign(key: Ed25519PrivateKey, payload: str) -> str:
+    return key.sign(payload.encode("utf-8")).hex()
+
+
+def verify(public: Ed25519PublicKey, payload: str, signature_hex: str) -> bool:
+    try:
+        public.verify(bytes.fromhex(signature_hex), payload.encode("utf-8"))
+    except (InvalidSignature, ValueError):
+        return False
+    return True

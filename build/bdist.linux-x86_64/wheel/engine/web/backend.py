@@ -1,0 +1,223 @@
+"""The one adapter between the web layer and the engine.
+
+Every call the web makes into the engine goes through `Backend`: asking (with a progress callback
+per research node), reading audits and their report views, stored document text by version, search,
+batch progress, report rendering, trail verification and appending sign-off records. When the
+library API (`engine.api`) lands, this module is switched over to it in one place; nothing else
+in `engine.web` imports engine internals for these jobs.
+
+Connections come from a small pool opened after one migration check; an ask runs on its own
+connection (and LangGraph's checkpointer connection), as `evidence ask` does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+from engine import db as dbmod
+from engine.config import Settings
+from engine.errors import NotFoundError
+
+
+def format_utc(value: Any) -> str:
+    """A time as the reports print it (`2026-01-31 12:00:00 UTC`)."""
+    from engine.report.render import utc
+
+    return utc(value)
+
+
+class Backend:
+    """Engine access for one `evidence serve` process (or one test app)."""
+
+    def __init__(self, settings: Settings, *, pool_size: int = 6, embedder: Any = None) -> None:
+        self.settings = settings
+        self._pool_size = pool_size
+        self._pool: Any = None
+        self._embedder: Any = embedder  # loaded on first use when not given
+        self._lock = threading.Lock()
+        self._ask_lock = threading.Lock()  # one research run at a time: the machine's cores are few
+
+    # -- connections -----------------------------------------------------------------------------
+    def _open_pool(self) -> Any:
+        from pgvector.psycopg import register_vector
+        from psycopg_pool import ConnectionPool
+
+        with dbmod.connection(self.settings):  # migrations (and pgvector) checked once
+            pass
+        return ConnectionPool(dbmod.database_url(self.settings), min_size=1, max_size=self._pool_size,
+                              kwargs={"autocommit": True}, configure=register_vector, open=True,
+                              name="evidence-web")
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled autocommit connection (the web's own tables use it too)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._open_pool()
+        with self._pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def embedder(self) -> Any:
+        from engine.search.embeddings import Embedder
+
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = Embedder.from_settings(self.settings)
+            return self._embedder
+
+    # -- audits ----------------------------------------------------------------------------------
+    def resolve_audit(self, given: str) -> str:
+        from engine.trail import store as audit_trail
+
+        with self.connection() as conn:
+            return audit_trail.resolve_id(conn, given)
+
+    def audit_row(self, audit_id: str) -> dict[str, Any]:
+        from engine.trail import store as audit_trail
+
+        with self.connection() as conn:
+            return audit_trail.get(conn, audit_id)
+
+    def list_audits(self, *, status: str | None = None, documents: list[str] | None = None,
+                    limit: int = 1000) -> list[dict[str, Any]]:
+        """Answer audits (not notes, corrections or sign-offs), newest first."""
+        from engine.trail import store as audit_trail
+
+        with self.connection() as conn:
+            keys = self._document_keys(conn, documents[0]) if documents else None
+            rows = audit_trail.list_audits(conn, status=status, documents=keys, kind="answer", limit=limit)
+        return list(reversed(rows))
+
+    @staticmethod
+    def _document_keys(conn: psycopg.Connection, name: str) -> list[str]:
+        from engine.search import store
+        from engine.trail.queries import version_keys
+
+        return version_keys(store.find_documents(conn, name)) or [name]
+
+    def stale_audit_ids(self) -> set[str]:
+        from engine.trail.queries import stale_audits
+
+        with self.connection() as conn:
+            return {a["audit_id"] for a in stale_audits(conn)}
+
+    def audit_view(self, audit_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The trail row of an answer and the report's view of it (answer, evidence groups, integrity)."""
+        from engine.report.render import load_view
+        from engine.report.view import statement_parts
+
+        with self.connection() as conn:
+            row, view = load_view(conn, audit_id)
+        direct = (row["record"].get("answer") or {}).get("direct_answer")
+        view["direct_parts"] = statement_parts(direct, {}) if isinstance(direct, str) and direct else []
+        return row, view
+
+    def verify_audit(self, audit_id: str) -> Any:
+        """`trail verify` for the chain, every checkpoint, and this audit's quotes (a VerifyReport)."""
+        from engine.trail.verify import verify_trail
+
+        with self.connection() as conn:
+            return verify_trail(conn, self.settings, audit_id=audit_id)
+
+    def verify_trail(self) -> Any:
+        from engine.trail.verify import verify_trail
+
+        with self.connection() as conn:
+            return verify_trail(conn, self.settings)
+
+    # -- reports ---------------------------------------------------------------------------------
+    def report(self, audit_id: str, fmt: str) -> tuple[bytes, str]:
+        """(content, media type) of a report: pdf (signed PDF/A-3b), html, json (the canonical record), csv."""
+        from engine.report import export
+        from engine.report import render as report
+
+        with self.connection() as conn:
+            if fmt == "pdf":
+                return report.pdf_bytes(conn, audit_id, settings=self.settings), "application/pdf"
+            if fmt == "html":
+                return report.render_html(conn, audit_id).encode("utf-8"), "text/html; charset=utf-8"
+            if fmt == "json":
+                return report.render_json(conn, audit_id).encode("utf-8"), "application/json"
+            rows = export.requirement_rows(conn, [audit_id])
+            return export.to_csv(rows).encode("utf-8"), "text/csv; charset=utf-8"
+
+    # -- documents and search --------------------------------------------------------------------
+    def document(self, document_id: str) -> tuple[Any, str, list[Any]]:
+        """(the document version, its stored text, every version of its source oldest first)."""
+        from engine.search import store
+
+        with self.connection() as conn:
+            doc = store.get_document(conn, document_id)
+            if doc is None:
+                raise NotFoundError(f"no document '{document_id}'; the documents page and 'evidence documents "
+                                    "--all-versions' list the stored ones")
+            text = store.document_text(conn, document_id) or ""
+            versions = store.document_versions(conn, doc.source_key)
+        return doc, text, versions
+
+    def documents(self) -> list[Any]:
+        from engine.search import store
+
+        with self.connection() as conn:
+            return store.list_documents(conn)
+
+    def search(self, query: str, k: int = 10) -> list[Any]:
+        from engine.search.retrieval import Retriever
+
+        with self.connection() as conn:
+            return Retriever(conn, self.embedder(), self.settings).search(query, k)
+
+    # -- batches ---------------------------------------------------------------------------------
+    def batch(self, batch_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        from engine.batch import store as batch_store
+
+        with self.connection() as conn:
+            return batch_store.get(conn, batch_id), batch_store.items(conn, batch_id)
+
+    # -- asking ----------------------------------------------------------------------------------
+    def ask(self, question: str, *, actor: str, progress: Callable[[str], None] | None = None,
+            backend: str | None = None) -> dict[str, Any]:
+        """Research `question`, record its audit (actor = the web user) and return {audit_id, seq, hash, run_id}
+        (`engine.api.ask`; each node and the recording step call `progress(name)`)."""
+        from engine import api
+
+        with self._ask_lock:
+            audit = api.ask(question, actor=actor, backend=backend, settings=self.settings,
+                            hooks=api.Hooks(node=progress, phase=progress))
+        return {"audit_id": audit.audit_id, "seq": audit.entry.seq, "hash": audit.entry.hash,
+                "run_id": audit.research.run_id, "rejected": audit.refused}
+
+    # -- sign-offs -------------------------------------------------------------------------------
+    @staticmethod
+    def amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str) -> dict[str, Any]:
+        """A new trail record of `kind` that amends the record `target` (not yet appended)."""
+        from engine.trail.record import build_amendment
+
+        return build_amendment(target, kind=kind, reason=reason, text=text, actor=actor)
+
+    def append_signoff(self, record: dict[str, Any]) -> Any:
+        """Append a sign-off record to the trail and sign a checkpoint covering it (as `trail amend` does)."""
+        from engine.trail import checkpoints
+        from engine.trail import store as audit_trail
+
+        with self.connection() as conn:
+            appended = audit_trail.append(conn, record)
+            checkpoints.after_append(conn, self.settings, appended.seq)
+        return appended
+
+    def amendments(self, audit_id: str) -> list[dict[str, Any]]:
+        from engine.trail import store as audit_trail
+
+        with self.connection() as conn:
+            return audit_trail.amendments(conn, audit_id)

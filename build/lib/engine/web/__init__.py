@@ -1,0 +1,1 @@
+"""The reviewer's desk: `evidence serve` (FastAPI, server-rendered pages, sign-off)."""
