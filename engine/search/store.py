@@ -270,8 +270,10 @@ def document_frequencies(conn: psycopg.Connection, term_ids_: Sequence[int]) -> 
 
 
 LEXICAL_WORK_MEM = "64MB"
-# Postings the first pass of the pruned BM25 search reads (its rarest terms); see lexical_search.
+# The BM25 search reads whole only the postings of its rarest terms, up to this many (see lexical_search) ...
 LEXICAL_FIRST_POSTINGS = 20_000
+# ... and scores at most this many of their best candidates on the commoner terms too.
+LEXICAL_COMPLETED = 300
 _BOUND_SLACK = 1e-9  # relative: float sums of the same terms in another order differ in the last bits
 
 
@@ -305,15 +307,18 @@ def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, 
     BM25 (Lucene form): sum over query terms of qtf * ln(1 + (N - df + 0.5)/(df + 0.5))
     * tf / (tf + k1 * (1 - b + b * dl / avgdl)). Each term adds less than qtf * IDF (its bound).
 
-    The top k are exact, but common terms' postings are not read whole (MaxScore): the rarest terms
-    (about LEXICAL_FIRST_POSTINGS postings) give the candidates; theta, the k-th best partial score, is a
-    floor under the k-th best full score; a candidate whose partial score plus the bounds of the unread
-    terms is below theta cannot make the top k, and the others are scored in full through the
-    (chunk_id, term_id) index. When the unread terms' bounds add up to less than the k-th best full
-    score found, no chunk outside the candidates can make the top k either: done. Else a second pass reads
-    just enough rarer-to-commoner terms that the bounds of the rest fall below that score, which must
-    then hold. `exact_scan`, a version-scoped search (`document_ids`) and searches over superseded chunks
-    read every posting of every term (the plain aggregate).
+    Every score returned is exact; which chunks are returned is exact unless the query has common terms
+    beyond what the rarest ones can decide. The rarest terms, about LEXICAL_FIRST_POSTINGS postings,
+    give the candidates and partial scores; theta, the k-th best partial score, is a floor under the k-th
+    best full score, so a candidate whose partial score plus the bounds of the commoner terms is below
+    theta cannot make the top k (MaxScore). Of the others, the LEXICAL_COMPLETED best by partial score are
+    scored on every term through the (chunk_id, term_id) index, and the best k of them returned. That is
+    the exact top k when no more than LEXICAL_COMPLETED candidates survived and the commoner terms'
+    bounds add up to less than the k-th best full score (no chunk holding only commoner terms can
+    reach it); else commoner-term-only chunks and candidates ranked lower on the rarest terms are not
+    considered: the approximation, measured in docs/scale.md. When the rarest terms are all the terms
+    (any query on a corpus of a few thousand chunks), when `exact_scan` is set, for a version-scoped
+    search (`document_ids`) and over superseded chunks, every posting of every term is read and summed.
     """
     if not weights:
         return []
@@ -323,27 +328,17 @@ def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, 
     where, params = _filter_sql("c", filters)
     restrict = "" if where == "c.is_current" else f" AND p.chunk_id IN (SELECT c.id FROM chunks c WHERE {where})"
     params.update(avgdl=avgdl, k1=k1, b=b, k=k)
-    if exact_scan or filters.get("document_ids") or not filters.get("current_only", True):
-        return _lexical_full(conn, idf, params, restrict, current="p.is_current" if not filters.get("document_ids")
-                             else "true")
+    scoped = bool(filters.get("document_ids")) or not filters.get("current_only", True)
     order = sorted(idf, key=lambda t: (-idf[t], t))  # highest bound (rarest) first
-    rest = [0.0] * (len(order) + 1)  # rest[m]: bound on what the terms order[m:] can add to a chunk
-    for m in range(len(order) - 1, -1, -1):
-        rest[m] = rest[m + 1] + idf[order[m]]
     m, read = 1, df[order[0]]
     while m < len(order) and read + df[order[m]] <= LEXICAL_FIRST_POSTINGS:
         read += df[order[m]]
         m += 1
-    for _ in range(2):
-        if m >= len(order):
-            break
-        bound = rest[m] * (1 + _BOUND_SLACK)
-        rows = _lexical_pruned(conn, order[:m], idf, bound, params, restrict)
-        theta = rows[k - 1][1] if len(rows) >= k else 0.0
-        if bound < theta:
-            return rows
-        m = next((j for j in range(m + 1, len(order)) if rest[j] * (1 + _BOUND_SLACK) < theta), len(order))
-    return _lexical_full(conn, idf, params, restrict, current="p.is_current")
+    if exact_scan or scoped or m == len(order):
+        return _lexical_full(conn, idf, params, restrict, current="true" if filters.get("document_ids")
+                             else "p.is_current")
+    bound = sum(idf[t] for t in order[m:]) * (1 + _BOUND_SLACK)
+    return _lexical_pruned(conn, order[:m], idf, bound, params, restrict)
 
 
 def _lexical_full(conn: psycopg.Connection, idf: dict[int, float], params: dict[str, Any], restrict: str,
@@ -361,7 +356,8 @@ def _lexical_full(conn: psycopg.Connection, idf: dict[int, float], params: dict[
 def _lexical_pruned(conn: psycopg.Connection, first: list[int], idf: dict[int, float], bound: float,
                     params: dict[str, Any], restrict: str) -> list[tuple[str, float]]:
     """Top k over the chunks holding a term of `first`, scored on every query term; candidates whose
-    partial score plus `bound` (what the other terms can add) is below the k-th best partial are dropped."""
+    partial score plus `bound` (what the other terms can add) is below the k-th best partial are dropped,
+    and only the LEXICAL_COMPLETED best of the rest by partial score are scored on every term."""
     sql = f"""
     WITH part AS MATERIALIZED (
         SELECT p.chunk_id, sum(q.w * {_TERM_SCORE}) AS s
@@ -374,9 +370,11 @@ def _lexical_pruned(conn: psycopg.Connection, first: list[int], idf: dict[int, f
            (SELECT sum((%(aw)s::float8[])[array_position(%(at)s::int[], p.term_id)] * {_TERM_SCORE})
             FROM postings p WHERE p.chunk_id = part.chunk_id AND p.term_id = ANY(%(at)s::int[]) AND p.is_current)
            AS score
-    FROM part, floor WHERE part.s >= floor.bar
+    FROM (SELECT part.chunk_id FROM part, floor WHERE part.s >= floor.bar
+          ORDER BY part.s DESC, part.chunk_id LIMIT %(completed)s) AS part
     ORDER BY score DESC, part.chunk_id LIMIT %(k)s"""
     return _lexical_query(conn, sql, {**params, "t": first, "w": [idf[t] for t in first], "bound": bound,
+                                      "completed": max(LEXICAL_COMPLETED, params["k"]),
                                       "at": list(idf), "aw": list(idf.values())})
 
 
