@@ -464,25 +464,20 @@ def measure_lexical(conn: psycopg.Connection, settings: Settings, questions: lis
         full_ms.append((time.perf_counter() - started) * 1000)
     out: dict[str, Any] = {"queries": len(questions), "full_scan_p50_ms": round(percentile(full_ms, 50), 1),
                            "full_scan_p95_ms": round(percentile(full_ms, 95), 1)}
-    saved = store.LEXICAL_FIRST_POSTINGS, store.LEXICAL_COMPLETED
-    try:
-        for first, completed in budgets:
-            store.LEXICAL_FIRST_POSTINGS, store.LEXICAL_COMPLETED = first, completed
-            ms, top10, top_n, same = [], [], [], 0
-            for w, exact in zip(weights, full, strict=True):
-                started = time.perf_counter()
-                got = [c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b)]
-                ms.append((time.perf_counter() - started) * 1000)
-                top10.append(len(set(got[:10]) & set(exact[:10])) / max(1, len(exact[:10])))
-                top_n.append(len(set(got) & set(exact)) / max(1, len(exact)))
-                same += got == exact
-            out[f"{first}/{completed}"] = {"p50_ms": round(percentile(ms, 50), 1),
-                                           "p95_ms": round(percentile(ms, 95), 1),
-                                           "top10_of_full_scan": round(statistics.mean(top10), 4),
-                                           f"top{n}_of_full_scan": round(statistics.mean(top_n), 4),
-                                           "identical": f"{same}/{len(weights)}"}
-    finally:
-        store.LEXICAL_FIRST_POSTINGS, store.LEXICAL_COMPLETED = saved
+    for first, completed in budgets:
+        ms, top10, top_n, same = [], [], [], 0
+        for w, exact in zip(weights, full, strict=True):
+            started = time.perf_counter()
+            got = [c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
+                                                      first_postings=first, completed=completed)]
+            ms.append((time.perf_counter() - started) * 1000)
+            top10.append(len(set(got[:10]) & set(exact[:10])) / max(1, len(exact[:10])))
+            top_n.append(len(set(got) & set(exact)) / max(1, len(exact)))
+            same += got == exact
+        out[f"{first}/{completed}"] = {"p50_ms": round(percentile(ms, 50), 1), "p95_ms": round(percentile(ms, 95), 1),
+                                       "top10_of_full_scan": round(statistics.mean(top10), 4),
+                                       f"top{n}_of_full_scan": round(statistics.mean(top_n), 4),
+                                       "identical": f"{same}/{len(weights)}"}
     return out
 
 
@@ -511,7 +506,7 @@ def measure_search(settings: Settings, embedder: Embedder, questions: list[str])
             "dense_candidates_p50_ms": round(percentile(dense, 50), 1),
             "dense_candidates_p95_ms": round(percentile(dense, 95), 1),
             "lexical_p50_ms": round(percentile(lexical, 50), 1), "lexical_p95_ms": round(percentile(lexical, 95), 1),
-            "lexical_first_postings": store.LEXICAL_FIRST_POSTINGS, "lexical_completed": store.LEXICAL_COMPLETED}
+            "bm25_first_postings": settings.bm25_first_postings, "bm25_completed": settings.bm25_completed}
 
 
 def open_database(args: argparse.Namespace, base_settings: Settings) -> tuple[Settings, Settings | None]:

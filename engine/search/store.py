@@ -301,7 +301,8 @@ _TERM_SCORE = "p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))"
 
 
 def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, filters: dict[str, Any],
-                   *, k1: float, b: float, exact_scan: bool = False) -> list[tuple[str, float]]:
+                   *, k1: float, b: float, exact_scan: bool = False, first_postings: int | None = None,
+                   completed: int | None = None) -> list[tuple[str, float]]:
     """(chunk id, BM25 score) best first, ties by chunk id. IDF and mean length come from the current corpus.
 
     BM25 (Lucene form): sum over query terms of qtf * ln(1 + (N - df + 0.5)/(df + 0.5))
@@ -330,15 +331,17 @@ def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, 
     params.update(avgdl=avgdl, k1=k1, b=b, k=k)
     scoped = bool(filters.get("document_ids")) or not filters.get("current_only", True)
     order = sorted(idf, key=lambda t: (-idf[t], t))  # highest bound (rarest) first
+    budget = LEXICAL_FIRST_POSTINGS if first_postings is None else first_postings
     m, read = 1, df[order[0]]
-    while m < len(order) and read + df[order[m]] <= LEXICAL_FIRST_POSTINGS:
+    while m < len(order) and read + df[order[m]] <= budget:
         read += df[order[m]]
         m += 1
-    if exact_scan or scoped or m == len(order):
+    if exact_scan or scoped or budget == 0 or m == len(order):
         return _lexical_full(conn, idf, params, restrict, current="true" if filters.get("document_ids")
                              else "p.is_current")
     bound = sum(idf[t] for t in order[m:]) * (1 + _BOUND_SLACK)
-    return _lexical_pruned(conn, order[:m], idf, bound, params, restrict)
+    return _lexical_pruned(conn, order[:m], idf, bound, {**params, "completed": max(
+        LEXICAL_COMPLETED if completed is None else completed, k)}, restrict)
 
 
 def _lexical_full(conn: psycopg.Connection, idf: dict[int, float], params: dict[str, Any], restrict: str,
@@ -357,7 +360,7 @@ def _lexical_pruned(conn: psycopg.Connection, first: list[int], idf: dict[int, f
                     params: dict[str, Any], restrict: str) -> list[tuple[str, float]]:
     """Top k over the chunks holding a term of `first`, scored on every query term; candidates whose
     partial score plus `bound` (what the other terms can add) is below the k-th best partial are dropped,
-    and only the LEXICAL_COMPLETED best of the rest by partial score are scored on every term."""
+    and only the `completed` best of the rest by partial score are scored on every term."""
     sql = f"""
     WITH part AS MATERIALIZED (
         SELECT p.chunk_id, sum(q.w * {_TERM_SCORE}) AS s
@@ -374,7 +377,6 @@ def _lexical_pruned(conn: psycopg.Connection, first: list[int], idf: dict[int, f
           ORDER BY part.s DESC, part.chunk_id LIMIT %(completed)s) AS part
     ORDER BY score DESC, part.chunk_id LIMIT %(k)s"""
     return _lexical_query(conn, sql, {**params, "t": first, "w": [idf[t] for t in first], "bound": bound,
-                                      "completed": max(LEXICAL_COMPLETED, params["k"]),
                                       "at": list(idf), "aw": list(idf.values())})
 
 
