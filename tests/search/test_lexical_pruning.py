@@ -6,6 +6,7 @@ import pytest
 
 from engine.search import store
 from engine.search.lexical import query_terms
+from engine.search.retrieval import Retriever
 
 QUERIES = ["How long must transaction records be kept?", "When must a personal data breach be notified?",
            "How often must user access rights be reviewed?", "What must a client assessment record?",
@@ -85,3 +86,17 @@ def test_pruned_search_keeps_source_type_and_exclusions(corpus_conn, settings, m
 def test_unknown_terms_and_empty_query_find_nothing(corpus_conn, settings) -> None:
     assert _search(corpus_conn, settings, "zzqx wibblewobble", 5, {}, exact_scan=False) == []
     assert store.lexical_search(corpus_conn, {}, 5, {}, k1=settings.bm25_k1, b=settings.bm25_b) == []
+
+
+def test_retriever_passes_the_budget_settings(corpus_conn, settings, embedder, monkeypatch) -> None:
+    calls: list[int] = []
+    pruned_pass = store._lexical_pruned
+    monkeypatch.setattr(store, "_lexical_pruned",
+                        lambda *a, **kw: calls.append(a[4]["completed"]) or pruned_pass(*a, **kw))
+    query = QUERIES[0]
+    budget = settings.model_copy(update={"bm25_first_postings": 1, "bm25_completed": 123})
+    hits = Retriever(corpus_conn, embedder, budget).search(query, k=3)
+    assert hits and calls == [123]
+    exact = settings.model_copy(update={"bm25_first_postings": 0})
+    Retriever(corpus_conn, embedder, exact).search(query, k=3)
+    assert calls == [123]  # 0: every posting read, no pruned pass
