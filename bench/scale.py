@@ -8,15 +8,18 @@ ingest` does and embedded once with the configured embedder (cached under bench/
 i copies base chunk i mod B: the first copy is the chunk itself (text and vector), every further copy
 recombines its sentences with one sentence of another chunk, and its vector is the base vector plus
 a share of the other chunk's vector plus Gaussian noise, renormalised. Documents, chunks, the term
-dictionary and the postings are bulk-loaded with COPY (nothing is embedded again), then the HNSW
-index is built and timed.
+dictionary and the postings are bulk-loaded with COPY (nothing is embedded again; the postings'
+indexes are built after the load), then the HNSW index is built and timed. Each stage is kept in the
+database: a run stopped after the load or an index build resumes from there.
 
 Measured, on sampled ObliQA dev questions: the product's hybrid search (`Retriever.search`: the
 query embedded, BM25 in the database on a second connection, HNSW, fusion, the learned rerank) p50
 and p95; the dense and the lexical parts alone; HNSW recall@10 against exact search (numpy over the
-same vectors) for several `hnsw.ef_search`; a filtered search (one source type, about a sixth of the
+same vectors) for several `hnsw.ef_search`; a filtered search (one source type, about 1% of the
 chunks) with and without iterative index scans; index build time; sizes; peak memory of the server
-(PSS of its processes) and of this process. The last line is one JSON object (`search_p50_ms`, ...).
+(PSS of its processes) and of this process; on `--exact-queries` questions, BM25 by the full scan of
+every posting against the budgeted search (`--lexical-budgets`: time, and how much of the full scan's
+top 10 and top 100 each budget returns). The last line is one JSON object (`search_p50_ms`, ...).
 
 The database lives in the benchmark's own embedded server (`bench/.cache/scale/pgdata`), one
 database per size, reused when it holds the same corpus (`--rebuild-index` rebuilds only the index).
