@@ -520,6 +520,16 @@ def open_database(args: argparse.Namespace, base_settings: Settings) -> tuple[Se
     admin_url = embedded_db.start(server)
     name = f"scale_{args.chunks}"
     with psycopg.connect(admin_url, autocommit=True) as admin:
+        current = admin.execute("SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'"
+                                ).fetchone()[0]
+        wanted = admin.execute("SELECT pg_size_bytes(%s)", (args.shared_buffers,)).fetchone()[0]
+    if current != wanted:  # the server's own setting (postgresql.auto.conf), applied by a restart
+        log(f"shared_buffers {current // 2**20} MB -> {args.shared_buffers}: restarting the benchmark's server")
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
+        embedded_db.stop(server)
+        admin_url = embedded_db.start(server)
+    with psycopg.connect(admin_url, autocommit=True) as admin:
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
             admin.execute(f'CREATE DATABASE "{name}"')
     return server.model_copy(update={"database_url": admin_url.replace("/postgres?", f"/{name}?", 1)}), server
@@ -563,6 +573,8 @@ def main() -> None:
                         help="the benchmark's embedded server and its cache of base vectors live here")
     parser.add_argument("--database-url", default=None, help="use this (empty or earlier benchmark) database")
     parser.add_argument("--keep-server", action="store_true", help="leave the benchmark's server running")
+    parser.add_argument("--shared-buffers", default="2GB",
+                        help="the benchmark server's shared_buffers (128MB is PostgreSQL's default)")
     args = parser.parse_args()
 
     settings, server = open_database(args, Settings())
