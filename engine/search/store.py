@@ -318,8 +318,10 @@ def lexical_search(conn: psycopg.Connection, weights: dict[int, float], k: int, 
     bounds add up to less than the k-th best full score (no chunk holding only commoner terms can
     reach it); else commoner-term-only chunks and candidates ranked lower on the rarest terms are not
     considered: the approximation, measured in docs/scale.md. When the rarest terms are all the terms
-    (any query on a corpus of a few thousand chunks), when `exact_scan` is set, for a version-scoped
-    search (`document_ids`) and over superseded chunks, every posting of every term is read and summed.
+    (any query on a corpus of a few thousand chunks), when `exact_scan` is set or `first_postings` is 0,
+    for a version-scoped search (`document_ids`) and over superseded chunks, every posting of every term
+    is read and summed. `first_postings` and `completed` (the settings `bm25_first_postings` and
+    `bm25_completed`) default to LEXICAL_FIRST_POSTINGS and LEXICAL_COMPLETED.
     """
     if not weights:
         return []
