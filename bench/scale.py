@@ -8,15 +8,18 @@ ingest` does and embedded once with the configured embedder (cached under bench/
 i copies base chunk i mod B: the first copy is the chunk itself (text and vector), every further copy
 recombines its sentences with one sentence of another chunk, and its vector is the base vector plus
 a share of the other chunk's vector plus Gaussian noise, renormalised. Documents, chunks, the term
-dictionary and the postings are bulk-loaded with COPY (nothing is embedded again), then the HNSW
-index is built and timed.
+dictionary and the postings are bulk-loaded with COPY (nothing is embedded again; the postings'
+indexes are built after the load), then the HNSW index is built and timed. Each stage is kept in the
+database: a run stopped after the load or an index build resumes from there.
 
 Measured, on sampled ObliQA dev questions: the product's hybrid search (`Retriever.search`: the
 query embedded, BM25 in the database on a second connection, HNSW, fusion, the learned rerank) p50
 and p95; the dense and the lexical parts alone; HNSW recall@10 against exact search (numpy over the
-same vectors) for several `hnsw.ef_search`; a filtered search (one source type, about a sixth of the
+same vectors) for several `hnsw.ef_search`; a filtered search (one source type, about 1% of the
 chunks) with and without iterative index scans; index build time; sizes; peak memory of the server
-(PSS of its processes) and of this process. The last line is one JSON object (`search_p50_ms`, ...).
+(PSS of its processes) and of this process; on `--exact-queries` questions, BM25 by the full scan of
+every posting against the budgeted search (`--lexical-budgets`: time, and how much of the full scan's
+top 10 and top 100 each budget returns). The last line is one JSON object (`search_p50_ms`, ...).
 
 The database lives in the benchmark's own embedded server (`bench/.cache/scale/pgdata`), one
 database per size, reused when it holds the same corpus (`--rebuild-index` rebuilds only the index).
@@ -33,6 +36,7 @@ import statistics
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +58,7 @@ from engine.ingest.pipeline import embedding_text, heading_words  # noqa: E402
 from engine.ingest.sentences import split_sentences  # noqa: E402
 from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
-from engine.search.lexical import term_frequencies  # noqa: E402
+from engine.search.lexical import query_terms, term_frequencies, tokenize, with_phrases  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
 
 GENERATOR = 2  # bump when the synthetic corpus changes: a database made by another version is rebuilt
@@ -130,30 +134,101 @@ def synthetic_vectors(base: Base, n: int, seed: int) -> np.ndarray:
     return out
 
 
-def synthetic_text(base: Base, i: int, rng: random.Random) -> str:
+def synthetic_parts(base: Base, i: int, rng: random.Random) -> list[tuple[int, int]] | None:
+    """The sentences (base chunk, sentence) of synthetic chunk i in order; None for a copy 0 (the base chunk)."""
     b = len(base.drafts)
-    own = base.sentences[i % b]
     if i < b:
-        return base.drafts[i].text
-    other = base.sentences[rng.randrange(b)]
-    mixed = list(own)
-    mixed[rng.randrange(len(mixed))] = rng.choice(other)
-    if len(own) == 1:
-        mixed.append(rng.choice(other))
+        return None
+    own_chunk, other_chunk = i % b, rng.randrange(b)
+    mixed = [(own_chunk, j) for j in range(len(base.sentences[own_chunk]))]
+    other = range(len(base.sentences[other_chunk]))
+    mixed[rng.randrange(len(mixed))] = (other_chunk, rng.choice(other))
+    if len(mixed) == 1:
+        mixed.append((other_chunk, rng.choice(other)))
     turn = (i // b) % len(mixed)
-    return " ".join(mixed[turn:] + mixed[:turn])
+    return mixed[turn:] + mixed[:turn]
 
 
-def bulk_load(settings: Settings, base: Base, n: int, seed: int, embedder: Embedder) -> dict[str, float]:
+def synthetic_text(base: Base, i: int, rng: random.Random) -> str:
+    parts = synthetic_parts(base, i, rng)
+    if parts is None:
+        return base.drafts[i].text
+    return " ".join(base.sentences[c][j] for c, j in parts)
+
+
+class Terms:
+    """Term frequencies of synthetic chunks from their sentences' tokens (tokenized once per base sentence).
+
+    Equal to `term_frequencies(synthetic_text(...), heading_words(draft))`: sentences are joined by a
+    space and no token spans one, so the chunk's tokens are its sentences' tokens in order.
+    """
+
+    def __init__(self, base: Base) -> None:
+        self.base = base
+        self.sentences = [[tokenize(s) for s in sentences] for sentences in base.sentences]
+        self.headings = [with_phrases(tokenize(heading_words(draft))) for draft in base.drafts]
+
+    def of(self, i: int, text: str, parts: list[tuple[int, int]] | None) -> tuple[Counter[str], float]:
+        own = i % len(self.base.drafts)
+        if parts is None:
+            return term_frequencies(text, heading_words(self.base.drafts[own]))
+        tokens = [t for c, j in parts for t in self.sentences[c][j]]
+        tf: Counter[str] = Counter()
+        for token in with_phrases(tokens):
+            tf[token] += 1.0
+        for token in self.headings[own]:
+            tf[token] += 1.0
+        return tf, float(sum(tf.values()))
+
+
+# The postings' indexes (sql/001_core.sql, sql/011_postings_by_chunk.sql): dropped for the bulk load and
+# built after it (sorting 20-70 M rows once beats inserting them one by one into three B-trees).
+POSTINGS_INDEXES = {
+    "postings_pkey": "ALTER TABLE postings ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, chunk_id)",
+    "postings_current": "CREATE INDEX postings_current ON postings (term_id) INCLUDE (chunk_id, tf, dl) "
+                        "WHERE is_current",
+    "postings_by_chunk": "CREATE INDEX postings_by_chunk ON postings (chunk_id, term_id) "
+                         "INCLUDE (tf, dl, is_current)",
+}
+
+
+def drop_postings_indexes(conn: psycopg.Connection) -> None:
+    conn.execute("ALTER TABLE postings DROP CONSTRAINT IF EXISTS postings_pkey")
+    for name in POSTINGS_INDEXES:
+        if name != "postings_pkey":
+            conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+def ensure_postings_indexes(conn: psycopg.Connection, work_mem: str) -> float:
+    """Build the postings' indexes that are missing (after a bulk load, or a load that was interrupted)."""
+    present = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'postings'")}
+    missing = [name for name in POSTINGS_INDEXES if name not in present]
+    if not missing:
+        return 0.0
+    started = time.perf_counter()
+    conn.execute(f"SET maintenance_work_mem = '{work_mem}'")
+    for name in missing:
+        log(f"building index {name}")
+        conn.execute(POSTINGS_INDEXES[name])
+    conn.execute("RESET maintenance_work_mem")
+    return time.perf_counter() - started
+
+
+def bulk_load(settings: Settings, base: Base, n: int, seed: int, embedder: Embedder,
+              work_mem: str) -> dict[str, float]:
     """Documents, chunks, terms and postings by COPY; returns seconds per phase.
 
     Chunks and postings stream into two COPYs on two connections while they are generated, so
-    memory holds the vectors and the documents' text, never the postings.
+    memory holds the vectors and the documents' text, never the postings. The postings' indexes are
+    built after the load.
     """
     started = time.perf_counter()
+    with dbmod.connection(settings) as conn:
+        drop_postings_indexes(conn)
     vectors = synthetic_vectors(base, n, seed)
     rng = random.Random(seed)
     b = len(base.drafts)
+    tokens = Terms(base)
     terms: dict[str, int] = {}
     df: dict[int, int] = {}
     docs: list[dict[str, Any]] = []
@@ -164,36 +239,43 @@ def bulk_load(settings: Settings, base: Base, n: int, seed: int, embedder: Embed
             c.execute("SET LOCAL session_replication_role = replica")
         with conn.cursor() as cur, side.cursor() as side_cur, \
                 cur.copy("COPY chunks (id, document_id, ordinal, section_number, section_path, section_heading, "
-                         "text, char_start, char_end, token_count, embedding) FROM STDIN WITH (FORMAT BINARY)"
+                         "text, char_start, char_end, token_count, embedding) FROM STDIN (FORMAT BINARY)"
                          ) as chunk_copy, \
-                side_cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN WITH (FORMAT BINARY)"
-                              ) as posting_copy:
+                side_cur.copy("COPY postings (term_id, chunk_id, tf, dl) FROM STDIN") as posting_copy:
             chunk_copy.set_types(["text", "text", "int4", "text", "text", "text", "text", "int4", "int4", "int4",
                                   "vector"])
-            posting_copy.set_types(["int4", "text", "float4", "float4"])
+            lines: list[str] = []
             for i in range(n):
                 draft, d = base.drafts[i % b], base.doc_of[i % b]
                 key = (i // b, d)
                 if not docs or docs[-1]["key"] != key:
                     docs.append({"key": key, "id": f"doc_s{key[0]}_{d}", "parts": [], "length": 0})
                 doc = docs[-1]
-                text = synthetic_text(base, i, rng)
+                parts = synthetic_parts(base, i, rng)
+                text = draft.text if parts is None else " ".join(base.sentences[c][j] for c, j in parts)
                 offset = doc["length"] + (2 if doc["parts"] else 0)
-                tf, length = term_frequencies(text, heading_words(draft))
+                tf, length = tokens.of(i, text, parts)
                 sum_dl += length
                 cid = f"chk_s{i:07d}"
+                tail = f"\t{cid}\t"
                 for term, weight in tf.items():
                     tid = terms.setdefault(term, len(terms) + 1)
                     df[tid] = df.get(tid, 0) + 1
-                    posting_copy.write_row((tid, cid, weight, length))
+                    lines.append(f"{tid}{tail}{weight!r}\t{length!r}\n")
                 postings += len(tf)
                 chunk_copy.write_row((cid, doc["id"], len(doc["parts"]), draft.section_number, draft.section_path,
                                       draft.section_heading, text, offset, offset + len(text), int(length),
                                       vectors[i]))
                 doc["parts"].append(text)
                 doc["length"] = offset + len(text)
+                if len(lines) > 50_000:
+                    posting_copy.write("".join(lines))
+                    lines.clear()
                 if (i + 1) % 25_000 == 0:
-                    log(f"  loaded {i + 1:,}/{n:,} chunks, {postings:,} postings")
+                    log(f"  loaded {i + 1:,}/{n:,} chunks, {postings:,} postings "
+                        f"({(i + 1) / (time.perf_counter() - started):.0f} chunks/s)")
+            if lines:
+                posting_copy.write("".join(lines))
         with conn.cursor() as cur:
             with cur.copy("COPY documents (id, source_key, version, content_sha256, title, source_type, source_uri, "
                           "format, text, metadata) FROM STDIN") as copy:
@@ -213,11 +295,13 @@ def bulk_load(settings: Settings, base: Base, n: int, seed: int, embedder: Embed
         conn.execute("INSERT INTO bench_scale VALUES (%s, %s, %s, %s, %s)", (GENERATOR, n, seed, base_key(base),
                                                                               postings))
     load_s = time.perf_counter() - started
-    started = time.perf_counter()
     with dbmod.connection(settings) as conn:
+        index_s = ensure_postings_indexes(conn, work_mem)
+        started = time.perf_counter()
         conn.execute("VACUUM (ANALYZE) documents")
         store.optimize(conn)
-    return {"generate_and_copy_s": load_s, "vacuum_analyze_s": time.perf_counter() - started}
+    return {"generate_and_copy_s": load_s, "postings_indexes_s": index_s,
+            "vacuum_analyze_s": time.perf_counter() - started}
 
 
 def base_key(base: Base) -> str:
@@ -359,6 +443,44 @@ def measure_filtered(conn: psycopg.Connection, vectors: np.ndarray, qvecs: np.nd
     return out
 
 
+def _weights(conn: psycopg.Connection, query: str) -> dict[int, float]:
+    terms = query_terms(query)
+    ids = store.term_ids(conn, terms, create=False)
+    return {ids[t]: float(c) for t, c in terms.items() if t in ids}
+
+
+def measure_lexical(conn: psycopg.Connection, settings: Settings, questions: list[str],
+                    budgets: list[tuple[int, int]]) -> dict[str, Any]:
+    """BM25 by the full scan of every posting (the search before pruning) against the pruned search with
+    each (first postings, completed) budget: time, and how much of the full scan's top 10 and top
+    `candidates` (what fusion takes) the pruned search returns (the approximation)."""
+    flt, n = {"current_only": True}, settings.candidates
+    weights = [_weights(conn, q) for q in questions]
+    full, full_ms = [], []
+    for w in weights:
+        started = time.perf_counter()
+        full.append([c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
+                                                        exact_scan=True)])
+        full_ms.append((time.perf_counter() - started) * 1000)
+    out: dict[str, Any] = {"queries": len(questions), "full_scan_p50_ms": round(percentile(full_ms, 50), 1),
+                           "full_scan_p95_ms": round(percentile(full_ms, 95), 1)}
+    for first, completed in budgets:
+        ms, top10, top_n, same = [], [], [], 0
+        for w, exact in zip(weights, full, strict=True):
+            started = time.perf_counter()
+            got = [c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
+                                                      first_postings=first, completed=completed)]
+            ms.append((time.perf_counter() - started) * 1000)
+            top10.append(len(set(got[:10]) & set(exact[:10])) / max(1, len(exact[:10])))
+            top_n.append(len(set(got) & set(exact)) / max(1, len(exact)))
+            same += got == exact
+        out[f"{first}/{completed}"] = {"p50_ms": round(percentile(ms, 50), 1), "p95_ms": round(percentile(ms, 95), 1),
+                                       "top10_of_full_scan": round(statistics.mean(top10), 4),
+                                       f"top{n}_of_full_scan": round(statistics.mean(top_n), 4),
+                                       "identical": f"{same}/{len(weights)}"}
+    return out
+
+
 def measure_search(settings: Settings, embedder: Embedder, questions: list[str]) -> dict[str, Any]:
     """The product's search path, as bench/obliqa.py runs it; plus its dense and lexical parts alone."""
     total, dense, lexical = [], [], []
@@ -383,7 +505,8 @@ def measure_search(settings: Settings, embedder: Embedder, questions: list[str])
     return {"search_p50_ms": round(percentile(total, 50), 1), "search_p95_ms": round(percentile(total, 95), 1),
             "dense_candidates_p50_ms": round(percentile(dense, 50), 1),
             "dense_candidates_p95_ms": round(percentile(dense, 95), 1),
-            "lexical_p50_ms": round(percentile(lexical, 50), 1), "lexical_p95_ms": round(percentile(lexical, 95), 1)}
+            "lexical_p50_ms": round(percentile(lexical, 50), 1), "lexical_p95_ms": round(percentile(lexical, 95), 1),
+            "bm25_first_postings": settings.bm25_first_postings, "bm25_completed": settings.bm25_completed}
 
 
 def open_database(args: argparse.Namespace, base_settings: Settings) -> tuple[Settings, Settings | None]:
@@ -393,6 +516,16 @@ def open_database(args: argparse.Namespace, base_settings: Settings) -> tuple[Se
     server = base_settings.model_copy(update={"home": args.home, "database_url": None})
     admin_url = embedded_db.start(server)
     name = f"scale_{args.chunks}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        current = admin.execute("SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'"
+                                ).fetchone()[0]
+        wanted = admin.execute("SELECT pg_size_bytes(%s)", (args.shared_buffers,)).fetchone()[0]
+    if current != wanted:  # the server's own setting (postgresql.auto.conf), applied by a restart
+        log(f"shared_buffers {current // 2**20} MB -> {args.shared_buffers}: restarting the benchmark's server")
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f"ALTER SYSTEM SET shared_buffers = '{args.shared_buffers}'")
+        embedded_db.stop(server)
+        admin_url = embedded_db.start(server)
     with psycopg.connect(admin_url, autocommit=True) as admin:
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
             admin.execute(f'CREATE DATABASE "{name}"')
@@ -423,15 +556,22 @@ def main() -> None:
     parser.add_argument("--base-limit", type=int, default=None, help="use only the first N real chunks")
     parser.add_argument("--m", type=int, default=16)
     parser.add_argument("--ef-construction", type=int, default=64)
-    parser.add_argument("--ef-search", default="40,100,200", help="values to measure recall at")
+    parser.add_argument("--ef-search", default="40,100,200",
+                        help="values to measure recall at ('' measures no recall, only search)")
     parser.add_argument("--maintenance-work-mem", default=None, help="for the index build (default by size)")
     parser.add_argument("--build-workers", type=int, default=1, help="max_parallel_maintenance_workers")
     parser.add_argument("--rebuild-index", action="store_true")
+    parser.add_argument("--exact-queries", type=int, default=50,
+                        help="questions whose BM25 is also computed by the full scan, to compare (0: none)")
+    parser.add_argument("--lexical-budgets", default="20000/300,10000/300,10000/150",
+                        help="pruned BM25 budgets (first postings/completed) compared with the full scan")
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--home", type=Path, default=CACHE,
                         help="the benchmark's embedded server and its cache of base vectors live here")
     parser.add_argument("--database-url", default=None, help="use this (empty or earlier benchmark) database")
     parser.add_argument("--keep-server", action="store_true", help="leave the benchmark's server running")
+    parser.add_argument("--shared-buffers", default="2GB",
+                        help="the benchmark server's shared_buffers (128MB is PostgreSQL's default)")
     args = parser.parse_args()
 
     settings, server = open_database(args, Settings())
@@ -440,21 +580,23 @@ def main() -> None:
     log(f"{len(base.drafts):,} base chunks; corpus of {args.chunks:,} chunks")
     result: dict[str, Any] = {"chunks": args.chunks, "base_chunks": len(base.drafts), "generator": GENERATOR,
                               "embedder": embedder.identity["name"], "backend": embedder.backend}
+    build_mem = args.maintenance_work_mem or f"{max(256, args.chunks * 3 // 1000)}MB"
     with dbmod.connection(settings) as conn:
         if prepared(conn, args.chunks, args.seed, base_key(base)):
             log("reusing the loaded corpus")
             result["load"] = "reused"
         else:
             log("generating and bulk-loading")
-            times = bulk_load(settings, base, args.chunks, args.seed, embedder)
+            times = bulk_load(settings, base, args.chunks, args.seed, embedder, build_mem)
             result["load"] = {k: round(v, 1) for k, v in times.items()}
+        if ensure_postings_indexes(conn, build_mem):  # a run stopped after its load, before these were built
+            store.optimize(conn)
         result["postings"] = conn.execute("SELECT postings FROM bench_scale").fetchone()[0]
         wanted = f"m='{args.m}', ef_construction='{args.ef_construction}'"
         current = hnsw_params(conn)
         if args.rebuild_index or current is None or wanted not in current:
-            work_mem = args.maintenance_work_mem or f"{max(256, args.chunks * 3 // 1000)}MB"
-            log(f"building HNSW (m={args.m}, ef_construction={args.ef_construction}, maintenance_work_mem={work_mem})")
-            result["index"] = build_index(conn, args.m, args.ef_construction, work_mem, args.build_workers, server)
+            log(f"building HNSW (m={args.m}, ef_construction={args.ef_construction}, maintenance_work_mem={build_mem})")
+            result["index"] = build_index(conn, args.m, args.ef_construction, build_mem, args.build_workers, server)
             conn.execute("ANALYZE chunks")
         else:
             result["index"] = "reused"
@@ -463,20 +605,26 @@ def main() -> None:
         rng = random.Random(args.seed)
         questions = [q["Question"] for q in json.loads(args.questions.read_text())]
         questions = rng.sample(questions, min(args.queries, len(questions)))
-        log("exact search and HNSW recall")
-        vectors = synthetic_vectors(base, args.chunks, args.seed)
-        qvecs = np.stack([embedder.encode_query(q) for q in questions])
-        ef_values = [int(x) for x in args.ef_search.split(",")]
-        result["recall"] = measure_recall(conn, vectors, qvecs, ef_values)
-        result["filtered"] = measure_filtered(conn, vectors, qvecs, settings.hnsw_ef_search)
-        del vectors
+        ef_values = [int(x) for x in args.ef_search.split(",") if x]
+        if ef_values:
+            log("exact search and HNSW recall")
+            vectors = synthetic_vectors(base, args.chunks, args.seed)
+            qvecs = np.stack([embedder.encode_query(q) for q in questions])
+            result["recall"] = measure_recall(conn, vectors, qvecs, ef_values)
+            result["filtered"] = measure_filtered(conn, vectors, qvecs, settings.hnsw_ef_search)
+            del vectors
     log("hybrid search")
     with PeakMemory(server) as memory:
         result.update(measure_search(settings, embedder, questions))
     result["search_server_peak_mb"] = round(memory.peak_server / 2**20)
+    if args.exact_queries:
+        log("BM25: full scan against the pruned search")
+        budgets = [(int(a), int(b)) for a, b in (x.split("/") for x in args.lexical_budgets.split(",") if x)]
+        with dbmod.connection(settings) as conn:
+            result["lexical_vs_full_scan"] = measure_lexical(conn, settings, questions[:args.exact_queries], budgets)
     result["bench_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     result["ef_search"] = settings.hnsw_ef_search
-    result["hnsw_recall_at_10"] = result["recall"].get(str(settings.hnsw_ef_search), {}).get("recall_at_10")
+    result["hnsw_recall_at_10"] = result.get("recall", {}).get(str(settings.hnsw_ef_search), {}).get("recall_at_10")
     result["queries"] = len(questions)
     result["load_average"] = [round(x, 2) for x in psutil.getloadavg()]
     if server is not None and not args.keep_server:
