@@ -448,7 +448,7 @@ def export_cmd(
     document title, id, version and SHA-256, section, question, time.
     """
     from engine.errors import InputError
-    from engine.report.render import export as exports
+    from engine.report import export as exports
     from engine.trail import store as audit_trail
 
     def body() -> int:

@@ -103,8 +103,6 @@ def serve(
 
     Behind a TLS proxy on this host, its X-Forwarded-Proto makes cookies Secure.
     """
-    import logging
-
     import uvicorn
 
     from engine.web.app import create_app
@@ -112,7 +110,10 @@ def serve(
     def body() -> int:
         if (tls_cert is None) != (tls_key is None):
             raise ConfigError("--tls-cert and --tls-key go together: give both for HTTPS, or neither")
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        from engine.cli.logs import configure
+        from engine.config import log_level
+
+        configure(log_level(default="INFO"))  # the server's requests and denials are its log
         cfg = settings()
         if host not in ("127.0.0.1", "localhost", "::1") and tls_cert is None:
             err.print(f"warning: listening on {host} without TLS: passwords and session cookies cross the network "

@@ -20,7 +20,8 @@ from engine.text import normalize_ws
 
 REQ_ID = re.compile(r"\[(REQ-[A-Z]\d{3,})\]")
 CONTEXT_CHARS = 280
-RETRIEVAL_KEYS = ("fusion", "dense_weight", "rrf_k", "candidates", "bm25_k1", "bm25_b", "heading_weight",
+RETRIEVAL_KEYS = ("fusion", "dense_weight", "rrf_k", "candidates", "bm25_k1", "bm25_b", "bm25_first_postings",
+                  "bm25_completed", "heading_weight",
                   "hnsw_ef_search", "pool_alt_weight", "research_k_first", "research_k", "research_threshold",
                   "research_max_completed", "research_max_iterations", "crossref_depth", "crossref_char_budget",
                   "memory_enabled", "memory_threshold", "reranker_model", "chunk_max_words")

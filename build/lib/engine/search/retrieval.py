@@ -83,7 +83,8 @@ class Retriever:
         ids = store.term_ids(conn, terms, create=False)
         weights = {ids[t]: float(c) for t, c in terms.items() if t in ids}
         return store.lexical_search(conn, weights, self.settings.candidates, filters, k1=self.settings.bm25_k1,
-                                    b=self.settings.bm25_b)
+                                    b=self.settings.bm25_b, first_postings=self.settings.bm25_first_postings,
+                                    completed=self.settings.bm25_completed)
 
     def _components(self, query: str, filters: dict[str, Any]) -> tuple[list[tuple[str, float]],
                                                                            list[tuple[str, float]]]:

@@ -25,7 +25,7 @@ from engine.web.pages import render
 from engine.web.security import LoginLimiter, deny
 from engine.web.signoff import FourEyesError
 
-log = logging.getLogger("evidence.web")
+log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "

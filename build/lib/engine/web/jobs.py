@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.errors import EngineError
 
-log = logging.getLogger("evidence.web.jobs")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -8,7 +8,7 @@
   manages users). Four-eyes is separate: nobody signs off an audit they asked (`engine.web.signoff`).
 * CSRF: a random token per session, sent back in a hidden form field (or the X-CSRF-Token header);
   compared in constant time. Cookies are HttpOnly and SameSite=Strict as well.
-* Every denial (401, 403, 429) is logged on the `evidence.web.security` logger with who, what and why.
+* Every denial (401, 403, 429) is logged on the `engine.web.security` logger with who, what and why.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from engine.web.store import ROLES
 
-log = logging.getLogger("evidence.web.security")
+log = logging.getLogger(__name__)
 
 RANK = {role: i for i, role in enumerate(ROLES)}
 _hasher = PasswordHasher()
