@@ -43,6 +43,8 @@ demo: install
 	$(BIN)/evidence ask "How long must transaction records be kept, and when must a personal data breach be notified?"
 	@# The sample checklist includes a question the corpus cannot answer: show the gate, don't fail the demo on it.
 	$(BIN)/evidence audit run audits/sample.yaml --pdf out/sample-audit.pdf --fail-on never
+	@# The demo's own witness: one kept from a demo with another EVIDENCE_HOME holds another key's checkpoints.
+	rm -rf out/witness
 	$(BIN)/evidence trail checkpoint --out out/witness
 	$(BIN)/evidence trail verify --published out/witness
 	@# What an outside auditor runs: the report and the trail's public key, no engine, no database.
