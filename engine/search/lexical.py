@@ -40,8 +40,20 @@ def stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
+@lru_cache(maxsize=200_000)
+def _term(token: str) -> str:
+    """A token as indexed: stemmed, unless it holds a digit (section numbers like '4.2' stay whole)."""
+    return token if any(c.isdigit() for c in token) else stem(token)
+
+
 def tokenize(text: str, *, query: bool = False) -> list[str]:
     """Lowercased, stopword-free, stemmed tokens. Section numbers like '4.2' stay whole."""
+    return list(_tokens(text, query))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str, query: bool) -> tuple[str, ...]:
+    """Cached per text: reranking reads each candidate passage's tokens several times per search."""
     out = []
     for token in _TOKEN.findall(text.lower()):
         token = token.strip(".'")
@@ -49,8 +61,8 @@ def tokenize(text: str, *, query: bool = False) -> list[str]:
             continue
         if token.endswith("'s"):
             token = token[:-2]
-        out.append(token if any(c.isdigit() for c in token) else stem(token))
-    return out
+        out.append(_term(token))
+    return tuple(out)
 
 
 def with_phrases(tokens: list[str]) -> list[str]:
