@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,13 @@ from tests.conftest import ROOT
 
 @pytest.mark.slow
 def test_an_installed_wheel_finds_its_resources_outside_the_checkout(tmp_path: Path) -> None:
-    wheels, prefix = tmp_path / "wheels", tmp_path / "prefix"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(ROOT),
+    wheels, prefix, source = tmp_path / "wheels", tmp_path / "prefix", tmp_path / "source"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):  # a copy: setuptools writes build/ into the source
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(source),
                     "-w", str(wheels)], check=True, cwd=tmp_path)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(prefix),
                     *map(str, wheels.glob("*.whl"))], check=True, cwd=tmp_path)

@@ -1,1 +1,0 @@
-"""The `evidence` command: argument parsing and rendering only; the work is done by `engine.api`."""

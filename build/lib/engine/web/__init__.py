@@ -1,1 +1,0 @@
-"""The reviewer's desk: `evidence serve` (FastAPI, server-rendered pages, sign-off)."""
