@@ -23,8 +23,9 @@ def test_an_installed_wheel_finds_its_resources_outside_the_checkout(tmp_path: P
             shutil.copy2(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(source),
                     "-w", str(wheels)], check=True, cwd=tmp_path)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(prefix),
-                    *map(str, wheels.glob("*.whl"))], check=True, cwd=tmp_path)
+    # --ignore-installed: into the prefix only; without it pip first uninstalls the checkout's editable install
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", "--prefix",
+                    str(prefix), *map(str, wheels.glob("*.whl"))], check=True, cwd=tmp_path)
     site = next(prefix.glob("lib/python*/site-packages"))
     probe = ("import engine, agents.rewrite as r; from engine.config import resource_dir, shipped_relevance_model; "
              "print(engine.__file__); print(*(resource_dir(n) for n in ('sql', 'templates', 'skills')), sep='\\n'); "
