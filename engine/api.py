@@ -291,22 +291,28 @@ def write_reports(audit_id: str, *, pdf: Path | None = None, html: Path | None =
     return written
 
 
-def verify_trail(*, audit_id: str | None = None, published: Sequence[Path] = (),
+def witness_notes(paths: Sequence[Path]) -> list[Any]:
+    """The signed checkpoints in witness files or folders written by `evidence trail checkpoint --out`."""
+    from engine.trail.checkpoints import read_notes
+
+    notes = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise EngineError(f"{path} does not exist; give the witness file or folder written by "
+                              "'evidence trail checkpoint --out DIR'")
+        notes.extend(read_notes(path))
+    return notes
+
+
+def verify_trail(*, audit_id: str | None = None, witness: Sequence[Any] = (),
                  settings: Settings | None = None) -> Any:
     """Recompute every hash, link, checkpoint signature and quote of the trail (or of one audit);
-    `published` are witness files or folders written by `evidence trail checkpoint --out`.
+    `witness` are published checkpoints (`witness_notes(paths)`) the live trail must agree with.
     Returns `engine.trail.verify.VerifyReport` (`.ok`, `.problems`)."""
     from engine.trail import store as trail_store
-    from engine.trail.checkpoints import read_notes
     from engine.trail.verify import verify_trail as verify
 
     cfg = _settings(settings)
-    notes = []
-    for path in published:
-        if not Path(path).exists():
-            raise EngineError(f"{path} does not exist; give the witness file or folder written by "
-                             "'evidence trail checkpoint --out DIR'")
-        notes.extend(read_notes(Path(path)))
     with dbmod.connection(cfg) as conn:
         one = None if audit_id is None else trail_store.resolve_id(conn, audit_id)
-        return verify(conn, cfg, audit_id=one, published=notes)
+        return verify(conn, cfg, audit_id=one, published=list(witness))

@@ -161,11 +161,10 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
     """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
     on any failure."""
     from engine import api
-    from engine.trail.checkpoints import read_notes
 
     def body() -> int:
-        notes = [n for path in published or [] for n in read_notes(_existing(path))]
-        report = api.verify_trail(audit_id=None if all_ else audit_id, published=published or [])
+        notes = api.witness_notes(published or [])
+        report = api.verify_trail(audit_id=None if all_ else audit_id, witness=notes)
         if as_json:
             emit_json(report.model_dump())
         else:
@@ -183,13 +182,6 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
         return ExitCode.SUCCESS if report.ok else ExitCode.INTEGRITY
 
     run(body)
-
-
-def _existing(path: Path) -> Path:
-    if not path.exists():
-        raise EngineError(f"{path} does not exist; give the witness file or folder written by "
-                          "'evidence trail checkpoint --out DIR'")
-    return path
 
 
 @trail_app.command("checkpoint")
