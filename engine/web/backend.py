@@ -31,6 +31,10 @@ def format_utc(value: Any) -> str:
     return utc(value)
 
 
+_MEDIA = {"pdf": "application/pdf", "html": "text/html; charset=utf-8", "json": "application/json",
+          "csv": "text/csv; charset=utf-8"}
+
+
 class Backend:
     """Engine access for one `evidence serve` process (or one test app)."""
 
@@ -125,32 +129,25 @@ class Backend:
 
     def verify_audit(self, audit_id: str) -> Any:
         """`trail verify` for the chain, every checkpoint, and this audit's quotes (a VerifyReport)."""
-        from engine.trail.verify import verify_trail
+        from engine import api
 
-        with self.connection() as conn:
-            return verify_trail(conn, self.settings, audit_id=audit_id)
+        return api.verify_trail(audit_id=audit_id, settings=self.settings)
 
     def verify_trail(self) -> Any:
-        from engine.trail.verify import verify_trail
+        from engine import api
 
-        with self.connection() as conn:
-            return verify_trail(conn, self.settings)
+        return api.verify_trail(settings=self.settings)
 
     # -- reports ---------------------------------------------------------------------------------
     def report(self, audit_id: str, fmt: str) -> tuple[bytes, str]:
         """(content, media type) of a report: pdf (signed PDF/A-3b), html, json (the canonical record), csv."""
+        from engine import api
         from engine.report import export
-        from engine.report import render as report
 
+        if fmt in ("pdf", "html", "json"):
+            return api.report(audit_id, fmt, settings=self.settings), _MEDIA[fmt]
         with self.connection() as conn:
-            if fmt == "pdf":
-                return report.pdf_bytes(conn, audit_id, settings=self.settings), "application/pdf"
-            if fmt == "html":
-                return report.render_html(conn, audit_id).encode("utf-8"), "text/html; charset=utf-8"
-            if fmt == "json":
-                return report.render_json(conn, audit_id).encode("utf-8"), "application/json"
-            rows = export.requirement_rows(conn, [audit_id])
-            return export.to_csv(rows).encode("utf-8"), "text/csv; charset=utf-8"
+            return export.to_csv(export.requirement_rows(conn, [audit_id])).encode("utf-8"), _MEDIA["csv"]
 
     # -- documents and search --------------------------------------------------------------------
     def document(self, document_id: str) -> tuple[Any, str, list[Any]]:
@@ -167,16 +164,14 @@ class Backend:
         return doc, text, versions
 
     def documents(self) -> list[Any]:
-        from engine.search import store
+        from engine import api
 
-        with self.connection() as conn:
-            return store.list_documents(conn)
+        return api.documents(settings=self.settings)
 
     def search(self, query: str, k: int = 10) -> list[Any]:
-        from engine.search.retrieval import Retriever
+        from engine import api
 
-        with self.connection() as conn:
-            return Retriever(conn, self.embedder(), self.settings).search(query, k)
+        return api.search(query, k=k, settings=self.settings)
 
     # -- batches ---------------------------------------------------------------------------------
     def batch(self, batch_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
