@@ -28,6 +28,7 @@ from engine import db as dbmod
 from engine.config import Settings, load_settings
 from engine.errors import EngineError, InputError, NotFoundError
 from engine.models import Hit, new_run_id
+from engine.trail.store import Appended
 
 ReportFormat = Literal["pdf", "html", "md", "json"]
 REPORT_FORMATS: tuple[str, ...] = ("pdf", "html", "md", "json")
@@ -52,16 +53,7 @@ class Hooks:
             self.phase(text)
 
 
-class TrailEntry(BaseModel):
-    """Where an audit sits in the trail: its sequence number and record hash."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    seq: int
-    audit_id: str
-    hash: str
-    prev_hash: str
-    created: bool = Field(default=True, description="False when the run had been recorded before (a resume)")
+TrailEntry = Appended  # where an audit sits in the trail: seq, audit id, record hash, previous hash, created
 
 
 class Audit(BaseModel):
@@ -223,7 +215,7 @@ def _answer(question: str | None, run_id: str | None, *, backend: str | None, ac
 
             hooks._phase("writing the report")
             written = write_pdf(conn, appended.audit_id, Path(pdf), settings=settings)
-    return Audit(research=result, entry=TrailEntry(**appended.model_dump()), record=record,
+    return Audit(research=result, entry=appended, record=record,
                  llm_usage=deps.llm.usage() if deps.llm is not None else None, report=written)
 
 

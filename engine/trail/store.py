@@ -18,7 +18,7 @@ import numpy as np
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine import db
 from engine.errors import InputError, NotFoundError, StorageError
@@ -31,13 +31,15 @@ _HEADER = ("seq, audit_id, kind, amends, run_id, batch_id, question, actor, crea
 
 
 class Appended(BaseModel):
+    """Where an audit sits in the trail: its sequence number and record hash (`engine.api.TrailEntry`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seq: int
     audit_id: str
     hash: str
     prev_hash: str
-    created: bool = True
+    created: bool = Field(default=True, description="False when the run had been recorded before (a resume)")
 
 
 def envelope(seq: int, prev_hash: str, record: dict[str, Any]) -> str:

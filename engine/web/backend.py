@@ -38,11 +38,10 @@ _MEDIA = {"pdf": "application/pdf", "html": "text/html; charset=utf-8", "json": 
 class Backend:
     """Engine access for one `evidence serve` process (or one test app)."""
 
-    def __init__(self, settings: Settings, *, pool_size: int = 6, embedder: Any = None) -> None:
+    def __init__(self, settings: Settings, *, pool_size: int = 6) -> None:
         self.settings = settings
         self._pool_size = pool_size
         self._pool: Any = None
-        self._embedder: Any = embedder  # loaded on first use when not given
         self._lock = threading.Lock()
         self._ask_lock = threading.Lock()  # one research run at a time: the machine's cores are few
 
@@ -71,14 +70,6 @@ class Backend:
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
-
-    def embedder(self) -> Any:
-        from engine.search.embeddings import Embedder
-
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = Embedder.from_settings(self.settings)
-            return self._embedder
 
     # -- audits ----------------------------------------------------------------------------------
     def resolve_audit(self, given: str) -> str:

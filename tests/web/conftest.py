@@ -70,7 +70,7 @@ def web_env(server_settings: Settings, trail_template: str, embedder, tmp_path_f
             web_store.add_user(conn, name, role, security.hash_password(PASSWORDS[name]))
             tokens[name] = security.new_secret()
             web_store.add_token(conn, name, security.secret_digest(tokens[name]))
-    backend = Backend(settings, pool_size=4, embedder=embedder)
+    backend = Backend(settings, pool_size=4)
     try:
         yield WebEnv(settings, backend, hostile, docs / "hostile-vendor-policy.md", tokens)
     finally:
