@@ -238,24 +238,29 @@ def audits(*, settings: Settings | None = None, **filters: Any) -> list[dict[str
         return trail_store.list_audits(conn, **filters)
 
 
+def _rendered(conn: Any, audit_id: str, fmt: str, settings: Settings, include_rejected: bool) -> bytes:
+    """One stored audit's report in `fmt` (the audit id is a full one)."""
+    from engine.report import render
+
+    if fmt == "pdf":
+        return render.pdf_bytes(conn, audit_id, settings=settings, include_rejected=include_rejected)
+    if fmt == "html":
+        return render.render_html(conn, audit_id, include_rejected=include_rejected).encode()
+    if fmt == "md":
+        return render.render_markdown(conn, audit_id, include_rejected=include_rejected).encode()
+    return render.render_json(conn, audit_id).encode()
+
+
 def report(audit_id: str, fmt: ReportFormat = "pdf", *, include_rejected: bool = False,
            settings: Settings | None = None) -> bytes:
     """One audit's report as bytes: a signed PDF/A-3b, standalone HTML, Markdown, or the canonical JSON record."""
-    from engine.report import render
     from engine.trail import store as trail_store
 
     if fmt not in REPORT_FORMATS:
         raise InputError(f"report format {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
     cfg = _settings(settings)
     with dbmod.connection(cfg) as conn:
-        full_id = trail_store.resolve_id(conn, audit_id)
-        if fmt == "pdf":
-            return render.pdf_bytes(conn, full_id, settings=cfg, include_rejected=include_rejected)
-        if fmt == "html":
-            return render.render_html(conn, full_id, include_rejected=include_rejected).encode()
-        if fmt == "md":
-            return render.render_markdown(conn, full_id, include_rejected=include_rejected).encode()
-        return render.render_json(conn, full_id).encode()
+        return _rendered(conn, trail_store.resolve_id(conn, audit_id), fmt, cfg, include_rejected)
 
 
 def write_reports(audit_id: str, *, pdf: Path | None = None, html: Path | None = None, md: Path | None = None,
@@ -273,12 +278,10 @@ def write_reports(audit_id: str, *, pdf: Path | None = None, html: Path | None =
         written = []
         if pdf is not None:
             written.append(render.write_pdf(conn, full_id, pdf, settings=cfg, include_rejected=include_rejected))
-        for path, text in ((html, lambda: render.render_html(conn, full_id, include_rejected=include_rejected)),
-                           (md, lambda: render.render_markdown(conn, full_id, include_rejected=include_rejected)),
-                           (json_file, lambda: render.render_json(conn, full_id))):
+        for path, fmt in ((html, "html"), (md, "md"), (json_file, "json")):
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text(), encoding="utf-8")
+                path.write_bytes(_rendered(conn, full_id, fmt, cfg, include_rejected))
                 written.append(path)
     return written
 
