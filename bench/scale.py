@@ -571,7 +571,10 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="use this (empty or earlier benchmark) database")
     parser.add_argument("--keep-server", action="store_true", help="leave the benchmark's server running")
     parser.add_argument("--shared-buffers", default="2GB",
-                        help="the benchmark server's shared_buffers (128MB is PostgreSQL's default)")
+                        help="the benchmark server's shared_buffers (128MB is PostgreSQL's default; at 1M "
+                             "chunks the search working set is about 10 GB)")
+    parser.add_argument("--no-prewarm", dest="prewarm", action="store_false",
+                        help="search with cold caches (no pg_prewarm of the search relations first)")
     args = parser.parse_args()
 
     settings, server = open_database(args, Settings())
@@ -613,6 +616,15 @@ def main() -> None:
             result["recall"] = measure_recall(conn, vectors, qvecs, ef_values)
             result["filtered"] = measure_filtered(conn, vectors, qvecs, settings.hnsw_ef_search)
             del vectors
+    if args.prewarm:
+        log("pg_prewarm of what a search reads")
+        with dbmod.connection(settings) as conn:
+            started = time.perf_counter()
+            store.prewarm(conn)
+            working = store.search_working_set(conn)
+        result["prewarm_s"] = round(time.perf_counter() - started, 1)
+        result["shared_buffers_mb"] = working.pop("shared_buffers") // 2**20
+        result["search_working_set_mb"] = sum(working.values()) // 2**20
     log("hybrid search")
     with PeakMemory(server) as memory:
         result.update(measure_search(settings, embedder, questions))

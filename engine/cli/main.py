@@ -97,6 +97,36 @@ def db_migrate() -> None:
     run(body)
 
 
+@db_app.command("prewarm")
+def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Load the search indexes into PostgreSQL's memory (after a restart; large corpora)."""
+    from engine.search import store
+
+    def body() -> int:
+        with dbmod.connection(load_settings()) as conn:
+            started = time.perf_counter()
+            blocks = store.prewarm(conn)
+            seconds = time.perf_counter() - started
+            sizes = store.search_working_set(conn)
+        shared = sizes.pop("shared_buffers")
+        total = sum(sizes.values())
+        if as_json:
+            emit_json({"blocks": blocks, "bytes": sizes, "working_set_bytes": total, "shared_buffers_bytes": shared,
+                       "seconds": round(seconds, 2)})
+            return ExitCode.SUCCESS
+        for name, size in sizes.items():
+            out.print(f"{name:24} {size / 2**20:10,.1f} MB  {blocks.get(name, 0):>10,} blocks", highlight=False)
+        out.print(f"read {total / 2**20:,.1f} MB in {seconds:.1f} s; shared_buffers {shared / 2**20:,.0f} MB",
+                  highlight=False)
+        if total > shared:
+            out.print(f"The search working set is larger than shared_buffers: what does not fit stays in the "
+                      f"operating system's cache and searches slow down (docs/scale.md). Set shared_buffers to "
+                      f"at least {-(-total * 5 // 4 // 2**30)} GB if the machine has the memory.", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
 @db_app.command("reembed")
 def db_reembed() -> None:
     """Re-embed every stored chunk with the configured embedder (after changing models)."""

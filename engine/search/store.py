@@ -11,7 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from engine.errors import InputError
+from engine.errors import InputError, StorageError
 from engine.ingest.chunking import ChunkDraft
 from engine.models import Chunk, Document
 
@@ -393,6 +393,48 @@ def optimize(conn: psycopg.Connection) -> None:
         conn.execute("VACUUM (ANALYZE) postings")
         conn.execute("VACUUM (ANALYZE) chunks")
         conn.execute("ANALYZE lexical_terms")
+
+
+# What a search reads: the HNSW index, the chunk rows (ids, filters, candidates' text and vectors), the
+# BM25 postings' two indexes and the term dictionary. At 1M chunks about 10 GB (docs/scale.md); searching
+# from the OS page cache instead of shared buffers costs a 1M-chunk search two to three times its time.
+SEARCH_RELATIONS = ("chunks_embedding", "chunks", "postings_current", "postings_by_chunk", "lexical_terms",
+                    "lexical_terms_term_key")
+
+
+def search_working_set(conn: psycopg.Connection) -> dict[str, int]:
+    """Bytes of each relation a search reads (the heap's TOAST included), and the server's shared_buffers."""
+    rows = conn.execute(
+        "SELECT c.relname, pg_relation_size(c.oid) + coalesce(pg_relation_size(c.reltoastrelid), 0) "
+        "FROM pg_class c WHERE c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+        (list(SEARCH_RELATIONS),)).fetchall()
+    sizes = {name: int(size) for name, size in rows}
+    sizes["shared_buffers"] = int(conn.execute(
+        "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'").fetchone()[0])
+    return sizes
+
+
+def prewarm(conn: psycopg.Connection) -> dict[str, int]:
+    """Read what a search needs into PostgreSQL's shared buffers (pg_prewarm); the blocks read per relation.
+
+    After a server restart the first searches of a large corpus read the HNSW index and the postings
+    from disk or the OS cache. pg_prewarm ships with PostgreSQL (contrib) but creating it needs a
+    superuser or an administrator once; StorageError says so.
+    """
+    try:
+        if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm'").fetchone():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.UndefinedFile,
+            psycopg.errors.FeatureNotSupported) as exc:
+        raise StorageError(f"cannot use pg_prewarm ({str(exc).strip()}); ask an administrator to run "
+                           "'CREATE EXTENSION pg_prewarm;' in this database once (it ships with PostgreSQL's "
+                           "contrib modules)") from exc
+    present = search_working_set(conn)
+    blocks = {}
+    for name in SEARCH_RELATIONS:
+        if name in present:
+            blocks[name] = int(conn.execute("SELECT pg_prewarm(%s::regclass)", (name,)).fetchone()[0])
+    return blocks
 
 
 def count_rows(conn: psycopg.Connection) -> dict[str, int]:

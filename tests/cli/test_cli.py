@@ -108,3 +108,14 @@ def test_ask_llm_backend_without_endpoint_fails_clearly(corpus_env) -> None:
     result = runner.invoke(app, ["ask", "How long must records be kept?", "--backend", "llm"])
     assert result.exit_code == 2
     assert "EVIDENCE_LLM_BASE_URL" in result.output
+
+
+def test_db_prewarm_reads_the_search_relations(corpus_env) -> None:
+    result = runner.invoke(app, ["db", "prewarm", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["blocks"]["chunks_embedding"] > 0 and data["blocks"]["postings_current"] > 0
+    assert data["working_set_bytes"] == sum(data["bytes"].values()) > 0
+    assert data["shared_buffers_bytes"] >= 16 * 2**20
+    human = runner.invoke(app, ["db", "prewarm"])
+    assert human.exit_code == 0 and "chunks_embedding" in human.stdout and "shared_buffers" in human.stdout

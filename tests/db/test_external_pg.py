@@ -161,3 +161,11 @@ def test_old_pgvector_is_refused_with_the_upgrade_to_run(env, monkeypatch) -> No
 def test_pgvector_problem(installed: str | None, available: str | None, problem: str | None) -> None:
     found = pgvector_problem(installed, available)
     assert (found is None) if problem is None else (problem in (found or ""))
+
+
+def test_prewarm_without_the_extension_names_who_must_create_it(env) -> None:
+    code, out = _cli("db", "migrate")
+    assert code == 0, out
+    code, out = _cli("db", "prewarm")
+    assert code == 4, out
+    assert "CREATE EXTENSION pg_prewarm;" in out and "administrator" in out
