@@ -368,7 +368,8 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             added.extend(fresh)
         else:
             pool, searched = evidence, None
-        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits))
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
+                               overlap=deps.settings.answer.same_duty_overlap))
     dumped = [p.model_dump(mode="json") for p in parts]
     evidence = evidence + added
     chunks = candidate_chunks(evidence, parts)

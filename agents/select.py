@@ -7,7 +7,9 @@ encoder's cosine to the stored vector, key-term and phrase coverage, heading cov
 score and ranks), and
 the answer cites the chunks within `select_gap` of the best and above `select_floor`, at most
 `select_max` (calibrated on held-out ObliQA questions: bench/calibrate_relevance.py). A few more
-chunks below the cut are extracted too, so the record shows what was weighed and set aside.
+chunks below the cut are extracted too, so the record shows what was weighed and set aside, and so
+are the part's searched chunks of other documents that impose the same duty as a chosen chunk with
+other figures (however they rank): verify cites those so that a conflict is shown, never hidden.
 
 With `model=None` (tests of the rest of the stage) every chunk is a selected candidate, in research order.
 """
@@ -18,14 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.duties import conflicting_figures
 from agents.state import EvidenceItem
-from engine.config import EvidenceSettings
+from engine.config import AnswerSettings, EvidenceSettings
+from engine.ingest.sentences import split_sentences
 
 if TYPE_CHECKING:
     from agents.deps import Deps
     from engine.search.retrieval import Retriever
 
 _EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
+_OVERLAP = AnswerSettings().same_duty_overlap
+MAX_RIVALS = 3  # chunks kept below the cut for a possible conflict, per part
 
 
 class RankedChunk(BaseModel):
@@ -89,12 +95,35 @@ def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retr
     return searched + rest, fresh, len(searched)
 
 
+def _sentences(text: str) -> list[str]:
+    return [text[s.start:s.end] for s in split_sentences(text)]
+
+
+def rivals(evidence: list[EvidenceItem], chosen: list[int], others: list[int], overlap: float = _OVERLAP,
+           most: int = MAX_RIVALS) -> list[int]:
+    """Of `others`, the chunks of another document than every chosen chunk with a sentence imposing the
+    same duty as a sentence of a chosen chunk with other figures (agents.duties). Pure."""
+    documents = {evidence[i].get("document_id") for i in chosen}
+    chosen_sentences = [s for i in chosen for s in _sentences(evidence[i]["text"])]
+    found: list[int] = []
+    for i in others:
+        if len(found) >= most:
+            break
+        if evidence[i].get("document_id") in documents:
+            continue
+        if any(conflicting_figures(a, b, overlap) for b in _sentences(evidence[i]["text"]) for a in chosen_sentences):
+            found.append(i)
+    return found
+
+
 def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Any, conn: Any,
-              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE) -> Part:
+              searched: int | None = None, limits: EvidenceSettings = _EVIDENCE, overlap: float = _OVERLAP) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
     candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
     evidence given without retrieval scores, judged by the pair head with the gate as the floor.
-    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record)."""
+    `limits.extra_candidates` chunks below the cut are kept too (extracted, judged, rejected on record),
+    and the chunks that may conflict with a chosen one (`rivals`, `overlap` being the run's
+    `Settings.answer.same_duty_overlap`)."""
     if model is None or not evidence:
         ranked = [RankedChunk(chunk_id=e["chunk_id"], relevance=0.0, selected=True) for e in evidence]
         return Part(index=index, question=question, ranked=ranked)
@@ -105,13 +134,19 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
         floor = float(t["gate"])
     else:
         candidates = _candidates(question, evidence, model, conn)
+        # The rank feature is the position by fused retrieval score, as the rank head was fitted on
+        # (bench/calibrate_relevance.py searches without reranking); the part's own search may have been
+        # reranked by this same head, and its order fed back would count the head's verdict twice.
+        by_fused = sorted(range(searched), key=lambda i: (-candidates[i]["score"], i))
+        position = {i: r for r, i in enumerate(by_fused, 1)}
         for i, c in enumerate(candidates):
-            c["rank"] = i + 1 if i < searched else None
+            c["rank"] = position.get(i)
         probs = model.rank(question, candidates)
         floor = float(t["select_floor"])
     chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
     keep = order[: len(chosen) + limits.extra_candidates]
+    keep += rivals(evidence, chosen, [i for i in order[len(keep):] if searched is None or i < searched], overlap)
     ranked = [RankedChunk(chunk_id=evidence[i]["chunk_id"], relevance=round(probs[i], 4), selected=i in chosen)
               for i in keep]
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))

@@ -7,11 +7,13 @@ held-out ObliQA questions), in two steps:
 * the passage: each part of the question cites only the chunks that `agents.select` put within the
   selection cut (close to the best-scoring chunk, above a floor); quotes of other chunks are
   rejected as `does_not_address_question`, with both scores in the rationale;
-* the quote: the pair head scores the sentence against the part; within a passage, sentences far
-  below its best one are set aside, and code rules still apply: a question that asks for a time
-  needs a quote that states one (`requires_inference`), a quote that leans on preceding text
-  ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only from a passage
-  that imposes nothing either (a definition or statement that answers; its modality is `none`).
+* the quote: its passage must pass the gate (the pair head at `gate_selected`, the threshold
+  calibrated for passages the selection chose); the pair head scores each sentence against the
+  part; within a passage, sentences far below its best one are set aside, and code rules still
+  apply: a question that asks for a time needs a quote that states one (`requires_inference`), a
+  quote that leans on preceding text ("such records") is `incomplete_quote`, and a sentence that
+  imposes nothing is cited only from a passage that imposes nothing either (a definition or
+  statement that answers; its modality is `none`).
 
 `judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
 or a passage): the pair head against its calibrated threshold, then the time and context rules.
@@ -50,6 +52,19 @@ _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|freq
                         r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
                         re.IGNORECASE)
 _LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
+# "It is important for firms to ...", "It is imperative to adhere ...".
+_EXPLETIVE_IT = re.compile(
+    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
+    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
+    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
+    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
+    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
+
+
+def leans_on_context(quote: str) -> bool:
+    """The quote starts with a word that points back at text before it ("Such records", "They must")."""
+    return bool(_LEANS_ON_CONTEXT.search(quote)) and not _EXPLETIVE_IT.search(quote)
 
 
 def asks_time(question: str) -> bool:
@@ -97,7 +112,7 @@ def decide(question: str, quote: str, score: float, threshold: float) -> tuple[b
         return False, "does_not_address_question", f"relevance {score:.3f} is below the gate ({threshold:.3f})"
     if asks_time(question) and not states_time(quote):
         return False, "requires_inference", "the question asks for a time or period; the quote states none"
-    if _LEANS_ON_CONTEXT.search(quote):
+    if leans_on_context(quote):
         return False, "incomplete_quote", "the quote depends on preceding text"
     return True, None, f"answers the question (relevance {score:.3f}, gate {threshold:.3f})"
 
@@ -252,7 +267,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         for cid, p in zip(ids, model.pair_probabilities(part.question, texts), strict=True):
             passage[(part.index, cid)] = p
     out: dict[str, JudgedRequirement] = {}
-    gate = float(model.thresholds["gate"]) if model is not None else 0.0
+    # The passages here are a part's ranked candidates: the pipeline's own gate threshold (calibrated for
+    # chosen passages, see engine.relevance.scorer), not the one `judge` uses for a text alone.
+    gate = float(model.thresholds.get("gate_selected", model.thresholds["gate"])) if model is not None else 0.0
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
@@ -263,7 +280,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         if asks_time(part.question) and not states_time(req.exact_quote):
             out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
                                               "the quote states none", score, part.index, ranked.relevance)
-        elif _LEANS_ON_CONTEXT.search(req.exact_quote):
+        elif leans_on_context(req.exact_quote):
             out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
         elif passage[key] < gate:

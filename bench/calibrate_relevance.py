@@ -8,8 +8,12 @@
 2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
    features of each candidate and its label (a gold passage or not).
 3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head
-   and choose the selection cut (floor, gap to the best, at most N) that maximizes passage-level F1
-   with at least 90% of questions citing something; the `train` split is never used (the encoder saw it).
+   and choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
+   while precision holds `PRECISION_FLOOR` (0.70) and at least 90% of questions cite something
+   (else the best F1), together with the gate threshold for chosen
+   passages (`gate_selected`, applied after the cut as the pipeline does) among those that let at
+   most `OFF_TOPIC_PASS` of off-topic passages through (each question against the top 3 candidates of
+   another question about another document). The `train` split is never used (the encoder saw it).
 4. Prints, for the `heldout` split only: Recall@10 / MAP@10 without and with reranking, the
    selection's passage precision/recall/answered share, top-1/2/3 references, and the gate's
    balanced accuracy on held-out (question, passage, label) pairs. `--write` stores the heads and
@@ -33,10 +37,22 @@ from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
 from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
-from engine.relevance.scorer import RANK_FEATURES, Head, Scorer, balanced_accuracy, load_scorer, sigmoid  # noqa: E402
+from engine.relevance.scorer import (  # noqa: E402
+    OFF_TOPIC_PASS,
+    RANK_FEATURES,
+    Head,
+    Scorer,
+    balanced_accuracy,
+    load_scorer,
+    pair_features,
+    sigmoid,
+)
 from engine.relevance.train import with_random_negatives  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
+
+PRECISION_FLOOR = 0.70  # of cited passages, at least this share answers the question
+MIN_ANSWERED = 0.90  # of questions, at least this share cites something
 
 
 def key_of(chunk: object) -> str:
@@ -69,11 +85,50 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
 
 
 def rank_rows(scorer: Scorer, item: dict) -> list[dict]:
-    from engine.relevance.scorer import pair_features, rank_features
+    from engine.relevance.scorer import rank_features
 
     q = item["question"]["Question"]
     rows = [pair_features(q, c["text"], c["cosine"], c["heading"]) for c in item["candidates"]]
-    return rank_features(list(scorer.pair_logits(rows)), item["candidates"])
+    return rank_features(list(scorer.pair_logits(rows)), item["candidates"], rows)
+
+
+def pair_probabilities(scorer: Scorer, item: dict) -> list[float]:
+    q = item["question"]["Question"]
+    rows = [pair_features(q, c["text"], c["cosine"], c["heading"]) for c in item["candidates"]]
+    return list(sigmoid(scorer.pair_logits(rows)))
+
+
+def off_topic_probabilities(scorer: Scorer, model: RelevanceModel, items: list[dict], seed: int = 5) -> list[float]:
+    """The pair head's probability for each question against the top 3 candidates of another question
+    about another document: regulatory text on some other subject, which the gate should not pass."""
+    import random
+
+    rng = random.Random(seed)
+    out: list[float] = []
+    for item in items:
+        document = item["keys"][0].split("|")[0]
+        other = rng.choice([o for o in items if o["keys"][0].split("|")[0] != document])
+        q, cands = item["question"]["Question"], other["candidates"][:3]
+        cosines = model.cosines(q, [c["text"] for c in cands])
+        rows = [pair_features(q, c["text"], x, c["heading"]) for c, x in zip(cands, cosines, strict=True)]
+        out.extend(float(p) for p in sigmoid(scorer.pair_logits(rows)))
+    return out
+
+
+def gated_figures(items: list[dict], probs: list[list[float]], pair: list[list[float]], thresholds: dict,
+                  gate: float, extra: int = 3) -> dict:
+    """As the pipeline cites (agents.select, agents.verify): the cut's passages and `extra` more are
+    candidates; those whose pair probability is below `gate` drop out; the cut is taken again over the
+    rest (a rejected top passage does not block the next)."""
+    floor, gap, most = thresholds["select_floor"], thresholds["select_gap"], int(thresholds["select_max"])
+    chosen = []
+    for p, q in zip(probs, pair, strict=True):
+        order = sorted(range(len(p)), key=lambda i: (-p[i], i))
+        candidates = [i for i in order[: len(select(p, floor, gap, most)) + extra] if q[i] >= gate]
+        kept = select([p[i] for i in candidates], floor, gap, most)
+        chosen.append([candidates[j] for j in kept])
+    return selection_figures(items, [[1.0 if i in c else 0.0 for i in range(len(p))] for c, p in
+                                     zip(chosen, probs, strict=True)], 0.5, 1.0, most)
 
 
 def passages_in_order(keys: list[str], order: list[int]) -> list[str]:
@@ -177,14 +232,30 @@ def main(argv: list[str] | None = None) -> None:
         return [list(sigmoid(fitted.rank.logits(rank_rows(fitted, it)))) for it in subset]  # type: ignore[union-attr]
 
     calib_probs = probabilities(calib)
-    best = None
+    # The cut and the gate for chosen passages are chosen together, as the pipeline applies them one after
+    # the other, among the gates that let at most OFF_TOPIC_PASS of off-topic passages through: the most
+    # recall while at least PRECISION_FLOOR of what is cited answers and MIN_ANSWERED of the questions cite
+    # something (the product's operating point; the best F1 when no cut reaches it).
+    model = RelevanceModel(fitted, embedder, shares_index=False)
+    off_topic = off_topic_probabilities(fitted, model, calib)
+    calib_pair = [pair_probabilities(fitted, it) for it in calib]
+    gates = [g for g in (round(0.01 * i, 2) for i in range(0, 51))
+             if sum(p >= g for p in off_topic) / len(off_topic) <= OFF_TOPIC_PASS]
+    grid = []
     for floor, gap, most in product([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4], [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5],
                                     [1, 2, 3]):
-        fig = selection_figures(calib, calib_probs, floor, gap, most)
-        if fig["answered"] >= 0.9 and (best is None or fig["f1"] > best[0]["f1"]):
-            best = (fig, floor, gap, most)
-    assert best is not None
-    fitted.thresholds.update({"select_floor": best[1], "select_gap": best[2], "select_max": best[3]})
+        cut = {"select_floor": floor, "select_gap": gap, "select_max": most}
+        for gate_value in gates[:12]:  # F1 falls as the gate rises past the off-topic bound
+            fig = gated_figures(calib, calib_probs, calib_pair, cut, gate_value)
+            if fig["answered"] >= MIN_ANSWERED:
+                grid.append((fig, floor, gap, most, gate_value))
+    assert grid, "no selection cut answers enough calibration questions"
+    precise = [g for g in grid if g[0]["precision"] >= PRECISION_FLOOR]
+    best = (max(precise, key=lambda g: (g[0]["recall"], g[0]["precision"])) if precise
+            else max(grid, key=lambda g: g[0]["f1"]))
+    fitted.thresholds.update({"select_floor": best[1], "select_gap": best[2], "select_max": best[3],
+                              "gate_selected": best[4]})
+    passing = sum(p >= best[4] for p in off_topic) / len(off_topic)
 
     held_probs = probabilities(held)
     gate = {}
@@ -200,6 +271,12 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_retrieval_fused": retrieval_figures(held, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
+        "calibrate_off_topic_pass": round(passing, 4),
+        "heldout_selection_gated": gated_figures(held, held_probs, [pair_probabilities(fitted, it) for it in held],
+                                                 fitted.thresholds, best[4]),
+        "heldout_selection_gated_at_pair_gate": gated_figures(
+            held, held_probs, [pair_probabilities(fitted, it) for it in held], fitted.thresholds,
+            fitted.thresholds["gate"]),
         "heldout_top1": top_k_reference(held, 1), "heldout_top2": top_k_reference(held, 2),
         "heldout_top3": top_k_reference(held, 3), **gate,
     }

@@ -37,9 +37,17 @@ DURATION = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|
                       rf"(business\s+|calendar\s+|working\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
 # What the gate counts as stating a time: a duration, or a word that fixes when ("annually", "within",
 # "no later than", "before"...). Broader than PERIOD: "within the period" states when without a figure.
-TIME_PHRASE = re.compile(rf"{DURATION.pattern}|\b(annually|quarterly|monthly|weekly|daily|every\s+\w+|immediately|"
-                         r"without\s+undue\s+delay|promptly|before|after|within|at\s+least|no\s+later\s+than|"
-                         r"not\s+later\s+than)\b", re.IGNORECASE)
+# A quote states a time when it names a period or a point in time, or when the rule sets its timing in
+# words ("regular review", "in sufficient time", "on an ongoing basis", "as soon as practicable"): that is
+# the answer the source gives to "how often" or "when", and the answer quotes it as it stands.
+TIME_PHRASE = re.compile(rf"{DURATION.pattern}|\b(annually|semi-annually|biannually|yearly|quarterly|monthly|weekly|"
+                         r"daily|hourly|every\s+\w+|each\s+(?:day|week|month|quarter|year)|immediately|"
+                         r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|before|after|within|prior\s+to|until|"
+                         r"at\s+least|no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as|"
+                         r"regular|regularly|periodic|periodically|ongoing|continuous|continuously|continually|"
+                         r"from\s+time\s+to\s+time|at\s+all\s+times|in\s+(?:sufficient|good|adequate|reasonable)\s+"
+                         r"time|(?:reasonable|appropriate|sufficient)\s+(?:time|period|notice|intervals?|frequency))\b",
+                         re.IGNORECASE)
 
 
 # --- modal verbs and force words ----------------------------------------------------------------------

@@ -90,7 +90,7 @@ class RelevanceModel:
         rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
-        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates)]
+        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows)]
 
 
 def _embedding_text(candidate: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from agents.extract import Modality, Requirement
 from agents.research import run_research
 from agents.review import review_answer
 from agents.select import cut
-from agents.verify import judge
+from agents.verify import judge, leans_on_context, states_time
 
 
 @pytest.fixture()
@@ -43,7 +44,12 @@ def _answer(question: str, deps: Deps) -> dict:
     ("How long must transaction records be kept?",
      '"Record" means any information, in any form, that a firm must retain under this Regulation.', False,
      "does_not_address_question"),
-], ids=["answers", "on-topic-no-period", "about-the-medium", "off-topic", "leans-on-context", "definition"])
+    ("How often must the firm review its risk assessment?",
+     "A firm must review its risk assessment regularly and whenever its business changes materially.", True, None),
+    ("What is expected of firms that outsource record keeping?",
+     "It is expected that firms which outsource record keeping retain responsibility for the records.", True, None),
+], ids=["answers", "on-topic-no-period", "about-the-medium", "off-topic", "leans-on-context", "definition",
+        "timing-in-words", "dummy-it"])
 def test_judge(question: str, quote: str, verified: bool, reason: str | None, embedder) -> None:
     verdict = judge(question, quote, embedder=embedder)
     assert (verdict.verified, verdict.rejection_reason) == (verified, reason), verdict
@@ -181,6 +187,8 @@ def test_two_part_question_answers_each_part_with_its_own_citations(deps) -> Non
     assert "six years" in first_quotes and "five years" in first_quotes  # the regulation's rule is kept
     assert any("six years" in c["reason"] for c in first["conflicts"])
     assert "72 hours" in second_quotes and "transaction" not in second_quotes
+    # the policy's own deadline collides with the statute's, whichever of the two the selection ranks first
+    assert "5 business days" in second_quotes and any("72 hours" in c["reason"] for c in second["conflicts"])
     assert first["direct_answer"] and second["direct_answer"]
     assert all(s["part"] in (0, 1) for s in result["statements"])
 
@@ -251,3 +259,118 @@ def test_stages_read_their_limits_from_the_run_settings(corpus_conn, corpus_sett
     assert len(answer(answer=AnswerSettings(max_parts=1))["parts"]) == 1
     too_short = answer(evidence=EvidenceSettings(min_quote_words=200))  # every sentence is shorter
     assert too_short["extracted_requirements"] == [] and too_short["status"] == "NO_AUTHORITATIVE_EVIDENCE"
+
+
+@pytest.mark.parametrize(("quote", "leans"), [
+    ("Such records must be kept documenting the breach.", True),
+    ("They must notify the Regulator within 72 hours.", True),
+    ("It must keep the records for six years.", True),  # "it" is the firm named before
+    ("It is a requirement of these Rules that records are kept.", True),
+    ("It is expected that Authorised Persons consider the use of such solutions.", False),
+    ("It should also be noted that not all offers constitute an Offer of Securities.", False),
+    ("It is important for Reporting Entities to ensure that they have suitable systems.", False),
+    ("It is imperative to adhere to the Rules at all times.", False),
+    ("A firm must keep records.", False),
+])
+def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
+    assert leans_on_context(quote) is leans
+
+
+@pytest.mark.parametrize(("quote", "states"), [
+    ("A risk based assessment should be a dynamic process involving regular review.", True),
+    ("The Regulator must do so in sufficient time to enable the Sponsor to act.", True),
+    ("The firm must monitor the relationship on an ongoing basis.", True),
+    ("The firm must notify the Regulator as soon as practicable.", True),
+    ("Records must be kept for six years.", True),
+    ("Records must be kept securely and be available on request.", False),
+    ("The firm must maintain adequate records of its clients.", False),
+])
+def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
+    assert states_time(quote) is states
+
+
+def test_the_pipeline_gate_uses_the_threshold_calibrated_for_chosen_passages() -> None:
+    """A chosen passage scoring between gate_selected and gate is cited; judge() alone still rejects it."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    text = "A firm must review its client files at least once a year and record the outcome of each review."
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "regulation"}
+    req = Requirement(requirement_id="REQ-S001", source_type="regulation", document_id="d", document_version=1,
+                      document_title="T", section_path="1", chunk_id="c1", char_start=0, char_end=len(text),
+                      exact_quote=text, modality=Modality.OBLIGATION, extraction_confidence="high",
+                      confidence_reason="modal verb", refers_elsewhere=False)
+
+    class Model:
+        def __init__(self, gate_selected: float) -> None:
+            self.thresholds = {"gate": 0.5, "gate_selected": gate_selected, "select_floor": 0.05,
+                               "select_gap": 0.3, "select_max": 3}
+
+        def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
+            return [0.3] * len(texts)
+
+    part = Part(index=0, question="How often must client files be reviewed?",
+                ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)], best=0.8)
+    cited = verify_requirements([part], [req], {"c1": chunk}, Model(0.2))[0]
+    assert cited.verified, cited.rationale
+    refused = verify_requirements([part], [req], {"c1": chunk}, Model(0.4))[0]
+    assert not refused.verified and refused.rejection_reason == "does_not_address_question"
+    assert "0.300" in refused.rationale and "0.400" in refused.rationale
+
+
+def test_a_scorer_without_gate_selected_uses_the_gate(tmp_path) -> None:
+    import json
+
+    from engine.relevance.scorer import load_scorer
+
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "engine/relevance/models/minilm-regqa-int8"
+                          / "scorer.json").read_text())
+    assert 0.0 < shipped["thresholds"]["gate_selected"] <= shipped["thresholds"]["gate"]
+    del shipped["thresholds"]["gate_selected"]
+    (tmp_path / "scorer.json").write_text(json.dumps(shipped))
+    scorer = load_scorer(tmp_path)
+    assert scorer.thresholds["gate_selected"] == scorer.thresholds["gate"]
+
+
+def _item(cid: str, document: str, text: str, score: float = 0.0) -> dict:
+    return {"chunk_id": cid, "document_id": document, "text": text, "score": score, "section_heading": ""}
+
+
+def test_rivals_are_other_documents_imposing_the_same_duty_with_other_figures() -> None:
+    from agents.select import rivals
+
+    evidence = [
+        _item("s", "statute", "The controller shall notify the Commissioner of a personal data breach not later than "
+                              "72 hours after having become aware of it."),
+        _item("p", "policy", "The Data Protection Officer must notify the Commissioner of a personal data breach "
+                             "within 5 business days of the breach being confirmed."),
+        _item("same-doc", "statute", "The controller shall notify the Commissioner of a personal data breach within "
+                                     "30 days where it concerns a public body."),
+        _item("other-duty", "policy", "Breach records must be kept for five years."),
+        _item("no-figure", "guide", "The controller shall notify the Commissioner of a personal data breach."),
+    ]
+    assert rivals(evidence, [0], [1, 2, 3, 4]) == [1]
+    assert rivals(evidence, [0], [1, 2, 3, 4], most=0) == []
+    assert rivals(evidence, [3], [0, 1, 2, 4]) == []  # keeping records is not notifying
+
+
+def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
+    """A part's own search may come back reranked; the rank head was fitted on positions by fused score."""
+    from agents.select import rank_part
+
+    seen: list[list] = []
+
+    class Model:
+        thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.3, "select_max": 3}
+
+        def stored_cosines(self, conn: object, question: str, ids: list[str]) -> dict:
+            return {}
+
+        def rank(self, question: str, candidates: list[dict]) -> list[float]:
+            seen.append([c["rank"] for c in candidates])
+            return [0.5] * len(candidates)
+
+    evidence = [_item("a", "d", "Text a.", 0.7), _item("b", "d", "Text b.", 0.9), _item("c", "d", "Text c.", 0.8),
+                _item("research", "d", "Found by an earlier step.", 0.0)]
+    rank_part(0, "Q?", evidence, Model(), None, searched=3)
+    assert seen == [[3, 1, 2, None]]
