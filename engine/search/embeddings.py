@@ -12,6 +12,7 @@ its index (`engine.search.store.check_embedding_space`), and a mismatch is refus
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -21,6 +22,8 @@ import numpy as np
 
 from engine.config import Settings
 from engine.errors import ConfigError
+
+QUERY_CACHE_SIZE = 2048
 
 
 class Embedder:
@@ -35,6 +38,7 @@ class Embedder:
         self.backend = backend
         self._model: Any = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()  # one embedder serves every thread of the process (web searches)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Embedder:
@@ -107,14 +111,19 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
-        """Embed one query, with a small LRU cache (research loops repeat queries)."""
-        if text in self._cache:
-            self._cache.move_to_end(text)
-            return self._cache[text]
+        """Embed one query, with a small LRU cache (research loops repeat queries). Thread-safe; the
+        encoding itself runs outside the lock."""
+        with self._cache_lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
         vector = self.encode([text])[0]
-        self._cache[text] = vector
-        if len(self._cache) > 2048:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[text] = vector
+            self._cache.move_to_end(text)
+            while len(self._cache) > QUERY_CACHE_SIZE:
+                self._cache.popitem(last=False)
         return vector
 
 

@@ -275,6 +275,7 @@ def document_frequencies(conn: psycopg.Connection, term_ids_: Sequence[int]) -> 
 
 
 LEXICAL_WORK_MEM = "64MB"
+LEXICAL_DIGITS = 9
 # The BM25 search reads whole only the postings of its rarest terms, up to this many (see lexical_search) ...
 LEXICAL_FIRST_POSTINGS = 20_000
 # ... and scores at most this many of their best candidates on the commoner terms too.
@@ -299,7 +300,9 @@ def _lexical_query(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -
         # aggregate spills to disk (bench/scale.py: 300K chunks, 570 -> 400 ms for one query).
         conn.execute(f"SET LOCAL work_mem = '{LEXICAL_WORK_MEM}'")
         rows = conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
-    return [(r[0], float(r[1])) for r in rows]
+    # A float sum depends on the order PostgreSQL adds the terms in, which a plan may change between two
+    # runs (3.651328740679762 vs 3.6513287406797623): rounded, the same question gets the same scores.
+    return [(r[0], round(float(r[1]), LEXICAL_DIGITS)) for r in rows]
 
 
 _TERM_SCORE = "p.tf / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))"
