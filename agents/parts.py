@@ -21,9 +21,10 @@ from engine.text import normalize_ws
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
 # A clause that opens a second question before its question word: "…, and if X, what …",
-# "…, and in what situation …", "…, and under FCSA guidelines, when …" ("and if so" continues the first).
+# "…, and in what situation …", "…, and under FCSA guidelines, when …", "…, and regarding X, what …"
+# ("and if so" continues the first).
 _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|during|as|with|given|once|upon|"
-            r"following)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
+            r"following|regarding|concerning)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
 # A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
 # "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"

@@ -63,12 +63,27 @@ _EXPLETIVE_IT = re.compile(
 
 
 def leans_on_context(quote: str) -> bool:
-    """The quote starts with a word that points back at text before it ("Such records", "They must")."""
-    return bool(_LEANS_ON_CONTEXT.search(quote)) and not _EXPLETIVE_IT.search(quote)
+    """The quote starts with a word that points back at text before it ("Such records", "They must");
+    "IT" in capitals is information technology, not the pronoun."""
+    match = _LEANS_ON_CONTEXT.search(quote)
+    if match is None or _EXPLETIVE_IT.search(quote):
+        return False
+    return match.group(1) != "IT" or quote.isupper()
+
+
+# ... and not when the time is one of several things asked ("the level and frequency of training", "the
+# frequency and circumstances under which ..."), nor for "when would it be necessary to ...", which asks for
+# circumstances: a quote that answers the rest answers the question in part, and says so by its words.
+_TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|intervals?)"
+_NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
+                            rf"\b\w+\s+(?:and|or)\s+{_TIME_NOUN}\b|"
+                            r"^\W*when\s+(?:would|should|could|might|will|is|does)\s+(?:it|this|that)\s+be\s+"
+                            r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b", re.IGNORECASE)
 
 
 def asks_time(question: str) -> bool:
-    return bool(_ASKSTIME_PHRASE.search(question))
+    """The question asks for a time or period, and for nothing else besides."""
+    return bool(_ASKSTIME_PHRASE.search(question)) and not _NOT_ONLY_TIME.search(question)
 
 
 def states_time(text: str) -> bool:

@@ -12,7 +12,9 @@ answer statement cites a verified quote from it. Printed per run:
   all questions), answered share, passages cited per answer, ask p50/p95 seconds;
 * reference lines: retrieval's own top-1/2/3 passages cited alone (one search, same settings);
 * two-part questions (`--two-part N`): two held-out questions from different documents joined as
-  "…, and …?"; the share whose both parts cite a gold passage of their own question.
+  "…, and …?"; the share split at the join (`two_part_detected`; each question may itself be answered
+  in more than one part) and the share whose both questions cite a gold passage of their own in their
+  own parts.
 
 The last line is one JSON object with every figure.
 """
@@ -159,10 +161,16 @@ def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: obje
         result = run_research(joined(a, b), deps).evidence_result or {}  # type: ignore[operator]
         keys = passage_keys(conn, [r["chunk_id"] for r in result.get("verified_requirements", [])])
         parts = result.get("parts") or []
-        detected += len(parts) == 2
-        if len(parts) == 2:
-            both += bool(cited_passages(result, keys, 0) & gold_of(a)) and bool(cited_passages(result, keys, 1)
-                                                                                 & gold_of(b))
+        # A part belongs to the second question when its words open a stretch of it; either question may
+        # itself be answered in several parts (ObliQA questions often ask two things).
+        second = " ".join(b["Question"].lower().split())
+        of_b = [i for i, p in enumerate(parts) if " ".join(p["question"].lower().split())[:40].rstrip("?") in second]
+        of_a = [i for i in range(len(parts)) if i not in of_b]
+        split = bool(of_a and of_b and max(of_a) < min(of_b))
+        detected += split
+        if split:
+            both += (bool(set().union(*(cited_passages(result, keys, i) for i in of_a)) & gold_of(a))
+                     and bool(set().union(*(cited_passages(result, keys, i) for i in of_b)) & gold_of(b)))
     return {"two_part_questions": asked, "two_part_detected": round(detected / asked, 4) if asked else None,
             "two_part_both_cited": round(both / asked, 4) if asked else None}
 

@@ -271,6 +271,7 @@ def test_stages_read_their_limits_from_the_run_settings(corpus_conn, corpus_sett
     ("It is important for Reporting Entities to ensure that they have suitable systems.", False),
     ("It is imperative to adhere to the Rules at all times.", False),
     ("A firm must keep records.", False),
+    ("IT infrastructures should be strong enough to resist a number of risk scenarios.", False),
 ])
 def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     assert leans_on_context(quote) is leans
@@ -374,3 +375,19 @@ def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
                 _item("research", "d", "Found by an earlier step.", 0.0)]
     rank_part(0, "Q?", evidence, Model(), None, searched=3)
     assert seen == [[3, 1, 2, None]]
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("How long must transaction records be kept?", True),
+    ("When must a personal data breach be notified?", True),
+    ("How often must the business risk assessment be reviewed?", True),
+    ("What is the retention period and how must records be stored?", True),  # the parts split it
+    ("Could you clarify the frequency and circumstances under which the assessment should be updated?", False),
+    ("Can the ADGM provide guidance on the level and frequency of training required?", False),
+    ("When would it be necessary for an Authorised Person to carry out additional audits?", False),
+    ("When assessing a client, what must the firm document?", False),
+])
+def test_a_question_asks_for_a_time_only_when_time_is_all_it_asks(question: str, asks: bool) -> None:
+    from agents.verify import asks_time
+
+    assert asks_time(question) is asks

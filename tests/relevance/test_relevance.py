@@ -141,8 +141,10 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["Must a firm keep client records, and if so, for how long?"]),
     ("How are assets held in trust, and in particular cash and securities?",
      ["How are assets held in trust, and in particular cash and securities?"]),
+    ("What criteria apply to disclosures, and regarding climate-related risks, what policies does the FSRA expect?",
+     ["What criteria apply to disclosures?", "Regarding climate-related risks, what policies does the FSRA expect?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
-        "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues"])
+        "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
