@@ -621,9 +621,9 @@ def main() -> None:
         with dbmod.connection(settings) as conn:
             started = time.perf_counter()
             store.prewarm(conn)
-            working = store.search_working_set(conn)
+            working, shared = store.search_working_set(conn)
         result["prewarm_s"] = round(time.perf_counter() - started, 1)
-        result["shared_buffers_mb"] = working.pop("shared_buffers") // 2**20
+        result["shared_buffers_mb"] = shared // 2**20
         result["search_working_set_mb"] = sum(working.values()) // 2**20
     log("hybrid search")
     with PeakMemory(server) as memory:

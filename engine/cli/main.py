@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -107,8 +108,7 @@ def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None
             started = time.perf_counter()
             blocks = store.prewarm(conn)
             seconds = time.perf_counter() - started
-            sizes = store.search_working_set(conn)
-        shared = sizes.pop("shared_buffers")
+            sizes, shared = store.search_working_set(conn)
         total = sum(sizes.values())
         if as_json:
             emit_json({"blocks": blocks, "bytes": sizes, "working_set_bytes": total, "shared_buffers_bytes": shared,
@@ -121,7 +121,7 @@ def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None
         if total > shared:
             out.print(f"The search working set is larger than shared_buffers: what does not fit stays in the "
                       f"operating system's cache and searches slow down (docs/scale.md). Set shared_buffers to "
-                      f"at least {-(-total * 5 // 4 // 2**30)} GB if the machine has the memory.", highlight=False)
+                      f"at least {math.ceil(total * 1.25 / 2**30)} GB if the machine has the memory.", highlight=False)
         return ExitCode.SUCCESS
 
     run(body)

@@ -405,16 +405,17 @@ SEARCH_RELATIONS = ("chunks_embedding", "chunks", "postings_current", "postings_
                     "lexical_terms_term_key")
 
 
-def search_working_set(conn: psycopg.Connection) -> dict[str, int]:
-    """Bytes of each relation a search reads (the heap's TOAST included), and the server's shared_buffers."""
-    rows = conn.execute(
-        "SELECT c.relname, pg_relation_size(c.oid) + coalesce(pg_relation_size(c.reltoastrelid), 0) "
-        "FROM pg_class c WHERE c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
-        (list(SEARCH_RELATIONS),)).fetchall()
-    sizes = {name: int(size) for name, size in rows}
-    sizes["shared_buffers"] = int(conn.execute(
-        "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'").fetchone()[0])
-    return sizes
+_SEARCH_RELATION_ROWS = ("FROM pg_class c WHERE c.relname = ANY(%s) "
+                         "AND c.relnamespace = current_schema()::regnamespace ORDER BY c.relname")
+
+
+def search_working_set(conn: psycopg.Connection) -> tuple[dict[str, int], int]:
+    """(bytes of each relation a search reads, the heap's TOAST included; the server's shared_buffers in bytes)."""
+    rows = conn.execute("SELECT c.relname, pg_relation_size(c.oid) + coalesce(pg_relation_size(c.reltoastrelid), 0) "
+                        + _SEARCH_RELATION_ROWS, (list(SEARCH_RELATIONS),)).fetchall()
+    shared = conn.execute(
+        "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'").fetchone()[0]
+    return {name: int(size) for name, size in rows}, int(shared)
 
 
 def prewarm(conn: psycopg.Connection) -> dict[str, int]:
@@ -432,12 +433,9 @@ def prewarm(conn: psycopg.Connection) -> dict[str, int]:
         raise StorageError(f"cannot use pg_prewarm ({str(exc).strip()}); ask an administrator to run "
                            "'CREATE EXTENSION pg_prewarm;' in this database once (it ships with PostgreSQL's "
                            "contrib modules)") from exc
-    present = search_working_set(conn)
-    blocks = {}
-    for name in SEARCH_RELATIONS:
-        if name in present:
-            blocks[name] = int(conn.execute("SELECT pg_prewarm(%s::regclass)", (name,)).fetchone()[0])
-    return blocks
+    rows = conn.execute("SELECT c.relname, pg_prewarm(c.oid) " + _SEARCH_RELATION_ROWS,
+                        (list(SEARCH_RELATIONS),)).fetchall()
+    return {name: int(blocks) for name, blocks in rows}
 
 
 def count_rows(conn: psycopg.Connection) -> dict[str, int]:
