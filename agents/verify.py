@@ -284,7 +284,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     out: dict[str, JudgedRequirement] = {}
     # The passages here are a part's ranked candidates: the pipeline's own gate threshold (calibrated for
     # chosen passages, see engine.relevance.scorer), not the one `judge` uses for a text alone.
-    gate = float(model.thresholds.get("gate_selected", model.thresholds["gate"])) if model is not None else 0.0
+    gate = float(model.thresholds["gate_selected"]) if model is not None else 0.0
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:

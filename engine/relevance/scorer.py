@@ -5,9 +5,10 @@ passage's place in a ranked list.
   and phrase coverage, heading coverage, length, and their products. `agents.verify.judge` and the grounding gate use
   it; its threshold (`thresholds["gate"]`) is calibrated for balanced accuracy on held-out pairs. In the
   answer pipeline the gate judges passages the selection already chose (a much higher prior of being
-  relevant), at its own threshold `thresholds["gate_selected"]` (bench/calibrate_relevance.py: the best
-  citation F1 on calibration questions while at most `OFF_TOPIC_PASS` of off-topic regulatory passages
-  pass; the same as `gate` until calibrated).
+  relevant), at its own threshold `thresholds["gate_selected"]` (bench/calibrate_relevance.py: chosen
+  with the selection cut for the most citation recall at precision 0.70 on calibration questions, among
+  thresholds that let at most `OFF_TOPIC_PASS` of off-topic regulatory passages through; the same as
+  `gate` until calibrated).
 * The **rank head** scores a candidate within a retrieval list: the pair logit, its gap to the
   list's best, the fused retrieval score and the retriever ranks. Reranking and selection use it;
   selection cites what scores within `select_gap` of the best and above `select_floor`.
@@ -68,19 +69,18 @@ def pair_features(question: str, text: str, cosine: float, heading: str = "") ->
 
 
 def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
-                  pairs: Sequence[dict[str, float]] | None = None) -> list[dict[str, float]]:
+                  pairs: Sequence[dict[str, float]]) -> list[dict[str, float]]:
     """List-relative features: each row carries `score` (fused retrieval score) and optional ranks; `pairs`
-    (the rows' pair features) add the pair head's inputs. Pure."""
+    (the rows' pair features) give the pair head's inputs that ranking uses too. Pure."""
     best = max(pair_logits, default=0.0)
     top = max((float(r.get("score") or 0.0) for r in rows), default=0.0) or 1.0
 
     def inv(rank: Any) -> float:
         return 1.0 / float(rank) if rank else 0.0
 
-    pairs = pairs if pairs is not None else [{}] * len(rows)
     return [{"pair_logit": p, "logit_gap": p - best, "fused": float(r.get("score") or 0.0) / top,
              "inv_rank": inv(r.get("rank")), "inv_dense_rank": inv(r.get("dense_rank")),
-             "inv_lexical_rank": inv(r.get("lexical_rank")), **{f: pf[f] for f in _PAIR_IN_RANK if f in pf}}
+             "inv_lexical_rank": inv(r.get("lexical_rank")), **{f: pf[f] for f in _PAIR_IN_RANK}}
             for p, r, pf in zip(pair_logits, rows, pairs, strict=True)]
 
 
@@ -143,6 +143,11 @@ class Scorer:
     sha256: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
+        # scorer written by `evidence relevance train` names both in its file (and so in its sha256).
+        object.__setattr__(self, "thresholds", {"gate_selected": self.thresholds["gate"], **self.thresholds})
+
     @property
     def identity(self) -> dict[str, str]:
         return {"name": self.name, "sha256": self.sha256}
@@ -154,7 +159,7 @@ class Scorer:
         return float(sigmoid(self.pair.logits([features])[0]))
 
     def rank_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
-                           pairs: Sequence[dict[str, float]] | None = None) -> np.ndarray:
+                           pairs: Sequence[dict[str, float]]) -> np.ndarray:
         """Probability that each candidate of a list answers the question (pair logit alone without a rank head)."""
         if not rows:
             return np.zeros(0)
@@ -194,7 +199,6 @@ def load_scorer(directory: Path) -> Scorer:
     if pair is None:
         raise ConfigError(f"the relevance scorer {path} has no pair head; retrain it with 'evidence relevance train'")
     thresholds = {**DEFAULT_THRESHOLDS, **data.get("thresholds", {})}
-    thresholds.setdefault("gate_selected", thresholds["gate"])
     return Scorer(pair=pair, rank=_head(data.get("rank")), thresholds=thresholds,
                   name=data.get("name", "relevance-scorer"), sha256=hashlib.sha256(raw).hexdigest(),
                   info=data.get("info", {}))
