@@ -32,9 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agents.select import cut  # noqa: E402
 from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
-from engine.config import Settings  # noqa: E402
+from engine.config import EvidenceSettings, Settings  # noqa: E402
 from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
@@ -116,7 +117,7 @@ def off_topic_probabilities(scorer: Scorer, model: RelevanceModel, items: list[d
 
 
 def gated_figures(items: list[dict], probs: list[list[float]], pair: list[list[float]], thresholds: dict,
-                  gate: float, extra: int = 3) -> dict:
+                  gate: float, extra: int = EvidenceSettings().extra_candidates) -> dict:
     """As the pipeline cites (agents.select, agents.verify): the cut's passages and `extra` more are
     candidates; those whose pair probability is below `gate` drop out; the cut is taken again over the
     rest (a rejected top passage does not block the next)."""
@@ -124,8 +125,8 @@ def gated_figures(items: list[dict], probs: list[list[float]], pair: list[list[f
     chosen = []
     for p, q in zip(probs, pair, strict=True):
         order = sorted(range(len(p)), key=lambda i: (-p[i], i))
-        candidates = [i for i in order[: len(select(p, floor, gap, most)) + extra] if q[i] >= gate]
-        kept = select([p[i] for i in candidates], floor, gap, most)
+        candidates = [i for i in order[: len(cut(p, floor, gap, most)) + extra] if q[i] >= gate]
+        kept = cut([p[i] for i in candidates], floor, gap, most)
         chosen.append([candidates[j] for j in kept])
     return selection_figures(items, [[1.0 if i in c else 0.0 for i in range(len(p))] for c, p in
                                      zip(chosen, probs, strict=True)], 0.5, 1.0, most)
@@ -135,19 +136,10 @@ def passages_in_order(keys: list[str], order: list[int]) -> list[str]:
     return list(dict.fromkeys(keys[i] for i in order))
 
 
-def select(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
-    """Indices cited: within `gap` of the best probability, at least `floor`, at most `most`."""
-    if not probs:
-        return []
-    order = sorted(range(len(probs)), key=lambda i: -probs[i])
-    best = probs[order[0]]
-    return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
-
-
 def selection_figures(items: list[dict], probs: list[list[float]], floor: float, gap: float, most: int) -> dict:
     precision, recall, answered = [], [], 0
     for item, p in zip(items, probs, strict=True):
-        cited = set(item["keys"][i] for i in select(p, floor, gap, most))
+        cited = set(item["keys"][i] for i in cut(p, floor, gap, most))
         if cited:
             answered += 1
             precision.append(len(cited & item["gold"]) / len(cited))
@@ -244,9 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     grid = []
     for floor, gap, most in product([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4], [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5],
                                     [1, 2, 3]):
-        cut = {"select_floor": floor, "select_gap": gap, "select_max": most}
-        for gate_value in gates[:12]:  # F1 falls as the gate rises past the off-topic bound
-            fig = gated_figures(calib, calib_probs, calib_pair, cut, gate_value)
+        cut_at = {"select_floor": floor, "select_gap": gap, "select_max": most}
+        for gate_value in gates[:12]:  # the 12 lowest the off-topic bound allows (bounds the search time)
+            fig = gated_figures(calib, calib_probs, calib_pair, cut_at, gate_value)
             if fig["answered"] >= MIN_ANSWERED:
                 grid.append((fig, floor, gap, most, gate_value))
     assert grid, "no selection cut answers enough calibration questions"
@@ -258,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     passing = sum(p >= best[4] for p in off_topic) / len(off_topic)
 
     held_probs = probabilities(held)
+    held_pair = [pair_probabilities(fitted, it) for it in held]
     gate = {}
     if args.pairs.exists():  # hard negatives only (BM25's best non-gold passages), and with random ones too
         hard = read_pairs(args.pairs)
@@ -272,11 +265,9 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
         "calibrate_off_topic_pass": round(passing, 4),
-        "heldout_selection_gated": gated_figures(held, held_probs, [pair_probabilities(fitted, it) for it in held],
-                                                 fitted.thresholds, best[4]),
-        "heldout_selection_gated_at_pair_gate": gated_figures(
-            held, held_probs, [pair_probabilities(fitted, it) for it in held], fitted.thresholds,
-            fitted.thresholds["gate"]),
+        "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),
+        "heldout_selection_gated_at_pair_gate": gated_figures(held, held_probs, held_pair, fitted.thresholds,
+                                                              fitted.thresholds["gate"]),
         "heldout_top1": top_k_reference(held, 1), "heldout_top2": top_k_reference(held, 2),
         "heldout_top3": top_k_reference(held, 3), **gate,
     }
