@@ -23,6 +23,33 @@ if TYPE_CHECKING:
     from agents.select import Part
 
 
+_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
+# "It is important for firms to ...", "It is imperative to adhere ...".
+_EXPLETIVE_IT = re.compile(
+    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
+    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
+    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
+    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
+    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
+
+
+# "This Chapter", "these Rules": the document speaking of itself, which the citation names.
+_SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
+                             r"policy|polic(?:ies)|document|schedule|appendix|annex|article|paragraph|module|"
+                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
+
+
+def leans_on_context(quote: str) -> bool:
+    """The quote starts with a word that points back at text before it ("Such records", "They must");
+    "IT" in capitals is information technology, not the pronoun; "It is expected that" and "This Chapter"
+    point at nothing before them."""
+    match = _LEANS_ON_CONTEXT.search(quote)
+    if match is None or _EXPLETIVE_IT.search(quote) or _SELF_REFERENCE.search(quote):
+        return False
+    return match.group(1) != "IT" or quote.isupper()
+
+
 class Modality(StrEnum):
     OBLIGATION = "obligation"
     PROHIBITION = "prohibition"
@@ -152,18 +179,36 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
 
 
-def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings) -> tuple[int, int] | None:
-    """A contiguous span of at most `limits.max_quote_words` words around the sentence's modal verb; None
-    for a sentence shorter than `limits.min_quote_words`."""
-    most = limits.max_quote_words
+# A clause boundary: the word after one of these (or after a line break) may open an excerpt.
+_CLAUSE_END = (",", ";", ":", ")")
+MIN_AFTER_MODAL = 12  # words an excerpt keeps from the modal verb on
+
+
+def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0) -> tuple[int, int] | None:
+    """A contiguous span of at most `limits.max_quote_words` words (plus `lead`, the words of sentences
+    prepended for context) holding the sentence's modal verb; None for a sentence shorter than
+    `limits.min_quote_words`. The span keeps the sentence's beginning (its subject, and a time or condition
+    stated first: "On an annual basis ..., the officer must ...") whenever the modal verb and
+    `MIN_AFTER_MODAL` words after it fit; otherwise it opens at the earliest clause boundary that lets
+    them fit, or 8 words before the modal verb."""
+    most = limits.max_quote_words + lead
     words = _word_spans(text, start, end)
     if len(words) <= most:
         return (start, end) if len(words) >= limits.min_quote_words else None
-    modal = MODAL_ANCHOR.search(text[start:end])
-    anchor = start + (modal.start() if modal else 0)
-    first = max(0, next((i for i, (s, _) in enumerate(words) if s >= anchor), 0) - 8)
+    modal = MODAL_ANCHOR.search(text[start + _offset(words, lead, start):end])
+    anchor = start + _offset(words, lead, start) + (modal.start() if modal else 0)
+    at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
+    earliest = max(0, at + min(MIN_AFTER_MODAL, len(words) - at) - most)
+    boundaries = [i for i in range(earliest, at + 1)
+                  if i == 0 or text[words[i - 1][1] - 1] in _CLAUSE_END or "\n" in text[words[i - 1][1]:words[i][0]]]
+    first = boundaries[0] if boundaries else max(0, at - 8)
     first = min(first, len(words) - most)
     return words[first][0], words[first + most - 1][1]
+
+
+def _offset(words: list[tuple[int, int]], lead: int, start: int) -> int:
+    """Characters from `start` to the first word after the `lead` prepended words."""
+    return words[lead][0] - start if 0 < lead < len(words) else 0
 
 
 def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
@@ -191,12 +236,15 @@ class _Numbering:
 
 
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
-                 limits: EvidenceSettings, origin: str = "") -> Requirement:
+                 limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None) -> Requirement:
+    """`sentence_start`: where the requirement's own sentence begins when the quote opens with the text it
+    leans on (its modality is the sentence's, not the context's)."""
     quote = chunk["text"][start:end]
-    modality = classify_modality(quote)
-    elsewhere = bool(_REFERS_ELSEWHERE.search(quote))
+    own = chunk["text"][max(start, sentence_start or start):end]
+    modality = classify_modality(own)
+    elsewhere = bool(_REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
-    kind = non_binding(chunk, quote)
+    kind = non_binding(chunk, own)
     if kind:
         reason = f"non-binding ({kind}): context, not a requirement; {reason}"
     rid = numbering.next(chunk["source_type"], binding=kind is None)
@@ -206,6 +254,28 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         section_path=chunk["section_path"], chunk_id=chunk["chunk_id"], char_start=start, char_end=end,
         exact_quote=quote, modality=modality, extraction_confidence=level, confidence_reason=origin + reason,
         refers_elsewhere=elsewhere, binding=kind is None)
+
+
+_POINTER = re.compile(r"^\s*(?:such|these|those|this|that)\s+([a-z][\w-]{2,})", re.I)
+
+
+def _with_context(text: str, spans: list[Any], span: Any, most: int = 3) -> tuple[int, int]:
+    """Where a quote of `span` starts, and how many words before the sentence it takes: a sentence that
+    leans on text before it is quoted from the sentence it points at, so the quote names what it speaks
+    of: "Such reports must ..." from the nearest of the `most` sentences before it that mentions reports,
+    "They must ..." from the sentence before."""
+    i = spans.index(span)
+    sentence = text[span.start:span.end]
+    if i == 0 or not leans_on_context(sentence):
+        return span.start, 0
+    back = 1
+    noun = _POINTER.match(sentence)
+    if noun:
+        stem = noun.group(1).lower()[:5]
+        back = next((b for b in range(1, min(most, i) + 1)
+                     if stem in text[spans[i - b].start:spans[i - b].end].lower()), 1)
+    start = spans[i - back].start
+    return start, len(text[start:span.start].split())
 
 
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
@@ -221,11 +291,13 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         for span in modal or spans:
-            cut = _excerpt(text, span.start, span.end, limits)
+            start, lead = _with_context(text, spans, span)
+            cut = _excerpt(text, start, span.end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
-            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (span.start, span.end), limits))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, span.end), limits,
+                                    sentence_start=span.start))
     return out
 
 
@@ -353,6 +425,7 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     from agents.parts import question_parts
     from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
     from agents.select import part_candidates, rank_part, relevance_model
+    from agents.translate import relevance_question
 
     evidence = state["evidence"]
     model = relevance_model(deps)
@@ -361,7 +434,9 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     added: list[EvidenceItem] = []
     # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
     researched = bool(cast(dict[str, Any], state).get("steps"))
-    for i, question in enumerate(question_parts(state["stem"], deps.settings.answer)):
+    # Passages are selected and gated against the question in the corpus's language (agents.translate)
+    asked, spent_fallbacks, spent = relevance_question(state, deps)
+    for i, question in enumerate(question_parts(asked, deps.settings.answer)):
         if researched:
             pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth)
@@ -375,7 +450,7 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     chunks = candidate_chunks(evidence, parts)
     needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
-        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
+        return evidence_update(spent_fallbacks, spent, requirements=[r.model_dump(mode="json")
                                                     for r in extract_from_chunks(chunks, limits=limits)],
                                parts=dumped, evidence=added)
     unlocated: list[Requirement] = []
@@ -388,12 +463,12 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         return found
 
     requirements, fallbacks, calls = llm_or_rules_within(
-        deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
+        deps, evidence_allowance(state, deps) - spent, "extract", "extract", ExtractReply,
         rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)
         fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
                      "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
-    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements],
-                           parts=dumped, evidence=added)
+    return evidence_update(spent_fallbacks + fallbacks, spent + calls,
+                           requirements=[r.model_dump(mode="json") for r in requirements], parts=dumped, evidence=added)

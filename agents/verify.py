@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import Modality, Requirement, classify_modality, is_verbatim, states_requirement
+from agents.extract import Modality, Requirement, classify_modality, is_verbatim, leans_on_context, states_requirement
 from agents.select import Part, RankedChunk
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
@@ -51,26 +51,6 @@ _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|freq
                         r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
                         r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
                         re.IGNORECASE)
-_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
-# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
-# "It is important for firms to ...", "It is imperative to adhere ...".
-_EXPLETIVE_IT = re.compile(
-    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
-    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
-    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
-    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
-    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
-
-
-def leans_on_context(quote: str) -> bool:
-    """The quote starts with a word that points back at text before it ("Such records", "They must");
-    "IT" in capitals is information technology, not the pronoun."""
-    match = _LEANS_ON_CONTEXT.search(quote)
-    if match is None or _EXPLETIVE_IT.search(quote):
-        return False
-    return match.group(1) != "IT" or quote.isupper()
-
-
 # ... and not when the time is one of several things asked ("the level and frequency of training", "the
 # frequency and circumstances under which ..."), nor for "when would it be necessary to ...", which asks for
 # circumstances: a quote that answers the rest answers the question in part, and says so by its words.

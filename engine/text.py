@@ -45,7 +45,9 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|\b(annually|semi-annually|biannua
                          r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|before|after|within|prior\s+to|until|"
                          r"at\s+least|no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as|"
                          r"regular|regularly|periodic|periodically|ongoing|continuous|continuously|continually|"
-                         r"from\s+time\s+to\s+time|at\s+all\s+times|in\s+(?:sufficient|good|adequate|reasonable)\s+"
+                         r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
+                         r"daily|regular|periodic|ongoing|continuous|continuing|timely|biennial|semi-annual|half-yearly)"
+                         r"\s+basis|in\s+(?:sufficient|good|adequate|reasonable)\s+"
                          r"time|(?:reasonable|appropriate|sufficient)\s+(?:time|period|notice|intervals?|frequency))\b",
                          re.IGNORECASE)
 

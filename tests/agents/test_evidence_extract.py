@@ -71,7 +71,10 @@ def test_extract_verbatim_quotes_with_ids_and_flags() -> None:
         assert source[req.char_start:req.char_end] == req.exact_quote
     assert reqs[0].modality is Modality.OBLIGATION and reqs[0].extraction_confidence == "high"
     assert reqs[1].refers_elsewhere and reqs[1].extraction_confidence == "low"
-    assert all("not required" not in r.exact_quote for r in reqs)  # imposes nothing
+    assert all(not r.exact_quote.startswith("A firm is not required") for r in reqs)  # imposes nothing
+    # "Such records ..." leans on the sentence that names the records: quoted from there, its modality its own
+    assert reqs[1].exact_quote.startswith("A firm must retain transaction records") and reqs[1].exact_quote.endswith(
+        "section 4.1 of this Regulation.") and reqs[1].modality is Modality.OBLIGATION
     assert all(r.exact_quote != "The firm must act." for r in reqs)  # under 10 words
 
 
@@ -84,6 +87,40 @@ def test_long_sentence_is_excerpted_contiguously() -> None:
     assert len(req.exact_quote.split()) == 40
     assert long[req.char_start:req.char_end] == req.exact_quote and "must obtain" in req.exact_quote
     assert req.extraction_confidence == "medium"
+
+
+def test_excerpt_keeps_the_subject_and_a_time_stated_first() -> None:
+    from agents.verify import states_time
+
+    long = ("On an annual basis or more frequently if requested by the Regulator, the Senior Executive Officer of a "
+            "Third Party Provider must provide the Regulator with an attestation that the Third Party Provider has "
+            "complied with the requirements on the security and integrity of its Interfacing Systems, together "
+            "with a report by an independent auditor.")
+    req = extract_from_chunks([_chunk(text=long)])[0]
+    assert req.exact_quote.startswith("On an annual basis") and "must provide the Regulator" in req.exact_quote
+    assert states_time(req.exact_quote) and len(req.exact_quote.split()) == 40
+
+
+def test_excerpt_of_a_late_modal_opens_at_a_clause_boundary() -> None:
+    preamble = ", ".join(f"where the firm carries on activity number {n} in the jurisdiction" for n in range(1, 6))
+    long = (f"In the circumstances described in this section, {preamble}, the firm must notify the Regulator in "
+            "writing of every change to its controllers and of every change to its close links without delay.")
+    req = extract_from_chunks([_chunk(text=long)])[0]
+    before = long[:req.char_start].rstrip()
+    assert before.endswith(",") and "must notify the Regulator" in req.exact_quote
+    assert long[req.char_start:req.char_end] == req.exact_quote
+
+
+@pytest.mark.parametrize(("text", "starts"), [
+    ("The firm keeps a register of complaints received from clients. They must be reviewed by the compliance "
+     "officer every quarter without exception.", "The firm keeps a register"),
+    ("This Chapter sets out the requirements that apply to every firm and its senior management, and firms must "
+     "read it in full.", "This Chapter"),
+], ids=["pronoun-takes-the-sentence-before", "this-chapter-leans-on-nothing"])
+def test_a_sentence_leaning_on_text_before_it_is_quoted_with_it(text: str, starts: str) -> None:
+    reqs = extract_from_chunks([_chunk(text=text)])
+    assert reqs and reqs[-1].exact_quote.startswith(starts) and text[reqs[-1].char_start:reqs[-1].char_end] == \
+        reqs[-1].exact_quote
 
 
 @pytest.mark.parametrize(("quote", "start_shift", "ok"), [
