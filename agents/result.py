@@ -122,7 +122,9 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     options = state.get("options") or []
     return EvidenceResult(
         question=question, status="ANSWERED" if verified else NO_EVIDENCE,
-        grounding_confidence=grounding_confidence(verified),
+        grounding_confidence=grounding_confidence(
+            verified, {j.requirement.requirement_id: j.relevance for j in judged if j.verified},
+            {j.requirement.requirement_id: j.part for j in judged if j.verified}, max(1, len(parts))),
         extracted_requirements=[_row(j) for j in judged],
         verified_requirements=[_row(j) for j in judged if j.verified],
         rejected_requirements=[_row(j) for j in judged if not j.verified],

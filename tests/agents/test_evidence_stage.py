@@ -391,3 +391,24 @@ def test_a_question_asks_for_a_time_only_when_time_is_all_it_asks(question: str,
     from agents.verify import asks_time
 
     assert asks_time(question) is asks
+
+
+@pytest.mark.parametrize(("relevance", "parts", "n_parts", "expected"), [
+    ({"REQ-S001": 0.86}, None, 1, "high"),  # one exact citation of a passage that answers: not "low" for being one
+    ({"REQ-S001": 0.55}, None, 1, "medium"),
+    ({"REQ-S001": 0.2}, None, 1, "low"),
+    ({"REQ-S001": 0.9, "REQ-S002": 0.45}, {"REQ-S001": 0, "REQ-S002": 1}, 2, "medium"),  # the weakest part's
+    ({"REQ-S001": 0.9}, {"REQ-S001": 0}, 2, "low"),  # a part without evidence
+    (None, None, 1, "low"),  # no relevance figures: by count, one quote is low
+], ids=["one-strong", "one-middling", "one-weak", "weakest-part", "part-missing", "by-count"])
+def test_grounding_confidence_follows_the_best_passages_relevance(relevance, parts, n_parts, expected) -> None:
+    from agents.compose import grounding_confidence
+
+    verified = [*VERIFIED, _req("REQ-S002", "A firm must notify the Regulator of a breach within 72 hours.")]
+    verified = [r for r in verified if relevance is None or r.requirement_id in relevance][:1 if relevance is None
+                                                                                          else None]
+    assert grounding_confidence(verified, relevance, parts, n_parts) == expected
+    leaning = [r.model_copy(update={"refers_elsewhere": True}) for r in verified]
+    if expected == "high":
+        assert grounding_confidence(leaning, relevance, parts, n_parts) == "medium"  # every quote leans elsewhere
+    assert grounding_confidence([], relevance, parts, n_parts) == "insufficient"
