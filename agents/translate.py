@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.ingest.language import UNDETERMINED, detect, language_name
+from engine.text import normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -39,7 +40,7 @@ def needs_translation(language: dict[str, Any] | None) -> bool:
 
 def accepted(reply: TranslateReply, corpus: str) -> str | None:
     """The rendering, when code detects it as the corpus's language. Pure."""
-    text = " ".join(reply.question.split())
+    text = normalize_ws(reply.question)
     return text if text and detect(text).language == corpus else None
 
 
@@ -54,5 +55,5 @@ def relevance_question(state: EvidenceState, deps: Deps) -> tuple[str, list[str]
     assert language is not None  # needs_translation
     return llm_or_rules_within(deps, evidence_allowance(state, deps), "translate", "translate", TranslateReply,
                                rules=lambda: stem, accept=lambda reply: accepted(reply, language["corpus"]),
-                               question=stem, source=language_name(language["question"]),
-                               target=language_name(language["corpus"]))
+                               question=stem, question_language=language_name(language["question"]),
+                               language=language_name(language["corpus"]))

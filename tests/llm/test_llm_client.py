@@ -32,6 +32,7 @@ VARIABLES = {
     "previous": [HOSTILE], "reasons": [HOSTILE],
     "statements": [{"number": 1, "text": HOSTILE, "quotes": {"REQ-S001": HOSTILE}}],
     "language": "English",  # a language name the code picks from its own table, not the asker's text
+    "question_language": "German",  # the same
 }
 
 
