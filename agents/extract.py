@@ -36,7 +36,7 @@ _EXPLETIVE_IT = re.compile(
 
 # "This Chapter", "these Rules": the document speaking of itself, which the citation names.
 _SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
-                             r"policy|polic(?:ies)|document|schedule|appendix|annex|article|paragraph|module|"
+                             r"polic(?:y|ies)|document|schedule|appendix|annex|article|paragraph|module|"
                              r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
 
 
@@ -64,7 +64,7 @@ def _rx(*patterns: str) -> re.Pattern[str]:
 
 # Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
 _DEFINITION = _rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
-                  r"(?:means|includes|refers\s+to|has\s+the\s+meaning)\b",
+                  r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning)\b",  # "by means of" defines nothing
                   r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
                   r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
 _NOT_REQUIRED = _rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
@@ -90,7 +90,9 @@ _OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|ob
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
 _RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
-_PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b")
+_PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
+                 # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
+                 r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
 
 
 def classify_modality(sentence: str) -> Modality:
@@ -236,12 +238,16 @@ class _Numbering:
 
 
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
-                 limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None) -> Requirement:
-    """`sentence_start`: where the requirement's own sentence begins when the quote opens with the text it
-    leans on (its modality is the sentence's, not the context's)."""
+                 limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None,
+                 sentence_end: int | None = None) -> Requirement:
+    """`sentence_start`/`sentence_end`: the requirement's own sentence, when the quote opens with the text it
+    leans on (its modality is the sentence's, not the context's) or is an excerpt of it (a sentence chosen
+    for its modality keeps it when the excerpt leaves out the deciding words)."""
     quote = chunk["text"][start:end]
     own = chunk["text"][max(start, sentence_start or start):end]
     modality = classify_modality(own)
+    if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
+        modality = classify_modality(chunk["text"][sentence_start or start:sentence_end])
     elsewhere = bool(_REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     kind = non_binding(chunk, own)
@@ -278,6 +284,22 @@ def _with_context(text: str, spans: list[Any], span: Any, most: int = 3) -> tupl
     return start, len(text[start:span.start].split())
 
 
+_LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
+
+
+def _with_list(text: str, spans: list[Any], span: Any, most: int) -> int:
+    """Where a quote of `span` ends: a sentence that introduces a list ("A firm must:", "Rules may make
+    provision\u2014") runs on over the items that follow it, up to `most` words, so that the quote says what
+    is required rather than that something is."""
+    if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN):
+        return span.end
+    i, end = spans.index(span), span.end
+    while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
+        i += 1
+        end = spans[i].end
+    return end
+
+
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
     """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
     lengths: `limits`, the run's `Settings.evidence`)."""
@@ -292,12 +314,13 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         for span in modal or spans:
             start, lead = _with_context(text, spans, span)
-            cut = _excerpt(text, start, span.end, limits, lead)
+            end = _with_list(text, spans, span, limits.max_quote_words)
+            cut = _excerpt(text, start, end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
-            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, span.end), limits,
-                                    sentence_start=span.start))
+            out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, end), limits,
+                                    sentence_start=span.start, sentence_end=span.end))
     return out
 
 

@@ -58,7 +58,10 @@ _TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|interv
 _NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
                             rf"\b\w+\s+(?:and|or)\s+{_TIME_NOUN}\b|"
                             r"^\W*when\s+(?:would|should|could|might|will|is|does)\s+(?:it|this|that)\s+be\s+"
-                            r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b", re.IGNORECASE)
+                            r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b|"
+                            # "When is a firm permitted to ...": the circumstances, not a time
+                            r"^\W*when\s+(?:is|are)\s+(?:\w+\s+){1,8}?(?:permitted|allowed|entitled|eligible|exempt(?:ed)?)"
+                            r"\b", re.IGNORECASE)
 
 
 def asks_time(question: str) -> bool:

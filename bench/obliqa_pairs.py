@@ -8,6 +8,13 @@ and one file per split is written:
     python bench/obliqa_pairs.py --documents ../shared/obliqa/documents \
         --questions ../shared/obliqa/ObliQA_dev.json --out out/pairs [--negatives 5]
 
+`--retrieval-negatives MODEL_DIR`: the `train` questions' negatives are instead the best non-gold passages
+of the engine's own hybrid retrieval (no reranking) over the documents embedded by that relevance model
+(a benchmark database under bench/.cache, ingested when missing), skipping near-duplicates of a gold
+passage (word Jaccard > 0.8): what the encoder is trained to push down is then what it and BM25
+actually confuse with the answer. The other splits keep BM25 negatives, so the scorer and the gate are
+calibrated as before.
+
 Only the dev split is read; ObliQA's test split is a held-out judge and is never used here.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -45,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True, help="directory for <split>.jsonl")
     parser.add_argument("--negatives", type=int, default=5, help="hard negatives per question")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--retrieval-negatives", type=Path, default=None, metavar="MODEL_DIR",
+                        help="train questions' negatives from hybrid retrieval with this relevance model")
     args = parser.parse_args(argv)
 
     passages = load_passages(args.documents)
@@ -54,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     index = bm25s.BM25(method="lucene", k1=1.0, b=0.6)
     index.index([tokenize(p["text"]) for p in passages], show_progress=False)
     rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    mined = retrieval_miner(args.retrieval_negatives, args.documents, by_key) if args.retrieval_negatives else None
     for q in json.loads(args.questions.read_text()):
         split = split_of(q["QuestionID"], seed=args.seed)
         gold = {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}
@@ -61,6 +72,10 @@ def main(argv: list[str] | None = None) -> None:
         for key in sorted(gold):
             for text in by_key.get(key, []):
                 rows[split].append({**base, "passage": text, "label": 1, "passage_key": key})
+        if mined is not None and split == "train":
+            rows[split].extend({**base, "passage": text, "label": 0, "passage_key": key, "retrieval_rank": rank}
+                               for rank, (key, text) in enumerate(mined(q["Question"], gold, args.negatives), 1))
+            continue
         scores = index.get_scores(list(query_terms(q["Question"])))
         taken = 0
         for i in scores.argsort()[::-1][:50]:
@@ -75,6 +90,49 @@ def main(argv: list[str] | None = None) -> None:
         n = write_pairs(args.out / f"{split}.jsonl", items)
         questions = len({r["question_id"] for r in items})
         print(f"{split}: {questions} questions, {n} pairs -> {args.out / f'{split}.jsonl'}")
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def retrieval_miner(model_dir: Path, documents: Path, by_key: dict[str, list[str]]):  # noqa: ANN201
+    """A function (question, gold keys, n) -> n (key, text) negatives from the engine's hybrid retrieval."""
+    from bench.calibrate_relevance import key_of
+    from bench.obliqa import ingest
+    from engine import db as dbmod
+    from engine.config import Settings
+    from engine.search.embeddings import Embedder
+    from engine.search.retrieval import Retriever
+
+    encoder_sha = json.loads((model_dir / "relevance.json").read_text())["sha256"]
+    home = ROOT / "bench" / ".cache" / f"obliqa-{encoder_sha[:12]}"
+    home.mkdir(parents=True, exist_ok=True)
+    settings = Settings(home=home, relevance_model=model_dir, embedding_backend="onnx", rerank=False)
+    embedder = Embedder.from_settings(settings)
+    ingest(settings, embedder, documents)
+
+    def mine(question: str, gold: set[str], n: int) -> list[tuple[str, str]]:
+        gold_words = [_words(t) for k in gold for t in by_key.get(k, [])]
+        with dbmod.connection(settings) as conn:
+            hits = Retriever(conn, embedder, settings).search(question, k=30)
+        out: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for h in hits:
+            key = key_of(h.chunk)
+            if key in gold or key in seen:
+                continue
+            seen.add(key)  # a passage's first chunk in the list decides for the passage
+            text = normalize(h.chunk.text).strip()
+            words = _words(text)
+            if any(len(words & g) / max(1, len(words | g)) > 0.8 for g in gold_words):
+                continue
+            out.append((key, text))
+            if len(out) == n:
+                break
+        return out
+
+    return mine
 
 
 if __name__ == "__main__":

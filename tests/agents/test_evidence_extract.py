@@ -42,6 +42,10 @@ CASES = {
     "definition-unquoted": ("Client means any person to whom a firm must provide a service.", Modality.NONE),
     "description": ("This section describes the background to the record keeping rules.", Modality.NONE),
     "narrative": ("This Regulation comes into force on 1 March 2024.", Modality.NONE),
+    "by-means-of": ("By means of its facilities, a Recognised Body should keep an audit trail of every order.",
+                    Modality.RECOMMENDATION),  # "means of" defines nothing
+    "regulator-would-permit": ("On an acquisition, the Regulator would permit the firm to rely on the CDD already "
+                               "carried out.", Modality.PERMISSION),
 }
 
 
@@ -99,6 +103,22 @@ def test_excerpt_keeps_the_subject_and_a_time_stated_first() -> None:
     req = extract_from_chunks([_chunk(text=long)])[0]
     assert req.exact_quote.startswith("On an annual basis") and "must provide the Regulator" in req.exact_quote
     assert states_time(req.exact_quote) and len(req.exact_quote.split()) == 40
+
+
+def test_an_excerpt_keeps_its_sentences_modality() -> None:
+    # a permission by its last words; the excerpt is cut around "required", its first modal word, and leaves them out
+    items = ", ".join(f"item {n} of the list of matters for the firm" for n in range(1, 9))
+    long = f"The required procedures set out in Part 21 give: {items}, and the firm may make representations."
+    req = extract_from_chunks([_chunk(text=long)])[0]
+    assert " may " not in req.exact_quote and long[req.char_start:req.char_end] == req.exact_quote
+    assert req.modality is Modality.PERMISSION
+
+
+def test_a_list_lead_in_is_quoted_with_its_items() -> None:
+    text = ("Rules under subsection (1) may make provision\u2014\n(a)\tspecifying the time within which an auditor is "
+            "to be appointed;\n(b)\trequiring the Regulator to be notified of an appointment.")
+    req = extract_from_chunks([_chunk(text=text)])[0]  # the lead-in alone is 7 words: too short to quote
+    assert req.exact_quote == text and req.modality is Modality.PERMISSION
 
 
 def test_excerpt_of_a_late_modal_opens_at_a_clause_boundary() -> None:

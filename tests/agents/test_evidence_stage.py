@@ -386,6 +386,8 @@ def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
     ("Can the ADGM provide guidance on the level and frequency of training required?", False),
     ("When would it be necessary for an Authorised Person to carry out additional audits?", False),
     ("When assessing a client, what must the firm document?", False),
+    ("When is a financial adviser permitted to send a non real time communication to a client?", False),
+    ("When is the annual report required to be submitted to the Regulator?", True),
 ])
 def test_a_question_asks_for_a_time_only_when_time_is_all_it_asks(question: str, asks: bool) -> None:
     from agents.verify import asks_time
