@@ -186,17 +186,32 @@ _CLAUSE_END = (",", ";", ":", ")")
 MIN_AFTER_MODAL = 12  # words an excerpt keeps from the modal verb on
 
 
-def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0) -> tuple[int, int] | None:
+def whole_sentences(text: str, start: int, end: int) -> bool:
+    """`text[start:end]` begins where a sentence begins and ends where one ends. Pure."""
+    spans = split_sentences(text)
+    return any(s.start == start for s in spans) and any(s.end == end for s in spans)
+
+
+def long_enough(text: str, start: int, end: int, limits: EvidenceSettings, whole: bool | None = None) -> bool:
+    """At least `limits.min_quote_words` words, or whole sentences of at least `limits.min_sentence_words`."""
+    n = len(text[start:end].split())
+    if n >= limits.min_quote_words:
+        return True
+    return n >= limits.min_sentence_words and (whole if whole is not None else whole_sentences(text, start, end))
+
+
+def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0,
+             whole: bool = True) -> tuple[int, int] | None:
     """A contiguous span of at most `limits.max_quote_words` words (plus `lead`, the words of sentences
-    prepended for context) holding the sentence's modal verb; None for a sentence shorter than
-    `limits.min_quote_words`. The span keeps the sentence's beginning (its subject, and a time or condition
-    stated first: "On an annual basis ..., the officer must ...") whenever the modal verb and
-    `MIN_AFTER_MODAL` words after it fit; otherwise it opens at the earliest clause boundary that lets
-    them fit, or 8 words before the modal verb."""
+    prepended for context) holding the sentence's modal verb; None for a span too short to quote
+    (`long_enough`; `whole`: the span is whole sentences). The span keeps the sentence's beginning (its
+    subject, and a time or condition stated first: "On an annual basis ..., the officer must ...") whenever
+    the modal verb and `MIN_AFTER_MODAL` words after it fit; otherwise it opens at the earliest clause
+    boundary that lets them fit, or 8 words before the modal verb."""
     most = limits.max_quote_words + lead
     words = _word_spans(text, start, end)
     if len(words) <= most:
-        return (start, end) if len(words) >= limits.min_quote_words else None
+        return (start, end) if long_enough(text, start, end, limits, whole) else None
     modal = MODAL_ANCHOR.search(text[start + _offset(words, lead, start):end])
     anchor = start + _offset(words, lead, start) + (modal.start() if modal else 0)
     at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
@@ -402,7 +417,7 @@ def requirements_from_proposals(proposals: list[ProposedQuote], chunks: list[Evi
         if chunk is None or span is None:
             out.append(_unlocated(proposal, chunk, numbering.next(chunk["source_type"] if chunk else "")))
             continue
-        cut = _excerpt(chunk["text"], *span, limits) or span  # a short quote stays whole; Verify judges its length
+        cut = _excerpt(chunk["text"], *span, limits, whole=False) or span  # a short quote stays whole; Verify judges it
         if normalize_ws(chunk["text"][cut[0]:cut[1]]) in seen:
             continue
         seen.add(normalize_ws(chunk["text"][cut[0]:cut[1]]))

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import Modality, Requirement, classify_modality, is_verbatim, leans_on_context, states_requirement
+from agents.extract import (
+    Modality,
+    Requirement,
+    classify_modality,
+    is_verbatim,
+    leans_on_context,
+    long_enough,
+    states_requirement,
+)
 from agents.select import Part, RankedChunk
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
@@ -148,16 +156,19 @@ class JudgedRequirement(BaseModel):
     relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
 
 
-def _code_check(req: Requirement, chunks: dict[str, EvidenceItem], min_words: int) -> JudgedRequirement | None:
+def _code_check(req: Requirement, chunks: dict[str, EvidenceItem],
+                limits: EvidenceSettings) -> JudgedRequirement | None:
     """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
     chunk = chunks.get(req.chunk_id)
     if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
                                  rationale="the quote is not the chunk text at its offsets", score=0.0,
                                  decided_by="code")
-    if len(req.exact_quote.split()) < min_words:
+    if not long_enough(chunk["text"], req.char_start, req.char_end, limits):
         return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
-                                 rationale=f"a quote of fewer than {min_words} words", score=0.0, decided_by="code")
+                                 rationale=f"a quote of fewer than {limits.min_quote_words} words that is not whole "
+                                           f"sentences of at least {limits.min_sentence_words}", score=0.0,
+                                 decided_by="code")
     return None
 
 
@@ -184,7 +195,7 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     judged: dict[str, JudgedRequirement] = {}
     eligible: list[tuple[Requirement, Part, RankedChunk]] = []
     for req in requirements:
-        checked = _code_check(req, chunks, limits.min_quote_words)
+        checked = _code_check(req, chunks, limits)
         part, ranked = _part_of(req, parts)
         relevance = ranked.relevance if ranked else None
         if checked is not None:

@@ -68,7 +68,11 @@ class EvidenceSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    min_quote_words: int = Field(default=10, ge=1, description="A shorter quote is incomplete_quote (code check).")
+    min_quote_words: int = Field(default=10, ge=1, description="A shorter quote is incomplete_quote (code check), "
+                                 "unless it is whole sentences of at least min_sentence_words.")
+    min_sentence_words: int = Field(default=6, ge=1, description="A quote that is whole sentences of its chunk is "
+                                    "complete from this many words ('Relevant Persons must comply with Targeted "
+                                    "Financial Sanctions.').")
     max_quote_words: int = Field(default=40, ge=1, description="A longer sentence is excerpted around its modal verb.")
     quote_gap: float = Field(default=0.3, ge=0.0, le=1.0,
                              description="A sentence scoring this far below the best sentence of its passage is "

@@ -4,10 +4,11 @@ Used by chunking (chunks never split a sentence) and by requirement extraction (
 whole sentences or contiguous spans of one). Rules, in order:
 
 * a blank line always ends a sentence;
-* a line break ends a sentence unless the line ends with `,` `;` `:` `-` or the words
+* a line break ends a sentence unless the line ends with `,` `;` `:` a dash or the words
   `and`/`or` (list items and wrapped clauses continue the sentence);
 * `.`, `!` or `?` (optionally followed by a closing quote or bracket) ends a sentence when
-  whitespace follows, unless the word before it is a known abbreviation or a single letter.
+  whitespace follows, unless the word before it is a known abbreviation or a single letter, or (for `.`)
+  a lower-case word follows on the same line.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ NUMBERED_ABBREVIATIONS = frozenset(
     "no nos art arts s ss reg regs sec secs para paras fig figs ch chap pt sch r rr cl cll".split()
 )
 _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
-_CONTINUATION = re.compile(r"(?:[,;:\-\u2013]|\b(?:and|or))\s*$", re.IGNORECASE)
+_CONTINUATION = re.compile(r"(?:[,;:\-\u2013\u2014]|\b(?:and|or))\s*$", re.IGNORECASE)
 
 
 class Span(NamedTuple):
@@ -61,10 +62,17 @@ def _line_breaks(text: str) -> list[int]:
 def _terminals(text: str) -> list[int]:
     cuts = []
     for match in _TERMINAL.finditer(text):
-        if text[match.start()] == "." and _is_abbreviation(text, match.start()):
+        if text[match.start()] == "." and (_is_abbreviation(text, match.start()) or _lower_follows(text, match.end())):
             continue
         cuts.append(match.end())
     return cuts
+
+
+def _lower_follows(text: str, end: int) -> bool:
+    """A lower-case word follows on the same line: a number or reference, not a sentence, ended ("the Person
+    appointed under paragraph 33. values each property", "as defined in s.4. above")."""
+    rest = text[end:end + 40].lstrip(" \t")
+    return bool(rest) and rest[0].islower()
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:

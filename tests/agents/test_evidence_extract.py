@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.extract import Modality, classify_modality, extract_from_chunks, is_verbatim
+from engine.config import EvidenceSettings
 
 CASES = {
     "must": ("A firm must retain transaction records for at least six years.", Modality.OBLIGATION),
@@ -112,6 +113,19 @@ def test_an_excerpt_keeps_its_sentences_modality() -> None:
     req = extract_from_chunks([_chunk(text=long)])[0]
     assert " may " not in req.exact_quote and long[req.char_start:req.char_end] == req.exact_quote
     assert req.modality is Modality.PERMISSION
+
+
+def test_a_short_whole_sentence_is_a_complete_quote_a_short_fragment_is_not() -> None:
+    from agents.extract import long_enough
+
+    text = "Sanctions apply in the ADGM. Relevant Persons must comply with Targeted Financial Sanctions. The end."
+    reqs = extract_from_chunks([_chunk(text=text)])
+    assert [r.exact_quote for r in reqs] == ["Relevant Persons must comply with Targeted Financial Sanctions."]
+    limits = EvidenceSettings()
+    start = text.index("Relevant")
+    assert long_enough(text, start, text.index("Sanctions. The") + len("Sanctions."), limits)
+    assert not long_enough(text, start + len("Relevant "), text.index(" The end"), limits)  # 6 words, a fragment
+    assert not long_enough(text, text.index("The end"), len(text), limits)  # whole, but 2 words
 
 
 def test_a_list_lead_in_is_quoted_with_its_items() -> None:

@@ -257,7 +257,7 @@ def test_stages_read_their_limits_from_the_run_settings(corpus_conn, corpus_sett
     default = answer()
     assert len(default["parts"]) == 2 and default["verified_requirements"]
     assert len(answer(answer=AnswerSettings(max_parts=1))["parts"]) == 1
-    too_short = answer(evidence=EvidenceSettings(min_quote_words=200))  # every sentence is shorter
+    too_short = answer(evidence=EvidenceSettings(min_quote_words=200, min_sentence_words=200))  # every one is shorter
     assert too_short["extracted_requirements"] == [] and too_short["status"] == "NO_AUTHORITATIVE_EVIDENCE"
 
 

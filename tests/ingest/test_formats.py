@@ -81,7 +81,11 @@ def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> No
     ("A firm shall:\n(a) keep records; and\n(b) report.", ["A firm shall:\n(a) keep records; and\n(b) report."]),
     ("See e.g. section 4.2. Records must be kept.", ["See e.g. section 4.2.", "Records must be kept."]),
     ("INTRODUCTION\nThis Part applies.", ["INTRODUCTION", "This Part applies."]),
-], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line"])
+    ("The Person appointed under paragraph 33. values each property. Next.",
+     ["The Person appointed under paragraph 33. values each property.", "Next."]),
+    ("Rules may make provision\u2014\n(a) specifying the time;\n(b) requiring notice.",
+     ["Rules may make provision\u2014\n(a) specifying the time;\n(b) requiring notice."]),
+], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line", "lower-case-follows", "em-dash-list"])
 def test_sentence_split(text: str, expected: list[str]) -> None:
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
 
