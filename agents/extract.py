@@ -212,8 +212,9 @@ def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: in
     words = _word_spans(text, start, end)
     if len(words) <= most:
         return (start, end) if long_enough(text, start, end, limits, whole) else None
-    modal = MODAL_ANCHOR.search(text[start + _offset(words, lead, start):end])
-    anchor = start + _offset(words, lead, start) + (modal.start() if modal else 0)
+    own = start + _offset(words, lead, start)  # where the sentence itself begins, after its context
+    modal = MODAL_ANCHOR.search(text[own:end])
+    anchor = own + (modal.start() if modal else 0)
     at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
     earliest = max(0, at + min(MIN_AFTER_MODAL, len(words) - at) - most)
     boundaries = [i for i in range(earliest, at + 1)
@@ -280,12 +281,12 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
 _POINTER = re.compile(r"^\s*(?:such|these|those|this|that)\s+([a-z][\w-]{2,})", re.I)
 
 
-def _with_context(text: str, spans: list[Any], span: Any, most: int = 3) -> tuple[int, int]:
+def _with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[int, int]:
     """Where a quote of `span` starts, and how many words before the sentence it takes: a sentence that
     leans on text before it is quoted from the sentence it points at, so the quote names what it speaks
     of: "Such reports must ..." from the nearest of the `most` sentences before it that mentions reports,
-    "They must ..." from the sentence before."""
-    i = spans.index(span)
+    "They must ..." from the sentence before. `i`: the sentence's index in `spans`."""
+    span = spans[i]
     sentence = text[span.start:span.end]
     if i == 0 or not leans_on_context(sentence):
         return span.start, 0
@@ -302,13 +303,14 @@ def _with_context(text: str, spans: list[Any], span: Any, most: int = 3) -> tupl
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
-def _with_list(text: str, spans: list[Any], span: Any, most: int) -> int:
+def _with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     """Where a quote of `span` ends: a sentence that introduces a list ("A firm must:", "Rules may make
     provision\u2014") runs on over the items that follow it, up to `most` words, so that the quote says what
-    is required rather than that something is."""
+    is required rather than that something is. `i`: the sentence's index in `spans`."""
+    span = spans[i]
     if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN):
         return span.end
-    i, end = spans.index(span), span.end
+    end = span.end
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
         i += 1
         end = spans[i].end
@@ -324,12 +326,13 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
     for chunk in chunks:
         text = chunk["text"]
         spans = split_sentences(text)
-        modal = [s for s in spans if classify_modality(text[s.start:s.end]) is not Modality.NONE]
+        modal = [i for i, s in enumerate(spans) if classify_modality(text[s.start:s.end]) is not Modality.NONE]
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
-        for span in modal or spans:
-            start, lead = _with_context(text, spans, span)
-            end = _with_list(text, spans, span, limits.max_quote_words)
+        for i in modal or range(len(spans)):
+            span = spans[i]
+            start, lead = _with_context(text, spans, i)
+            end = _with_list(text, spans, i, limits.max_quote_words)
             cut = _excerpt(text, start, end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue

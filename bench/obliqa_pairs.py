@@ -24,6 +24,7 @@ import argparse
 import json
 import re
 import sys
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,28 +65,30 @@ def main(argv: list[str] | None = None) -> None:
     index = bm25s.BM25(method="lucene", k1=1.0, b=0.6)
     index.index([tokenize(p["text"]) for p in passages], show_progress=False)
     rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    mined = retrieval_miner(args.retrieval_negatives, args.documents, by_key) if args.retrieval_negatives else None
-    for q in json.loads(args.questions.read_text()):
-        split = split_of(q["QuestionID"], seed=args.seed)
-        gold = {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}
-        base = {"question": q["Question"], "question_id": q["QuestionID"], "split": split}
-        for key in sorted(gold):
-            for text in by_key.get(key, []):
-                rows[split].append({**base, "passage": text, "label": 1, "passage_key": key})
-        if mined is not None and split == "train":
-            rows[split].extend({**base, "passage": text, "label": 0, "passage_key": key, "retrieval_rank": rank}
-                               for rank, (key, text) in enumerate(mined(q["Question"], gold, args.negatives), 1))
-            continue
-        scores = index.get_scores(list(query_terms(q["Question"])))
-        taken = 0
-        for i in scores.argsort()[::-1][:50]:
-            if passages[i]["key"] in gold or len(passages[i]["text"].split()) < 8:
+    with ExitStack() as stack:
+        mined = (stack.enter_context(retrieval_miner(args.retrieval_negatives, args.documents, by_key))
+                 if args.retrieval_negatives else None)
+        for q in json.loads(args.questions.read_text()):
+            split = split_of(q["QuestionID"], seed=args.seed)
+            gold = {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}
+            base = {"question": q["Question"], "question_id": q["QuestionID"], "split": split}
+            for key in sorted(gold):
+                for text in by_key.get(key, []):
+                    rows[split].append({**base, "passage": text, "label": 1, "passage_key": key})
+            if mined is not None and split == "train":
+                rows[split].extend({**base, "passage": text, "label": 0, "passage_key": key, "retrieval_rank": rank}
+                                   for rank, (key, text) in enumerate(mined(q["Question"], gold, args.negatives), 1))
                 continue
-            rows[split].append({**base, "passage": passages[i]["text"], "label": 0, "passage_key": passages[i]["key"],
-                                "bm25_rank": taken + 1})
-            taken += 1
-            if taken == args.negatives:
-                break
+            scores = index.get_scores(list(query_terms(q["Question"])))
+            taken = 0
+            for i in scores.argsort()[::-1][:50]:
+                if passages[i]["key"] in gold or len(passages[i]["text"].split()) < 8:
+                    continue
+                rows[split].append({**base, "passage": passages[i]["text"], "label": 0,
+                                    "passage_key": passages[i]["key"], "bm25_rank": taken + 1})
+                taken += 1
+                if taken == args.negatives:
+                    break
     for split, items in rows.items():
         n = write_pairs(args.out / f"{split}.jsonl", items)
         questions = len({r["question_id"] for r in items})
@@ -96,8 +99,10 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
+@contextmanager
 def retrieval_miner(model_dir: Path, documents: Path, by_key: dict[str, list[str]]):  # noqa: ANN201
-    """A function (question, gold keys, n) -> n (key, text) negatives from the engine's hybrid retrieval."""
+    """A function (question, gold keys, n) -> n (key, text) negatives from the engine's hybrid retrieval,
+    searching over one database connection held while the context is open."""
     from bench.calibrate_relevance import key_of
     from bench.obliqa import ingest
     from engine import db as dbmod
@@ -114,8 +119,7 @@ def retrieval_miner(model_dir: Path, documents: Path, by_key: dict[str, list[str
 
     def mine(question: str, gold: set[str], n: int) -> list[tuple[str, str]]:
         gold_words = [_words(t) for k in gold for t in by_key.get(k, [])]
-        with dbmod.connection(settings) as conn:
-            hits = Retriever(conn, embedder, settings).search(question, k=30)
+        hits = retriever.search(question, k=30)
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
         for h in hits:
@@ -132,7 +136,9 @@ def retrieval_miner(model_dir: Path, documents: Path, by_key: dict[str, list[str
                 break
         return out
 
-    return mine
+    with dbmod.connection(settings) as conn:
+        retriever = Retriever(conn, embedder, settings)
+        yield mine
 
 
 if __name__ == "__main__":
