@@ -6,7 +6,7 @@
 1. Ingests the ObliQA documents into a benchmark database embedded by the model in DIR (one per
    model hash, reused).
 2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
-   features of each candidate and its label (a gold passage or not).
+   features of each candidate (late interaction included) and its label (a gold passage or not).
 3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head
    and choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
    while precision holds `PRECISION_FLOOR` (0.70) and at least 90% of questions cite something
@@ -208,6 +208,16 @@ def main(argv: list[str] | None = None) -> None:
         items = [{**it, "gold": set(it["gold"])} for it in json.loads(cache.read_text())]
     else:
         items = candidate_lists(settings, embedder, questions, args.depth)
+        cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+    if any("maxsim" not in c for it in items for c in it["candidates"]):  # late interaction, once per index
+        li_model = RelevanceModel.for_embedder(args.model, embedder)
+        for i, it in enumerate(items, 1):
+            for c, x in zip(it["candidates"], li_model.late_interactions(it["question"]["Question"],
+                                                                         [c["text"] for c in it["candidates"]]),
+                            strict=True):
+                c["maxsim"] = x
+            if i % 200 == 0:
+                print(f"late interaction {i}/{len(items)}", file=sys.stderr, flush=True)
         cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
     calib = [it for it in items if it["split"] == "calibrate"]
     held = [it for it in items if it["split"] == "heldout"]

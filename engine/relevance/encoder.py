@@ -81,7 +81,8 @@ class OnnxEncoder:
         tok.enable_padding(pad_id=int(self.manifest.get("pad_id", 0)))
         return tok
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
+    def _hidden(self, texts: list[str]) -> tuple[list[Any], np.ndarray, np.ndarray]:
+        """The tokenizer's encodings, the attention mask and the transformer's last hidden states."""
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
@@ -89,20 +90,47 @@ class OnnxEncoder:
         session = self._session
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = session.run(None, feed)[0]
+        return encoded, mask, session.run(None, feed)[0]
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        _, mask, hidden = self._hidden(texts)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
-    def encode(self, texts: list[str], dim: int | None = None) -> np.ndarray:
-        """Embed texts; batches of similar length keep padding (and time) low."""
-        if not texts:
-            return np.zeros((0, dim or 0), dtype=np.float32)
+    def _by_length(self, texts: list[str], batch: Any) -> list[Any]:
+        """`batch` over texts in batches of similar length (padding, and so time, stays low), in input order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        out: list[Any] = [None] * len(texts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start:start + self.batch_size]
-            for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
-                out[i] = vec
-        return np.stack(out)
+            for i, value in zip(chunk, batch([texts[i] for i in chunk]), strict=True):
+                out[i] = value
+        return out
+
+    def encode(self, texts: list[str], dim: int | None = None) -> np.ndarray:
+        """Embed texts (mean-pooled, L2-normalized)."""
+        if not texts:
+            return np.zeros((0, dim or 0), dtype=np.float32)
+        return np.stack(self._by_length(texts, self._batch))
+
+    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's token vectors (last hidden states, each L2-normalized; no [CLS]/[SEP] or padding):
+        the late-interaction view of the same encoder, one (tokens x dim) float32 array per text."""
+        out = []
+        for text in texts:  # one at a time: the int8 graph quantizes activations over its whole input, so a
+            # text's vectors would depend on what shares its batch (same speed on CPU: no padding)
+            (e,), _, hidden = self._hidden([text])
+            keep = [k for k, (m, special) in enumerate(zip(e.attention_mask, e.special_tokens_mask, strict=True))
+                    if m and not special] or [0]
+            v = hidden[0][keep].astype(np.float32)
+            out.append(v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None))
+        return out
+
+
+def late_interaction(query: np.ndarray, passage: np.ndarray) -> float:
+    """MaxSim (ColBERT): each query token's best cosine to any passage token, averaged over the query's
+    tokens. Token-level matching that the pooled vector blurs: a passage that answers holds, word for
+    word or in synonyms, what each part of the question asks."""
+    return float((query @ passage.T).max(axis=1).mean())

@@ -8,6 +8,8 @@ it scores.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -15,8 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from engine.relevance.encoder import OnnxEncoder
-from engine.relevance.scorer import Scorer, load_scorer, pair_features, sigmoid
+from engine.relevance.encoder import OnnxEncoder, late_interaction
+from engine.relevance.scorer import LATE_INTERACTION, Scorer, load_scorer, pair_features, sigmoid
+
+TOKEN_CACHE_SIZE = 512  # passages' token vectors kept (float16, about 70 KB each): research steps re-rank them
+# Late interaction costs one encoder pass per passage (about 27 ms on 2 cores): it is computed for the
+# best LATE_DEPTH candidates by retrieval rank, as deep as the rank head was fitted on (bench/
+# calibrate_relevance.py, depth 30); deeper or unranked candidates take the lowest score computed.
+LATE_DEPTH = 30
 
 
 class RelevanceModel:
@@ -26,6 +34,8 @@ class RelevanceModel:
         self.scorer = scorer
         self.encoder = encoder
         self.shares_index = shares_index  # cosines from the index are the encoder's own
+        self._tokens: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._tokens_lock = threading.Lock()  # one model serves every thread of the process (web searches)
 
     @classmethod
     def for_embedder(cls, relevance_dir: Path, embedder: Any) -> RelevanceModel:
@@ -65,6 +75,27 @@ class RelevanceModel:
         q = self._encode_query(question)
         return [float(x) for x in self.encoder.encode(list(texts)) @ q]
 
+    def late_interactions(self, question: str, texts: Sequence[str]) -> list[float]:
+        """MaxSim of the question's token vectors against each text's (`encoder.late_interaction`).
+        Passages' token vectors are cached (the research loop and the selection re-rank the same chunks)."""
+        if not texts:
+            return []
+        with self._tokens_lock:
+            known = {t: self._tokens[t] for t in dict.fromkeys(texts) if t in self._tokens}
+            for t in known:
+                self._tokens.move_to_end(t)
+        fresh = [t for t in dict.fromkeys(texts) if t not in known]
+        vectors = self.encoder.token_vectors([question, *fresh])
+        query = vectors[0]
+        for t, v in zip(fresh, vectors[1:], strict=True):
+            known[t] = v.astype(np.float16)
+        with self._tokens_lock:
+            for t in fresh:
+                self._tokens[t] = known[t]
+            while len(self._tokens) > TOKEN_CACHE_SIZE:
+                self._tokens.popitem(last=False)
+        return [late_interaction(query, known[t].astype(np.float32)) for t in texts]
+
     def pair_probabilities(self, question: str, texts: Sequence[str], headings: Sequence[str] | None = None
                            ) -> list[float]:
         """Probability that each text, alone, answers the question (the gate's score)."""
@@ -77,7 +108,8 @@ class RelevanceModel:
         """Probability that each candidate of a ranked list answers the question (rerank, selection).
 
         A candidate is a dict with `text`, optional `heading`, `cosine` (question vs its stored vector),
-        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`.
+        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`; `maxsim` is computed here
+        when the rank head reads it.
         """
         if not candidates:
             return []
@@ -90,6 +122,14 @@ class RelevanceModel:
         rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
+        if self.scorer.late_interaction:
+            order = sorted(range(len(candidates)),
+                           key=lambda i: (candidates[i].get("rank") is None, candidates[i].get("rank") or 0, i))
+            best = order[:LATE_DEPTH]
+            scores = dict(zip(best, self.late_interactions(question, [candidates[i]["text"] for i in best]),
+                              strict=True))
+            lowest = min(scores.values())
+            candidates = [{**c, LATE_INTERACTION: scores.get(i, lowest)} for i, c in enumerate(candidates)]
         return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows)]
 
 

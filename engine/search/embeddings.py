@@ -110,6 +110,12 @@ class Embedder:
                                             convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
+    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Per-token vectors (late interaction); the ONNX encoder only."""
+        if self.backend != "onnx":
+            raise ConfigError("token vectors need the ONNX encoder (EVIDENCE_EMBEDDING_BACKEND=onnx)")
+        return self._onnx.token_vectors(texts)
+
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query, with a small LRU cache (research loops repeat queries). Thread-safe; the
         encoding itself runs outside the lock."""

@@ -42,6 +42,37 @@ def test_committed_model_scores_an_answer_above_an_off_topic_text(embedder) -> N
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5) and float(vectors[0] @ vectors[1]) > 0.999
 
 
+def test_late_interaction_matches_tokens_and_ranks_the_answer_first(embedder) -> None:
+    from engine.relevance.encoder import late_interaction
+    from engine.relevance.model import RelevanceModel
+
+    encoder = OnnxEncoder(shipped_relevance_model())
+    question, answer = encoder.token_vectors([ANSWERING[0], ANSWERING[1]])
+    # one normalized vector per token, [CLS]/[SEP] left out: "How long must transaction records be kept?"
+    assert question.shape == (8, 384) and np.allclose(np.linalg.norm(question, axis=1), 1.0, atol=1e-5)
+    assert late_interaction(question, question) == pytest.approx(1.0, abs=1e-5)
+    model = RelevanceModel.for_embedder(shipped_relevance_model(), embedder)
+    answering, off_topic = model.late_interactions(ANSWERING[0], [ANSWERING[1], OFF_TOPIC[1]])
+    assert answering > off_topic + 0.1, (answering, off_topic)
+    assert model.late_interactions(ANSWERING[0], [ANSWERING[1]]) == [answering]  # cached passage: same score
+    # in a ranked list (the rank head reads MaxSim): the answer first whatever retrieval's order
+    candidates = [{"text": OFF_TOPIC[1], "score": 0.9, "rank": 1, "dense_rank": 1, "lexical_rank": 1},
+                  {"text": ANSWERING[1], "score": 0.8, "rank": 2, "dense_rank": 2, "lexical_rank": 2}]
+    assert model.scorer.late_interaction
+    low, high = model.rank(ANSWERING[0], candidates)
+    assert high > low, (high, low)
+
+
+def test_rank_features_carry_late_interaction_only_when_every_candidate_has_it() -> None:
+    from engine.relevance.scorer import rank_features
+
+    pairs = [{"coverage": 0.5}, {"coverage": 0.2}]
+    rows = [{"score": 1.0, "rank": 1, "maxsim": 0.8}, {"score": 0.5, "rank": 2, "maxsim": 0.6}]
+    first, second = rank_features([1.0, 0.0], rows, pairs)
+    assert first["maxsim_gap"] == 0.0 and second["maxsim_gap"] == pytest.approx(-0.2)
+    assert "maxsim" not in rank_features([1.0, 0.0], [rows[0], {"score": 0.5}], pairs)[0]
+
+
 def test_head_fit_separates_and_thresholds_for_balanced_accuracy() -> None:
     rows = [{"x": float(i), "y": float(i % 3)} for i in range(40)]
     labels = [int(i >= 20) for i in range(40)]
