@@ -227,8 +227,10 @@ def main(argv: list[str] | None = None) -> None:
         rows.extend(rank_rows(scorer, it))
         labels.extend(int(k in it["gold"]) for k in it["keys"])
     rank = Head.fit(rows, labels, RANK_FEATURES)
+    pooled_features = tuple(f for f in RANK_FEATURES if not f.startswith("maxsim"))
+    rank_pooled = Head.fit(rows, labels, pooled_features)  # for Settings.late_interaction off
     fitted = Scorer(pair=scorer.pair, rank=rank, thresholds=dict(scorer.thresholds), name=scorer.name,
-                    info={**scorer.info, "rank_head_questions": len(calib)})
+                    info={**scorer.info, "rank_head_questions": len(calib)}, rank_pooled=rank_pooled)
 
     def probabilities(subset: list[dict]) -> list[list[float]]:
         return [list(sigmoid(fitted.rank.logits(rank_rows(fitted, it)))) for it in subset]  # type: ignore[union-attr]
@@ -273,6 +275,8 @@ def main(argv: list[str] | None = None) -> None:
         "thresholds": fitted.thresholds,
         "heldout_retrieval_fused": retrieval_figures(held, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
+        "heldout_retrieval_reranked_pooled": retrieval_figures(
+            held, [list(sigmoid(rank_pooled.logits(rank_rows(fitted, it)))) for it in held]),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
         "calibrate_off_topic_pass": round(passing, 4),
         "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),

@@ -30,19 +30,20 @@ LATE_DEPTH = 30
 class RelevanceModel:
     """Scores (question, text) pairs and ranked candidate lists."""
 
-    def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool) -> None:
+    def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool, late_interaction: bool = True) -> None:
         self.scorer = scorer
+        self.late = late_interaction and scorer.late_interaction  # Settings.late_interaction
         self.encoder = encoder
         self.shares_index = shares_index  # cosines from the index are the encoder's own
         self._tokens: OrderedDict[str, np.ndarray] = OrderedDict()
         self._tokens_lock = threading.Lock()  # one model serves every thread of the process (web searches)
 
     @classmethod
-    def for_embedder(cls, relevance_dir: Path, embedder: Any) -> RelevanceModel:
+    def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True) -> RelevanceModel:
         scorer = load_scorer(Path(relevance_dir))
         same = getattr(embedder, "backend", "") == "onnx" and Path(embedder.model_dir) == Path(relevance_dir)
         encoder = embedder if same else _onnx_encoder(Path(relevance_dir))
-        return cls(scorer, encoder, shares_index=same)
+        return cls(scorer, encoder, shares_index=same, late_interaction=late_interaction)
 
     @property
     def identity(self) -> dict[str, str]:
@@ -122,7 +123,7 @@ class RelevanceModel:
         rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
-        if self.scorer.late_interaction:
+        if self.late:
             order = sorted(range(len(candidates)),
                            key=lambda i: (candidates[i].get("rank") is None, candidates[i].get("rank") or 0, i))
             best = order[:LATE_DEPTH]
@@ -130,7 +131,7 @@ class RelevanceModel:
                               strict=True))
             lowest = min(scores.values())
             candidates = [{**c, LATE_INTERACTION: scores.get(i, lowest)} for i, c in enumerate(candidates)]
-        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows)]
+        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows, late=self.late)]
 
 
 def _embedding_text(candidate: dict[str, Any]) -> str:

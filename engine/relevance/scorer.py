@@ -157,6 +157,7 @@ class Scorer:
     name: str = "relevance-scorer"
     sha256: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    rank_pooled: Head | None = None  # the rank head without late interaction (Settings.late_interaction off)
 
     def __post_init__(self) -> None:
         # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
@@ -178,17 +179,25 @@ class Scorer:
     def pair_probability(self, features: dict[str, float]) -> float:
         return float(sigmoid(self.pair.logits([features])[0]))
 
+    def rank_head(self, late: bool = True) -> Head | None:
+        """The rank head to use: with late interaction, or the pooled one (None: the pair logit alone)."""
+        if late or not self.late_interaction:
+            return self.rank
+        return self.rank_pooled
+
     def rank_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
-                           pairs: Sequence[dict[str, float]]) -> np.ndarray:
+                           pairs: Sequence[dict[str, float]], late: bool = True) -> np.ndarray:
         """Probability that each candidate of a list answers the question (pair logit alone without a rank head)."""
         if not rows:
             return np.zeros(0)
-        if self.rank is None:
+        head = self.rank_head(late)
+        if head is None:
             return sigmoid(np.asarray(pair_logits))
-        return sigmoid(self.rank.logits(rank_features(list(pair_logits), rows, pairs)))
+        return sigmoid(head.logits(rank_features(list(pair_logits), rows, pairs)))
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "pair": self.pair.as_dict(), "rank": self.rank.as_dict() if self.rank else None,
+                "rank_pooled": self.rank_pooled.as_dict() if self.rank_pooled else None,
                 "thresholds": self.thresholds, "info": self.info}
 
     def save(self, directory: Path) -> Path:
@@ -221,7 +230,7 @@ def load_scorer(directory: Path) -> Scorer:
     thresholds = {**DEFAULT_THRESHOLDS, **data.get("thresholds", {})}
     return Scorer(pair=pair, rank=_head(data.get("rank")), thresholds=thresholds,
                   name=data.get("name", "relevance-scorer"), sha256=hashlib.sha256(raw).hexdigest(),
-                  info=data.get("info", {}))
+                  info=data.get("info", {}), rank_pooled=_head(data.get("rank_pooled")))
 
 
 def balanced_accuracy(labels: Sequence[int], predicted: Sequence[bool]) -> float:

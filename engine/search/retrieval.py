@@ -169,7 +169,8 @@ class Retriever:
         if self.relevance is None:
             from engine.relevance.model import RelevanceModel
 
-            self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder)
+            self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder,
+                                                         late_interaction=self.settings.late_interaction)
         return self.relevance
 
     def _rerank_learned(self, query: str, rows: list[dict[str, Any]], chunks: dict[str, Any]) -> list[dict[str, Any]]:

@@ -61,6 +61,20 @@ def test_late_interaction_matches_tokens_and_ranks_the_answer_first(embedder) ->
     assert model.scorer.late_interaction
     low, high = model.rank(ANSWERING[0], candidates)
     assert high > low, (high, low)
+    # EVIDENCE_LATE_INTERACTION=false: the pooled rank head, no token vectors computed
+    pooled = RelevanceModel(model.scorer, _NoTokens(embedder), shares_index=False, late_interaction=False)
+    plain = pooled.rank(ANSWERING[0], candidates)
+    assert plain != [low, high] and plain[1] > plain[0], plain
+
+
+class _NoTokens:
+    """An encoder that refuses token vectors (late interaction must not be asked for)."""
+
+    def __init__(self, embedder) -> None:
+        self.encode, self.encode_query = embedder.encode, embedder.encode_query
+
+    def token_vectors(self, texts):
+        raise AssertionError("late interaction computed with late_interaction=False")
 
 
 def test_rank_features_carry_late_interaction_only_when_every_candidate_has_it() -> None:
