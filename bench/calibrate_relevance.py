@@ -40,6 +40,7 @@ from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
     OFF_TOPIC_PASS,
+    POOLED_RANK_FEATURES,
     RANK_FEATURES,
     Head,
     Scorer,
@@ -227,13 +228,12 @@ def main(argv: list[str] | None = None) -> None:
         rows.extend(rank_rows(scorer, it))
         labels.extend(int(k in it["gold"]) for k in it["keys"])
     rank = Head.fit(rows, labels, RANK_FEATURES)
-    pooled_features = tuple(f for f in RANK_FEATURES if not f.startswith("maxsim"))
-    rank_pooled = Head.fit(rows, labels, pooled_features)  # for Settings.late_interaction off
+    rank_pooled = Head.fit(rows, labels, POOLED_RANK_FEATURES)  # for Settings.late_interaction off
     fitted = Scorer(pair=scorer.pair, rank=rank, thresholds=dict(scorer.thresholds), name=scorer.name,
                     info={**scorer.info, "rank_head_questions": len(calib)}, rank_pooled=rank_pooled)
 
-    def probabilities(subset: list[dict]) -> list[list[float]]:
-        return [list(sigmoid(fitted.rank.logits(rank_rows(fitted, it)))) for it in subset]  # type: ignore[union-attr]
+    def probabilities(subset: list[dict], head: Head = rank) -> list[list[float]]:
+        return [list(sigmoid(head.logits(rank_rows(fitted, it)))) for it in subset]
 
     calib_probs = probabilities(calib)
     # The cut and the gate for chosen passages are chosen together, as the pipeline applies them one after
@@ -275,8 +275,7 @@ def main(argv: list[str] | None = None) -> None:
         "thresholds": fitted.thresholds,
         "heldout_retrieval_fused": retrieval_figures(held, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
-        "heldout_retrieval_reranked_pooled": retrieval_figures(
-            held, [list(sigmoid(rank_pooled.logits(rank_rows(fitted, it)))) for it in held]),
+        "heldout_retrieval_reranked_pooled": retrieval_figures(held, probabilities(held, rank_pooled)),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
         "calibrate_off_topic_pass": round(passing, 4),
         "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),

@@ -99,21 +99,17 @@ class OnnxEncoder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
-    def _by_length(self, texts: list[str], batch: Any) -> list[Any]:
-        """`batch` over texts in batches of similar length (padding, and so time, stays low), in input order."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[Any] = [None] * len(texts)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
-            for i, value in zip(chunk, batch([texts[i] for i in chunk]), strict=True):
-                out[i] = value
-        return out
-
     def encode(self, texts: list[str], dim: int | None = None) -> np.ndarray:
-        """Embed texts (mean-pooled, L2-normalized)."""
+        """Embed texts; batches of similar length keep padding (and time) low."""
         if not texts:
             return np.zeros((0, dim or 0), dtype=np.float32)
-        return np.stack(self._by_length(texts, self._batch))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
+                out[i] = vec
+        return np.stack(out)
 
     def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Each text's token vectors (last hidden states, each L2-normalized; no [CLS]/[SEP] or padding):

@@ -44,9 +44,10 @@ PAIR_FEATURES = ("cosine", "coverage", "phrase_coverage", "heading_coverage", "l
 # Late interaction (MaxSim over the encoder's token vectors, and its gap to the list's best) matches each
 # part of the question to the passage's words, which the pooled vector blurs (held-out Recall@10 / MAP@10
 # 0.8219 / 0.7002 -> 0.8313 / 0.7092 on one index; bench/calibrate_relevance.py).
-RANK_FEATURES = ("pair_logit", "logit_gap", "fused", "inv_rank", "inv_dense_rank", "inv_lexical_rank", "coverage",
-                 "maxsim", "maxsim_gap")
 LATE_INTERACTION = "maxsim"  # a candidate's MaxSim score, where a rank head uses it
+POOLED_RANK_FEATURES = ("pair_logit", "logit_gap", "fused", "inv_rank", "inv_dense_rank", "inv_lexical_rank",
+                        "coverage")  # the rank head without late interaction (Settings.late_interaction off)
+RANK_FEATURES = (*POOLED_RANK_FEATURES, LATE_INTERACTION, f"{LATE_INTERACTION}_gap")
 _PAIR_IN_RANK = ("coverage",)
 DEFAULT_THRESHOLDS = {"gate": 0.5, "select_floor": 0.2, "select_gap": 0.35, "select_max": 3}
 OFF_TOPIC_PASS = 0.15  # most of off-topic passages that gate_selected may let through (calibration)
@@ -91,7 +92,7 @@ def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
         if not late:
             return {}
         value = float(r[LATE_INTERACTION])
-        return {"maxsim": value, "maxsim_gap": value - best_late}
+        return {LATE_INTERACTION: value, f"{LATE_INTERACTION}_gap": value - best_late}
 
     return [{"pair_logit": p, "logit_gap": p - best, "fused": float(r.get("score") or 0.0) / top,
              "inv_rank": inv(r.get("rank")), "inv_dense_rank": inv(r.get("dense_rank")),
@@ -171,7 +172,7 @@ class Scorer:
     @property
     def late_interaction(self) -> bool:
         """The rank head reads MaxSim: candidates need their token-level score."""
-        return self.rank is not None and "maxsim" in self.rank.features
+        return self.rank is not None and LATE_INTERACTION in self.rank.features
 
     def pair_logits(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         return self.pair.logits(rows)
