@@ -6,7 +6,8 @@
 1. Ingests the ObliQA documents into a benchmark database embedded by the model in DIR (one per
    model hash, reused).
 2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
-   features of each candidate (late interaction included) and its label (a gold passage or not).
+   features of each candidate (late interaction included, and the cross-encoder's logit when the model
+   has one in DIR/cross) and its label (a gold passage or not).
 3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head
    and choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
    while precision holds `PRECISION_FLOOR` (0.70) and at least 90% of questions cite something
@@ -36,9 +37,12 @@ from agents.select import cut  # noqa: E402
 from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
+from engine.relevance.cross import load_cross_encoder  # noqa: E402
 from engine.relevance.model import RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
+    CROSS,
+    CROSS_RANK_FEATURES,
     OFF_TOPIC_PASS,
     POOLED_RANK_FEATURES,
     RANK_FEATURES,
@@ -220,6 +224,20 @@ def main(argv: list[str] | None = None) -> None:
             if i % 200 == 0:
                 print(f"late interaction {i}/{len(items)}", file=sys.stderr, flush=True)
         cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+    cross = load_cross_encoder(args.model)
+    if cross is not None:  # the cross-encoder's logits, once per cross-encoder
+        key = f"{CROSS}:{cross.sha256[:12]}"
+        if any(key not in c for it in items for c in it["candidates"]):
+            for i, it in enumerate(items, 1):
+                q = it["question"]["Question"]
+                for c, x in zip(it["candidates"], cross.scores(q, [c["text"] for c in it["candidates"]]), strict=True):
+                    c[key] = x
+                if i % 200 == 0:
+                    print(f"cross-encoder {i}/{len(items)}", file=sys.stderr, flush=True)
+            cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+        for it in items:
+            for c in it["candidates"]:
+                c[CROSS] = c[key]
     calib = [it for it in items if it["split"] == "calibrate"]
     held = [it for it in items if it["split"] == "heldout"]
 
@@ -227,10 +245,12 @@ def main(argv: list[str] | None = None) -> None:
     for it in calib:
         rows.extend(rank_rows(scorer, it))
         labels.extend(int(k in it["gold"]) for k in it["keys"])
-    rank = Head.fit(rows, labels, RANK_FEATURES)
+    rank_late = Head.fit(rows, labels, RANK_FEATURES)  # without a cross-encoder (Settings.cross_encoder off)
+    rank = Head.fit(rows, labels, CROSS_RANK_FEATURES) if cross is not None else rank_late
     rank_pooled = Head.fit(rows, labels, POOLED_RANK_FEATURES)  # for Settings.late_interaction off
     fitted = Scorer(pair=scorer.pair, rank=rank, thresholds=dict(scorer.thresholds), name=scorer.name,
-                    info={**scorer.info, "rank_head_questions": len(calib)}, rank_pooled=rank_pooled)
+                    info={**scorer.info, "rank_head_questions": len(calib)}, rank_pooled=rank_pooled,
+                    rank_late=rank_late if cross is not None else None)
 
     def probabilities(subset: list[dict], head: Head = rank) -> list[list[float]]:
         return [list(sigmoid(head.logits(rank_rows(fitted, it)))) for it in subset]
@@ -276,6 +296,8 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_retrieval_fused": retrieval_figures(held, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
         "heldout_retrieval_reranked_pooled": retrieval_figures(held, probabilities(held, rank_pooled)),
+        **({"heldout_retrieval_reranked_without_cross": retrieval_figures(held, probabilities(held, rank_late))}
+           if cross is not None else {}),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
         "calibrate_off_topic_pass": round(passing, 4),
         "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),

@@ -165,6 +165,11 @@ class Settings(BaseSettings):
                     "vectors, one encoder pass per candidate: about 0.8 s for 30 new passages on 2 cores). Off: "
                     "the pooled-vector head, the 1M-chunk search in tens of milliseconds, held-out Recall@10 / "
                     "MAP@10 about 0.01 lower.")
+    cross_encoder: bool = Field(
+        default=True,
+        description="The rank head reads the relevance model's cross-encoder (question and passage read together, "
+                    "one pass per candidate pair), where the model ships one (<relevance model>/cross). Off: the "
+                    "head without it.")
     embedding_dim: int = 384
     # The torch backend encodes in batches of this size (small batches stay in cache on CPU); the ONNX
     # encoder embeds one text per pass: its int8 graph quantizes activations over the whole input, so in a

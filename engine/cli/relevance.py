@@ -1,4 +1,5 @@
-"""`evidence relevance train PAIRS.jsonl` and `evidence relevance score QUESTION TEXT`."""
+"""`evidence relevance train PAIRS.jsonl`, `evidence relevance train-cross PAIRS.jsonl --model DIR` and
+`evidence relevance score QUESTION TEXT`."""
 
 from __future__ import annotations
 
@@ -48,6 +49,44 @@ def train_command(
         except ValueError as exc:
             raise InputError(f"{pairs}: {exc}") from exc
         out.print(f"relevance model written to {out_dir}", soft_wrap=True)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@relevance_app.command("train-cross")
+def train_cross_command(
+    pairs: Annotated[Path, typer.Argument(help="JSONL of {question, passage, label 0|1[, question_id]}.")],
+    model_dir: Annotated[Path, typer.Option("--model", help="Relevance model directory; the cross-encoder "
+                                                             "is written to its 'cross' subdirectory.")],
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training share's questions.")] = 4,
+    seed: Annotated[int, typer.Option(help="Seed of the split, data order, negatives and head.")] = 13,
+    stop_after: Annotated[int | None, typer.Option(
+        min=1, help="Stop after this many epochs of the schedule (resume later with the same command).")] = None,
+    fp32: Annotated[bool, typer.Option("--fp32", help="Export fp32 instead of int8.")] = False,
+    base: Annotated[Path | None, typer.Option(
+        help="Transformer directory to start from (default: the shipped all-MiniLM-L6-v2).")] = None,
+) -> None:
+    """Train a cross-encoder for the rank head (seeded, resumable, exported to ONNX).
+
+    Only the questions of the training share (60%, the same split as 'train') are used. Then fit the
+    rank head that reads it: bench/calibrate_relevance.py --model MODEL --write.
+    """
+    from engine.config import default_model_dir
+    from engine.relevance.cross import CROSS_DIR, train_cross
+    from engine.relevance.pairs import read_pairs, split_of
+
+    def body() -> int:
+        settings()  # configuration errors first
+        rows = [p for p in read_pairs(pairs) if split_of(p.group, seed=seed) == "train"]
+        target = model_dir / CROSS_DIR
+        try:
+            train_cross(rows, target, base=base or default_model_dir(), epochs=epochs, seed=seed,
+                        stop_after=stop_after, quantize=not fp32,
+                        log=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
+        except ValueError as exc:
+            raise InputError(f"{pairs}: {exc}") from exc
+        out.print(f"cross-encoder written to {target}", soft_wrap=True)
         return ExitCode.SUCCESS
 
     run(body)

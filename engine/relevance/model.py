@@ -17,37 +17,52 @@ from typing import Any
 
 import numpy as np
 
+from engine.relevance.cross import CrossEncoder, load_cross_encoder
 from engine.relevance.encoder import OnnxEncoder, late_interaction
-from engine.relevance.scorer import LATE_INTERACTION, Scorer, load_scorer, pair_features, sigmoid
+from engine.relevance.scorer import CROSS, LATE_INTERACTION, Scorer, load_scorer, pair_features, sigmoid
 
 TOKEN_CACHE_SIZE = 512  # passages' token vectors kept (float16, about 70 KB each): research steps re-rank them
-# Late interaction costs one encoder pass per passage (about 27 ms on 2 cores): it is computed for the
-# best LATE_DEPTH candidates by retrieval rank, as deep as the rank head was fitted on (bench/
-# calibrate_relevance.py, depth 30); deeper or unranked candidates take the lowest score computed.
+CROSS_CACHE_SIZE = 2048  # (question, passage) cross-encoder scores kept: the research steps and the selection
+# re-rank the same chunks for the same question
+# Late interaction costs one encoder pass per passage (about 27 ms on 2 cores), the cross-encoder one per
+# (question, passage): both are computed for the best LATE_DEPTH candidates by retrieval rank, as deep as
+# the rank head was fitted on (bench/calibrate_relevance.py, depth 30); deeper or unranked candidates take
+# the lowest score computed.
 LATE_DEPTH = 30
 
 
 class RelevanceModel:
     """Scores (question, text) pairs and ranked candidate lists."""
 
-    def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool, late_interaction: bool = True) -> None:
+    def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool, late_interaction: bool = True,
+                 cross: CrossEncoder | None = None) -> None:
         self.scorer = scorer
-        self.late = late_interaction and scorer.late_interaction  # Settings.late_interaction
+        # The rank head that reads only what this model computes (Settings.late_interaction, a cross-encoder)
+        self.head = scorer.rank_head(late=late_interaction, cross=cross is not None)
+        features = set(self.head.features) if self.head else set()
+        self.late = LATE_INTERACTION in features
+        self.cross = cross if CROSS in features else None
         self.encoder = encoder
         self.shares_index = shares_index  # cosines from the index are the encoder's own
         self._tokens: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._tokens_lock = threading.Lock()  # one model serves every thread of the process (web searches)
+        self._cross_scores: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()  # one model serves every thread of the process (web searches)
 
     @classmethod
-    def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True) -> RelevanceModel:
+    def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True,
+                     cross_encoder: bool = True) -> RelevanceModel:
         scorer = load_scorer(Path(relevance_dir))
         same = getattr(embedder, "backend", "") == "onnx" and Path(embedder.model_dir) == Path(relevance_dir)
         encoder = embedder if same else _onnx_encoder(Path(relevance_dir))
-        return cls(scorer, encoder, shares_index=same, late_interaction=late_interaction)
+        cross = load_cross_encoder(Path(relevance_dir)) if cross_encoder else None
+        return cls(scorer, encoder, shares_index=same, late_interaction=late_interaction, cross=cross)
 
     @property
     def identity(self) -> dict[str, str]:
-        return self.scorer.identity
+        """The scorer's name and sha256, and the cross-encoder's when the rank head reads it."""
+        if self.cross is None:
+            return self.scorer.identity
+        return {**self.scorer.identity, "cross_encoder": self.cross.name, "cross_encoder_sha256": self.cross.sha256}
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -81,7 +96,7 @@ class RelevanceModel:
         Passages' token vectors are cached (the research loop and the selection re-rank the same chunks)."""
         if not texts:
             return []
-        with self._tokens_lock:
+        with self._lock:
             known = {t: self._tokens[t] for t in dict.fromkeys(texts) if t in self._tokens}
             for t in known:
                 self._tokens.move_to_end(t)
@@ -90,12 +105,28 @@ class RelevanceModel:
         query = vectors[0]
         for t, v in zip(fresh, vectors[1:], strict=True):
             known[t] = v.astype(np.float16)
-        with self._tokens_lock:
+        with self._lock:
             for t in fresh:
                 self._tokens[t] = known[t]
             while len(self._tokens) > TOKEN_CACHE_SIZE:
                 self._tokens.popitem(last=False)
         return [late_interaction(query, known[t].astype(np.float32)) for t in texts]
+
+    def cross_scores(self, question: str, texts: Sequence[str]) -> list[float]:
+        """The cross-encoder's logit for each text (cached per question and text); [] without one."""
+        if self.cross is None or not texts:
+            return []
+        with self._lock:
+            known = {t: self._cross_scores[(question, t)] for t in dict.fromkeys(texts)
+                     if (question, t) in self._cross_scores}
+        fresh = [t for t in dict.fromkeys(texts) if t not in known]
+        known.update(zip(fresh, self.cross.scores(question, fresh), strict=True))
+        with self._lock:
+            for t in fresh:
+                self._cross_scores[(question, t)] = known[t]
+            while len(self._cross_scores) > CROSS_CACHE_SIZE:
+                self._cross_scores.popitem(last=False)
+        return [known[t] for t in texts]
 
     def pair_probabilities(self, question: str, texts: Sequence[str], headings: Sequence[str] | None = None
                            ) -> list[float]:
@@ -109,8 +140,8 @@ class RelevanceModel:
         """Probability that each candidate of a ranked list answers the question (rerank, selection).
 
         A candidate is a dict with `text`, optional `heading`, `cosine` (question vs its stored vector),
-        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`; `maxsim` is computed here
-        when the rank head reads it.
+        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`; `maxsim` and `cross` are
+        computed here when the rank head reads them.
         """
         if not candidates:
             return []
@@ -123,15 +154,20 @@ class RelevanceModel:
         rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
-        if self.late:
+        if self.late or self.cross is not None:
             order = sorted(range(len(candidates)),
                            key=lambda i: (candidates[i].get("rank") is None, candidates[i].get("rank") or 0, i))
             best = order[:LATE_DEPTH]
-            scores = dict(zip(best, self.late_interactions(question, [candidates[i]["text"] for i in best]),
-                              strict=True))
-            lowest = min(scores.values())
-            candidates = [{**c, LATE_INTERACTION: scores.get(i, lowest)} for i, c in enumerate(candidates)]
-        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows, late=self.late)]
+            texts = [candidates[i]["text"] for i in best]
+            computed = {}
+            if self.late:
+                computed[LATE_INTERACTION] = dict(zip(best, self.late_interactions(question, texts), strict=True))
+            if self.cross is not None:
+                computed[CROSS] = dict(zip(best, self.cross_scores(question, texts), strict=True))
+            lowest = {name: min(scores.values()) for name, scores in computed.items()}
+            candidates = [{**c, **{name: scores.get(i, lowest[name]) for name, scores in computed.items()}}
+                          for i, c in enumerate(candidates)]
+        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows, head=self.head)]
 
 
 def _embedding_text(candidate: dict[str, Any]) -> str:

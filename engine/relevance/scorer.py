@@ -48,6 +48,11 @@ LATE_INTERACTION = "maxsim"  # a candidate's MaxSim score, where a rank head use
 POOLED_RANK_FEATURES = ("pair_logit", "logit_gap", "fused", "inv_rank", "inv_dense_rank", "inv_lexical_rank",
                         "coverage")  # the rank head without late interaction (Settings.late_interaction off)
 RANK_FEATURES = (*POOLED_RANK_FEATURES, LATE_INTERACTION, f"{LATE_INTERACTION}_gap")
+# The cross-encoder's logit (engine.relevance.cross: question and passage read together), and its gap to the
+# list's best, where the model ships one.
+CROSS = "cross"
+CROSS_RANK_FEATURES = (*RANK_FEATURES, CROSS, f"{CROSS}_gap")
+_LIST_SCORES = (LATE_INTERACTION, CROSS)  # per-candidate scores a rank head may read, each with its gap
 _PAIR_IN_RANK = ("coverage",)
 DEFAULT_THRESHOLDS = {"gate": 0.5, "select_floor": 0.2, "select_gap": 0.35, "select_max": 3}
 OFF_TOPIC_PASS = 0.15  # most of off-topic passages that gate_selected may let through (calibration)
@@ -77,26 +82,30 @@ def pair_features(question: str, text: str, cosine: float, heading: str = "") ->
 def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
                   pairs: Sequence[dict[str, float]]) -> list[dict[str, float]]:
     """List-relative features: each row carries `score` (fused retrieval score), optional ranks and, when
-    every row has one, `maxsim` (late interaction); `pairs` (the rows' pair features) give the pair
-    head's inputs that ranking uses too. Pure."""
+    every row has one, `maxsim` (late interaction) and `cross` (the cross-encoder's logit), each with its
+    gap to the list's best; `pairs` (the rows' pair features) give the pair head's inputs that ranking
+    uses too. Pure."""
     best = max(pair_logits, default=0.0)
     top = max((float(r.get("score") or 0.0) for r in rows), default=0.0) or 1.0
 
     def inv(rank: Any) -> float:
         return 1.0 / float(rank) if rank else 0.0
 
-    late = all(r.get(LATE_INTERACTION) is not None for r in rows)
-    best_late = max((float(r[LATE_INTERACTION]) for r in rows), default=0.0) if late else 0.0
+    extra: dict[str, float] = {}  # per-candidate list score -> the list's best, when every row has it
+    for name in _LIST_SCORES:
+        if rows and all(r.get(name) is not None for r in rows):
+            extra[name] = max(float(r[name]) for r in rows)
 
-    def interaction(r: dict[str, Any]) -> dict[str, float]:
-        if not late:
-            return {}
-        value = float(r[LATE_INTERACTION])
-        return {LATE_INTERACTION: value, f"{LATE_INTERACTION}_gap": value - best_late}
+    def scores(r: dict[str, Any]) -> dict[str, float]:
+        out = {}
+        for name, best_of in extra.items():
+            out[name] = float(r[name])
+            out[f"{name}_gap"] = float(r[name]) - best_of
+        return out
 
     return [{"pair_logit": p, "logit_gap": p - best, "fused": float(r.get("score") or 0.0) / top,
              "inv_rank": inv(r.get("rank")), "inv_dense_rank": inv(r.get("dense_rank")),
-             "inv_lexical_rank": inv(r.get("lexical_rank")), **{f: pf[f] for f in _PAIR_IN_RANK}, **interaction(r)}
+             "inv_lexical_rank": inv(r.get("lexical_rank")), **{f: pf[f] for f in _PAIR_IN_RANK}, **scores(r)}
             for p, r, pf in zip(pair_logits, rows, pairs, strict=True)]
 
 
@@ -159,6 +168,7 @@ class Scorer:
     sha256: str = ""
     info: dict[str, Any] = field(default_factory=dict)
     rank_pooled: Head | None = None  # the rank head without late interaction (Settings.late_interaction off)
+    rank_late: Head | None = None  # with late interaction, without the cross-encoder (Settings.cross_encoder off)
 
     def __post_init__(self) -> None:
         # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
@@ -169,29 +179,29 @@ class Scorer:
     def identity(self) -> dict[str, str]:
         return {"name": self.name, "sha256": self.sha256}
 
-    @property
-    def late_interaction(self) -> bool:
-        """The rank head reads MaxSim: candidates need their token-level score."""
-        return self.rank is not None and LATE_INTERACTION in self.rank.features
-
     def pair_logits(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         return self.pair.logits(rows)
 
     def pair_probability(self, features: dict[str, float]) -> float:
         return float(sigmoid(self.pair.logits([features])[0]))
 
-    def rank_head(self, late: bool = True) -> Head | None:
-        """The rank head to use: with late interaction, or the pooled one (None: the pair logit alone)."""
-        if late or not self.late_interaction:
-            return self.rank
-        return self.rank_pooled
+    def rank_head(self, late: bool = True, cross: bool = True) -> Head | None:
+        """The rank head to use: the first of (full, without the cross-encoder, pooled) that reads only what
+        can be computed (`late`: late interaction, `cross`: a cross-encoder); None: the pair logit alone."""
+        available = set(POOLED_RANK_FEATURES) | ({LATE_INTERACTION, f"{LATE_INTERACTION}_gap"} if late else set()) \
+            | ({CROSS, f"{CROSS}_gap"} if cross else set())
+        for head in (self.rank, self.rank_late, self.rank_pooled):
+            if head is not None and set(head.features) <= available:
+                return head
+        return None
 
     def rank_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
-                           pairs: Sequence[dict[str, float]], late: bool = True) -> np.ndarray:
-        """Probability that each candidate of a list answers the question (pair logit alone without a rank head)."""
+                           pairs: Sequence[dict[str, float]], head: Head | None = None) -> np.ndarray:
+        """Probability that each candidate of a list answers the question, by `head` (default: the full rank
+        head; the pair logit alone without one)."""
         if not rows:
             return np.zeros(0)
-        head = self.rank_head(late)
+        head = head or self.rank
         if head is None:
             return sigmoid(np.asarray(pair_logits))
         return sigmoid(head.logits(rank_features(list(pair_logits), rows, pairs)))
@@ -199,6 +209,7 @@ class Scorer:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "pair": self.pair.as_dict(), "rank": self.rank.as_dict() if self.rank else None,
                 "rank_pooled": self.rank_pooled.as_dict() if self.rank_pooled else None,
+                **({"rank_late": self.rank_late.as_dict()} if self.rank_late else {}),
                 "thresholds": self.thresholds, "info": self.info}
 
     def save(self, directory: Path) -> Path:
@@ -231,7 +242,8 @@ def load_scorer(directory: Path) -> Scorer:
     thresholds = {**DEFAULT_THRESHOLDS, **data.get("thresholds", {})}
     return Scorer(pair=pair, rank=_head(data.get("rank")), thresholds=thresholds,
                   name=data.get("name", "relevance-scorer"), sha256=hashlib.sha256(raw).hexdigest(),
-                  info=data.get("info", {}), rank_pooled=_head(data.get("rank_pooled")))
+                  info=data.get("info", {}), rank_pooled=_head(data.get("rank_pooled")),
+                  rank_late=_head(data.get("rank_late")))
 
 
 def balanced_accuracy(labels: Sequence[int], predicted: Sequence[bool]) -> float:

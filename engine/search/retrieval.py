@@ -170,7 +170,8 @@ class Retriever:
             from engine.relevance.model import RelevanceModel
 
             self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder,
-                                                         late_interaction=self.settings.late_interaction)
+                                                         late_interaction=self.settings.late_interaction,
+                                                         cross_encoder=self.settings.cross_encoder)
         return self.relevance
 
     def _rerank_learned(self, query: str, rows: list[dict[str, Any]], chunks: dict[str, Any]) -> list[dict[str, Any]]:

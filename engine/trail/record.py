@@ -51,12 +51,21 @@ def model_fingerprint(model_dir: Path) -> str:
 
 
 def relevance_identity(settings: Settings) -> dict[str, Any]:
-    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), and the
-    thresholds in effect: a scorer.json that lacks one takes the engine's default, which its sha256 does not name."""
-    from engine.relevance.scorer import load_scorer
+    """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), the
+    thresholds in effect (a scorer.json that lacks one takes the engine's default, which its sha256 does not
+    name), whether the rank head read late interaction, and the cross-encoder it read, if any."""
+    from engine.relevance.cross import load_cross_encoder
+    from engine.relevance.scorer import CROSS, LATE_INTERACTION, load_scorer
 
     scorer = load_scorer(settings.relevance_dir)
-    return {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank}
+    cross = load_cross_encoder(settings.relevance_dir) if settings.cross_encoder else None
+    head = scorer.rank_head(late=settings.late_interaction, cross=cross is not None)
+    features = set(head.features) if head else set()
+    out = {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank,
+           "late_interaction": LATE_INTERACTION in features}
+    if cross is not None and CROSS in features:
+        out["cross_encoder"] = {"name": cross.name, "sha256": cross.sha256}
+    return out
 
 
 def new_audit_id(now: datetime | None = None) -> str:

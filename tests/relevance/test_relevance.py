@@ -67,7 +67,7 @@ def test_late_interaction_matches_tokens_and_ranks_the_answer_first(embedder) ->
     # in a ranked list (the rank head reads MaxSim): the answer first whatever retrieval's order
     candidates = [{"text": OFF_TOPIC[1], "score": 0.9, "rank": 1, "dense_rank": 1, "lexical_rank": 1},
                   {"text": ANSWERING[1], "score": 0.8, "rank": 2, "dense_rank": 2, "lexical_rank": 2}]
-    assert model.scorer.late_interaction
+    assert model.late
     low, high = model.rank(ANSWERING[0], candidates)
     assert high > low, (high, low)
     # EVIDENCE_LATE_INTERACTION=false: the pooled rank head, no token vectors computed

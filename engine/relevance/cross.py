@@ -1,0 +1,265 @@
+"""A cross-encoder: reads the question and a passage together and scores whether the passage answers.
+
+The bi-encoder behind retrieval and the rank head sees the question and the passage apart (one
+vector each, or one set of token vectors each); a cross-encoder lets every word of the question
+attend to every word of the passage, which is what tells "keep records of the assessment" from
+"keep records of the complaint". It is slower (one transformer pass per pair), so it scores only
+the best `LATE_DEPTH` candidates of a list, and its score is a feature of the rank head, not the
+ranking itself.
+
+* Run time: ONNX Runtime, `<relevance model>/cross/` (`model.onnx` with one score per pair,
+  `tokenizer.json`, `relevance.json` with its sha256). One pair per ONNX call: the int8 graph
+  quantizes activations over its whole input, so in a batch a pair's score would depend on its
+  neighbours.
+* Training (torch, `evidence relevance train-cross`): all-MiniLM-L6-v2 with a linear head over the
+  mean of its last hidden states, listwise: each step takes `questions_per_step` questions, each as
+  one answering passage and `group - 1` non-answering ones of the same question, and minimizes the
+  softmax cross-entropy of the answering one. Seeded (data order, negatives, head init), resumable
+  from the last checkpoint (every 100 steps).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.errors import ConfigError
+from engine.relevance.encoder import MANIFEST, file_sha256, read_manifest
+from engine.relevance.pairs import Pair, grouped
+
+CROSS_DIR = "cross"  # inside a relevance model directory
+CHECKPOINT_EVERY = 100
+
+
+class CrossEncoder:
+    """Scores (question, passage) pairs with an exported cross-encoder (ONNX Runtime, CPU)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.model_dir = Path(model_dir)
+        self.manifest = read_manifest(self.model_dir)
+        self.max_length = int(self.manifest.get("max_length", 192))
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.get("name", self.model_dir.name))
+
+    @property
+    def sha256(self) -> str:
+        return str(self.manifest["sha256"])
+
+    @cached_property
+    def _session(self) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            return ort.InferenceSession(str(self.model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+            raise ConfigError(f"cannot load the cross-encoder {self.model_dir / 'model.onnx'}: {exc}; "
+                              "retrain it with 'evidence relevance train-cross'") from exc
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        tok.enable_truncation(self.max_length, strategy="only_second")  # the passage gives way, never the question
+        tok.no_padding()
+        return tok
+
+    def scores(self, question: str, texts: Sequence[str]) -> list[float]:
+        """One logit per text: higher, more likely the text answers the question."""
+        out = []
+        for text in texts:  # one pair per call (see the module docstring)
+            e = self._tokenizer.encode(question, text)
+            feed = {"input_ids": np.array([e.ids], dtype=np.int64),
+                    "attention_mask": np.array([e.attention_mask], dtype=np.int64),
+                    "token_type_ids": np.array([e.type_ids], dtype=np.int64)}
+            out.append(float(self._session.run(None, feed)[0][0]))
+        return out
+
+
+@lru_cache(maxsize=2)
+def load_cross_encoder(relevance_dir: Path) -> CrossEncoder | None:
+    """The cross-encoder shipped with a relevance model, or None when it has none."""
+    directory = Path(relevance_dir) / CROSS_DIR
+    return CrossEncoder(directory) if (directory / MANIFEST).exists() else None
+
+
+# ---- training (torch; not imported at run time) ----
+
+def training_groups(pairs: list[Pair], group: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
+    """(question, answering passages, other passages) per question with an answer. A question with fewer
+    than `group - 1` passages of its own that do not answer is topped up with passages of other questions
+    (seeded), so any labelled file trains. Pure."""
+    rng = random.Random(seed)
+    everything = list(dict.fromkeys(p.passage for p in pairs))
+    out = []
+    for _, rows in grouped(pairs):
+        positives = [r.passage for r in rows if r.label == 1]
+        negatives = [r.passage for r in rows if r.label == 0]
+        if not positives:
+            continue
+        own = set(positives) | set(negatives)
+        while len(negatives) < group - 1 and len(own) < len(everything):
+            extra = rng.choice(everything)
+            if extra not in own:
+                negatives.append(extra)
+                own.add(extra)
+        if len(negatives) >= group - 1:
+            out.append((rows[0].question, positives, negatives))
+    return out
+
+
+def epoch_plan(groups: list[tuple[str, list[str], list[str]]], epoch: int, *, group: int, per_step: int,
+               seed: int) -> list[list[tuple[int, str, list[str]]]]:
+    """The steps of one epoch: per question its `epoch`-th answering passage (cycling) and `group - 1`
+    sampled others, questions shuffled, `per_step` per step. Pure (seeded by `seed` and `epoch`)."""
+    rng = random.Random(seed * 1000 + epoch)
+    items = [(i, positives[epoch % len(positives)], rng.sample(negatives, group - 1))
+             for i, (_, positives, negatives) in enumerate(groups)]
+    rng.shuffle(items)
+    return [items[i:i + per_step] for i in range(0, len(items), per_step)]
+
+
+def _network(base: Path) -> Any:
+    import torch
+    from transformers import AutoModel
+
+    class CrossNet(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = AutoModel.from_pretrained(str(base))
+            self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
+            torch.nn.init.normal_(self.head.weight, std=0.02)
+            torch.nn.init.zeros_(self.head.bias)
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask[..., None].float()
+            return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).squeeze(-1)
+
+    return CrossNet()
+
+
+def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, seed: int = 13, group: int = 6,
+                per_step: int = 4, lr: float = 5e-5, max_length: int = 192, stop_after: int | None = None,
+                work: Path | None = None, quantize: bool = True,
+                log: Callable[[str], None] = print) -> Path:
+    """Train a cross-encoder on `pairs` and export it to `out` (ONNX). Returns `out`.
+
+    `stop_after` ends the run after that many epochs of the schedule (the learning rate follows the
+    whole schedule); the same call later resumes from the last checkpoint in `work`.
+    """
+    import torch
+    from transformers import AutoTokenizer
+
+    torch.manual_seed(seed)
+    groups = training_groups(pairs, group, seed)
+    if len(groups) < per_step:
+        raise ValueError(f"too few questions with an answering passage ({len(groups)}) to train a cross-encoder")
+    work = work or out.parent / f".{out.name}-work"
+    work.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = _network(base)
+    plans = [epoch_plan(groups, e, group=group, per_step=per_step, seed=seed) for e in range(epochs)]
+    per_epoch = len(plans[0])
+    total = per_epoch * epochs
+    last = per_epoch * min(epochs, stop_after or epochs)
+    warmup = max(1, total // 10)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
+    step = 0
+    checkpoint = work / "last.pt"
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        step = int(state["step"])
+        log(f"resumed at step {step} of {total}")
+
+    def encode(question: str, texts: list[str]) -> Any:
+        return tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length,
+                         padding=True, return_tensors="pt")
+
+    model.train()
+    started, first = time.time(), step
+    while step < last:
+        epoch, k = divmod(step, per_epoch)
+        loss = 0.0
+        for i, positive, negatives in plans[epoch][k]:
+            logits = model(**encode(groups[i][0], [positive, *negatives]))
+            loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0]))
+        loss = loss / len(plans[epoch][k])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        step += 1
+        if step % 20 == 0 or step == last:
+            rate = (time.time() - started) / (step - first)
+            log(json.dumps({"epoch": epoch + 1, "step": step, "of": total, "loss": round(float(loss.detach()), 4),
+                            "s_per_step": round(rate, 2), "eta_min": round(rate * (last - step) / 60, 1)}))
+        if step % CHECKPOINT_EVERY == 0 or step == last:
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                        "scheduler": scheduler.state_dict(), "step": step}, work / "last.tmp")
+            os.replace(work / "last.tmp", checkpoint)
+    model.eval()
+    export_cross(model, tokenizer, out, name=out.name, max_length=max_length, quantize=quantize,
+                 extra={"base": base.parent.name if base.name == "model" else base.name, "epochs": epochs,
+                        "steps_trained": step, "of_steps": total, "seed": seed, "group": group,
+                        "questions": len(groups)})
+    return out
+
+
+def export_cross(model: Any, tokenizer: Any, out: Path, *, name: str, max_length: int = 192, quantize: bool = True,
+                 extra: dict[str, Any] | None = None) -> Path:
+    """Write `out/` = model.onnx (one score per pair) + tokenizer.json + relevance.json."""
+    import torch
+
+    from engine.relevance.export import _root_logger_quiet
+
+    out.mkdir(parents=True, exist_ok=True)
+    sample = tokenizer(["a question about records"], ["a longer passage about records"], return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on shapes it fixes; the graph keeps dynamic axes
+        raw = Path(tmp) / "model.onnx"
+        with torch.no_grad():
+            torch.onnx.export(model, tuple(sample[n] for n in names), str(raw), input_names=names,
+                              output_names=["score"], opset_version=17, dynamo=False,
+                              dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names}, "score": {0: "batch"}})
+        target = out / "model.onnx"
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            with _root_logger_quiet():
+                quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
+        else:
+            shutil.copyfile(raw, target)
+    tokenizer.save_pretrained(str(out / "_tok"))
+    shutil.copyfile(out / "_tok" / "tokenizer.json", out / "tokenizer.json")
+    shutil.rmtree(out / "_tok")
+    manifest = {"name": name, "format": "onnx", "kind": "cross-encoder",
+                "quantized": "int8-dynamic" if quantize else "fp32", "max_length": max_length,
+                "sha256": file_sha256(target), **(extra or {})}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return out
