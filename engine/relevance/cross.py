@@ -20,10 +20,8 @@ ranking itself.
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import shutil
 import tempfile
 import time
 import warnings
@@ -34,43 +32,18 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import ConfigError
-from engine.relevance.encoder import MANIFEST, file_sha256, read_manifest
+from engine.relevance.encoder import MANIFEST, OnnxArtefact
 from engine.relevance.pairs import Pair, grouped
 
 CROSS_DIR = "cross"  # inside a relevance model directory
 CHECKPOINT_EVERY = 100
 
 
-class CrossEncoder:
+class CrossEncoder(OnnxArtefact):
     """Scores (question, passage) pairs with an exported cross-encoder (ONNX Runtime, CPU)."""
 
-    def __init__(self, model_dir: Path) -> None:
-        self.model_dir = Path(model_dir)
-        self.manifest = read_manifest(self.model_dir)
-        self.max_length = int(self.manifest.get("max_length", 192))
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest.get("name", self.model_dir.name))
-
-    @property
-    def sha256(self) -> str:
-        return str(self.manifest["sha256"])
-
-    @cached_property
-    def _session(self) -> Any:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            return ort.InferenceSession(str(self.model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
-            raise ConfigError(f"cannot load the cross-encoder {self.model_dir / 'model.onnx'}: {exc}; "
-                              "retrain it with 'evidence relevance train-cross'") from exc
+    default_max_length = 192
+    retrain_hint = "retrain it with 'evidence relevance train-cross'"
 
     @cached_property
     def _tokenizer(self) -> Any:
@@ -169,6 +142,8 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     import torch
     from transformers import AutoTokenizer
 
+    from engine.relevance.finetune import optimizer_step, progress
+
     torch.manual_seed(seed)
     groups = training_groups(pairs, group, seed)
     if len(groups) < per_step:
@@ -208,16 +183,10 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
             logits = model(**encode(groups[i][0], [positive, *negatives]))
             loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0]))
         loss = loss / len(plans[epoch][k])
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
+        optimizer_step(model, loss, optimizer, scheduler)
         step += 1
         if step % 20 == 0 or step == last:
-            rate = (time.time() - started) / (step - first)
-            log(json.dumps({"epoch": epoch + 1, "step": step, "of": total, "loss": round(float(loss.detach()), 4),
-                            "s_per_step": round(rate, 2), "eta_min": round(rate * (last - step) / 60, 1)}))
+            log(progress(epoch, step, total, loss, (time.time() - started) / (step - first), last - step))
         if step % CHECKPOINT_EVERY == 0 or step == last:
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                         "scheduler": scheduler.state_dict(), "step": step}, work / "last.tmp")
@@ -235,7 +204,7 @@ def export_cross(model: Any, tokenizer: Any, out: Path, *, name: str, max_length
     """Write `out/` = model.onnx (one score per pair) + tokenizer.json + relevance.json."""
     import torch
 
-    from engine.relevance.export import _root_logger_quiet
+    from engine.relevance.export import write_artefact
 
     out.mkdir(parents=True, exist_ok=True)
     sample = tokenizer(["a question about records"], ["a longer passage about records"], return_tensors="pt")
@@ -247,19 +216,6 @@ def export_cross(model: Any, tokenizer: Any, out: Path, *, name: str, max_length
             torch.onnx.export(model, tuple(sample[n] for n in names), str(raw), input_names=names,
                               output_names=["score"], opset_version=17, dynamo=False,
                               dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names}, "score": {0: "batch"}})
-        target = out / "model.onnx"
-        if quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            with _root_logger_quiet():
-                quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
-        else:
-            shutil.copyfile(raw, target)
-    tokenizer.save_pretrained(str(out / "_tok"))
-    shutil.copyfile(out / "_tok" / "tokenizer.json", out / "tokenizer.json")
-    shutil.rmtree(out / "_tok")
-    manifest = {"name": name, "format": "onnx", "kind": "cross-encoder",
-                "quantized": "int8-dynamic" if quantize else "fp32", "max_length": max_length,
-                "sha256": file_sha256(target), **(extra or {})}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return out
+        return write_artefact(raw, out, tokenizer, quantize=quantize,
+                              manifest={"name": name, "kind": "cross-encoder", "max_length": max_length,
+                                        **(extra or {})})

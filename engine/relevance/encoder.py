@@ -38,13 +38,16 @@ def read_manifest(model_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-class OnnxEncoder:
-    """Encodes texts to L2-normalized float32 vectors with ONNX Runtime (CPU)."""
+class OnnxArtefact:
+    """A model directory served by ONNX Runtime on CPU: its manifest, name, sha256 and session."""
+
+    default_max_length = 256
+    retrain_hint = "re-export it with 'evidence relevance train'"
 
     def __init__(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
         self.manifest = read_manifest(self.model_dir)
-        self.max_length = int(self.manifest.get("max_length", 256))
+        self.max_length = int(self.manifest.get("max_length", self.default_max_length))
 
     @property
     def name(self) -> str:
@@ -67,9 +70,13 @@ class OnnxEncoder:
                                            providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
             raise ConfigError(f"cannot load the ONNX model {self.model_dir / 'model.onnx'}: {exc}; "
-                              "re-export it with 'evidence relevance train'") from exc
+                              f"{self.retrain_hint}") from exc
         self._inputs = {i.name for i in session.get_inputs()}
         return session
+
+
+class OnnxEncoder(OnnxArtefact):
+    """Encodes texts to L2-normalized float32 vectors with ONNX Runtime (CPU)."""
 
     @cached_property
     def _tokenizer(self) -> Any:

@@ -71,20 +71,27 @@ def export_onnx(src: Path | Any, out: Path, *, name: str, quantize: bool = True,
             torch.onnx.export(_Wrap(transformer), tuple(sample[n] for n in names), str(raw), input_names=names,
                               output_names=["last_hidden_state"], dynamic_axes=dynamic, opset_version=17,
                               dynamo=False)
-        target = out / "model.onnx"
-        if quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
+        return write_artefact(raw, out, tokenizer, quantize=quantize,
+                              manifest={"name": name, "max_length": max_length,
+                                        "pad_id": int(tokenizer.pad_token_id or 0), **(extra or {})})
 
-            # Per-channel scales: cosine to fp32 >= 0.986 on passages (per-tensor: 0.89 on long ones).
-            with _root_logger_quiet():
-                quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
-        else:
-            shutil.copyfile(raw, target)
+
+def write_artefact(raw: Path, out: Path, tokenizer: Any, *, quantize: bool, manifest: dict[str, Any]) -> Path:
+    """`out/` = model.onnx (from the exported graph `raw`, int8 or as is) + tokenizer.json + relevance.json
+    (`manifest` with the format, the quantization and the ONNX file's sha256 added)."""
+    target = out / "model.onnx"
+    if quantize:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        # Per-channel scales: cosine to fp32 >= 0.986 on passages (per-tensor: 0.89 on long ones).
+        with _root_logger_quiet():
+            quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)
+    else:
+        shutil.copyfile(raw, target)
     tokenizer.save_pretrained(str(out / "_tok"))
     shutil.copyfile(out / "_tok" / "tokenizer.json", out / "tokenizer.json")
     shutil.rmtree(out / "_tok")
-    manifest = {"name": name, "format": "onnx", "quantized": "int8-dynamic" if quantize else "fp32",
-                "max_length": max_length, "pad_id": int(tokenizer.pad_token_id or 0),
-                "sha256": file_sha256(target), **(extra or {})}
+    manifest = {**manifest, "format": "onnx", "quantized": "int8-dynamic" if quantize else "fp32",
+                "sha256": file_sha256(target)}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return out

@@ -96,20 +96,33 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
     for epoch in range(start_epoch, last):
         for batch in plan[epoch]:
             loss = _step(model, batch)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
+            optimizer_step(model, loss, optimizer, scheduler)
             step += 1
             if step % 5 == 0 or step == total:
                 rate = (time.time() - started) / max(1, step - sum(len(b) for b in plan[:start_epoch]))
-                log(json.dumps({"epoch": epoch + 1, "step": step, "of": total, "loss": round(float(loss.detach()), 4),
-                                "s_per_step": round(rate, 2), "eta_min": round(rate * (total - step) / 60, 1)}))
+                log(progress(epoch, step, total, loss, rate, total - step))
         model.save(str(work / f"epoch-{epoch + 1}"))
         log(f"epoch {epoch + 1} saved to {work / f'epoch-{epoch + 1}'}")
     model.eval()
     return model
+
+
+def optimizer_step(model: Any, loss: Any, optimizer: Any, scheduler: Any) -> None:
+    """Backpropagate `loss`, clip the gradients' norm at 1, step the optimizer and the learning-rate schedule."""
+    import torch
+
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+
+
+def progress(epoch: int, step: int, total: int, loss: Any, seconds_per_step: float, steps_left: int) -> str:
+    """One JSON line of training progress."""
+    return json.dumps({"epoch": epoch + 1, "step": step, "of": total, "loss": round(float(loss.detach()), 4),
+                       "s_per_step": round(seconds_per_step, 2),
+                       "eta_min": round(seconds_per_step * steps_left / 60, 1)})
 
 
 def _step(model: Any, batch: list[tuple[str, str, str]]) -> Any:
