@@ -27,6 +27,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from itertools import product
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
     CROSS,
     CROSS_RANK_FEATURES,
+    LATE_INTERACTION,
     OFF_TOPIC_PASS,
     POOLED_RANK_FEATURES,
     RANK_FEATURES,
@@ -88,6 +90,20 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
             if i % 200 == 0:
                 print(f"searched {i}/{len(questions)}", file=sys.stderr, flush=True)
     return out
+
+
+def add_scores(items: list[dict], key: str, score: Callable[[str, list[str]], list[float]], cache: Path) -> None:
+    """`score(question, texts)` of every candidate as `candidate[key]`, where any is missing; the candidate
+    lists are written back to `cache`."""
+    if all(key in c for it in items for c in it["candidates"]):
+        return
+    for i, it in enumerate(items, 1):
+        for c, x in zip(it["candidates"], score(it["question"]["Question"], [c["text"] for c in it["candidates"]]),
+                        strict=True):
+            c[key] = x
+        if i % 200 == 0:
+            print(f"{key} {i}/{len(items)}", file=sys.stderr, flush=True)
+    cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
 
 
 def rank_rows(scorer: Scorer, item: dict) -> list[dict]:
@@ -214,27 +230,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         items = candidate_lists(settings, embedder, questions, args.depth)
         cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
-    if any("maxsim" not in c for it in items for c in it["candidates"]):  # late interaction, once per index
-        li_model = RelevanceModel.for_embedder(args.model, embedder)
-        for i, it in enumerate(items, 1):
-            for c, x in zip(it["candidates"], li_model.late_interactions(it["question"]["Question"],
-                                                                         [c["text"] for c in it["candidates"]]),
-                            strict=True):
-                c["maxsim"] = x
-            if i % 200 == 0:
-                print(f"late interaction {i}/{len(items)}", file=sys.stderr, flush=True)
-        cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+    # late interaction once per index, the cross-encoder's logits once per cross-encoder
+    add_scores(items, LATE_INTERACTION, RelevanceModel.for_embedder(args.model, embedder).late_interactions, cache)
     cross = load_cross_encoder(args.model)
-    if cross is not None:  # the cross-encoder's logits, once per cross-encoder
+    if cross is not None:
         key = f"{CROSS}:{cross.sha256[:12]}"
-        if any(key not in c for it in items for c in it["candidates"]):
-            for i, it in enumerate(items, 1):
-                q = it["question"]["Question"]
-                for c, x in zip(it["candidates"], cross.scores(q, [c["text"] for c in it["candidates"]]), strict=True):
-                    c[key] = x
-                if i % 200 == 0:
-                    print(f"cross-encoder {i}/{len(items)}", file=sys.stderr, flush=True)
-            cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+        add_scores(items, key, cross.scores, cache)
         for it in items:
             for c in it["candidates"]:
                 c[CROSS] = c[key]

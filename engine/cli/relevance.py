@@ -16,6 +16,11 @@ relevance_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                             help="The learned relevance model: train it on labelled pairs, score a pair.")
 
 
+def _progress(line: str) -> None:
+    """A training progress line, on stderr as printed (JSON, no markup)."""
+    err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 @relevance_app.command("train")
 def train_command(
     pairs: Annotated[Path, typer.Argument(help="JSONL of {question, passage, label 0|1[, question_id]}.")],
@@ -45,7 +50,7 @@ def train_command(
         try:
             train(rows, out_dir, base=base or default_model_dir(), epochs=epochs, seed=seed, batch_size=batch_size,
                   quantize=not fp32, stop_after=stop_after,
-                  log=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
+                  log=_progress)
         except ValueError as exc:
             raise InputError(f"{pairs}: {exc}") from exc
         out.print(f"relevance model written to {out_dir}", soft_wrap=True)
@@ -83,7 +88,7 @@ def train_cross_command(
         try:
             train_cross(rows, target, base=base or default_model_dir(), epochs=epochs, seed=seed,
                         stop_after=stop_after, quantize=not fp32,
-                        log=lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
+                        log=_progress)
         except ValueError as exc:
             raise InputError(f"{pairs}: {exc}") from exc
         out.print(f"cross-encoder written to {target}", soft_wrap=True)

@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.relevance.cross import CrossEncoder, load_cross_encoder
 from engine.relevance.encoder import OnnxEncoder, late_interaction
-from engine.relevance.scorer import CROSS, LATE_INTERACTION, Scorer, load_scorer, pair_features, sigmoid
+from engine.relevance.scorer import CROSS, LATE_INTERACTION, Head, Scorer, load_scorer, pair_features, sigmoid
 
 TOKEN_CACHE_SIZE = 512  # passages' token vectors kept (float16, about 70 KB each): research steps re-rank them
 CROSS_CACHE_SIZE = 2048  # (question, passage) cross-encoder scores kept: the research steps and the selection
@@ -31,6 +31,41 @@ CROSS_CACHE_SIZE = 2048  # (question, passage) cross-encoder scores kept: the re
 LATE_DEPTH = 30
 
 
+def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder | None
+                ) -> tuple[Head | None, bool, CrossEncoder | None]:
+    """The rank head to use (`Scorer.rank_head`) and what it reads: whether late interaction, and the
+    cross-encoder (None when it does not read one)."""
+    head = scorer.rank_head(late=late_interaction, cross=cross is not None)
+    features = set(head.features) if head else set()
+    return head, LATE_INTERACTION in features, cross if CROSS in features else None
+
+
+def cross_identity(cross: CrossEncoder) -> dict[str, str]:
+    return {"name": cross.name, "sha256": cross.sha256}
+
+
+class _Lru:
+    """A bounded least-recently-used map that the threads of a process share."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[Any]) -> dict[Any, Any]:
+        with self._lock:
+            found = {k: self._items[k] for k in dict.fromkeys(keys) if k in self._items}
+            for k in found:
+                self._items.move_to_end(k)
+        return found
+
+    def put_many(self, items: dict[Any, Any]) -> None:
+        with self._lock:
+            self._items.update(items)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
 class RelevanceModel:
     """Scores (question, text) pairs and ranked candidate lists."""
 
@@ -38,15 +73,13 @@ class RelevanceModel:
                  cross: CrossEncoder | None = None) -> None:
         self.scorer = scorer
         # The rank head that reads only what this model computes (Settings.late_interaction, a cross-encoder)
-        self.head = scorer.rank_head(late=late_interaction, cross=cross is not None)
-        features = set(self.head.features) if self.head else set()
-        self.late = LATE_INTERACTION in features
-        self.cross = cross if CROSS in features else None
+        self.head, self.late, self.cross = rank_inputs(scorer, late_interaction=late_interaction, cross=cross)
         self.encoder = encoder
         self.shares_index = shares_index  # cosines from the index are the encoder's own
-        self._tokens: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cross_scores: OrderedDict[tuple[str, str], float] = OrderedDict()
-        self._lock = threading.Lock()  # one model serves every thread of the process (web searches)
+        # One model serves every thread of the process (web searches): passages' token vectors (float16) and
+        # (question, passage) cross-encoder scores
+        self._tokens = _Lru(TOKEN_CACHE_SIZE)
+        self._cross_scores = _Lru(CROSS_CACHE_SIZE)
 
     @classmethod
     def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True,
@@ -62,7 +95,7 @@ class RelevanceModel:
         """The scorer's name and sha256, and the cross-encoder's when the rank head reads it."""
         if self.cross is None:
             return self.scorer.identity
-        return {**self.scorer.identity, "cross_encoder": self.cross.name, "cross_encoder_sha256": self.cross.sha256}
+        return {**self.scorer.identity, "cross_encoder": cross_identity(self.cross)}
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -96,36 +129,24 @@ class RelevanceModel:
         Passages' token vectors are cached (the research loop and the selection re-rank the same chunks)."""
         if not texts:
             return []
-        with self._lock:
-            known = {t: self._tokens[t] for t in dict.fromkeys(texts) if t in self._tokens}
-            for t in known:
-                self._tokens.move_to_end(t)
+        known = self._tokens.get_many(texts)
         fresh = [t for t in dict.fromkeys(texts) if t not in known]
         vectors = self.encoder.token_vectors([question, *fresh])
         query = vectors[0]
-        for t, v in zip(fresh, vectors[1:], strict=True):
-            known[t] = v.astype(np.float16)
-        with self._lock:
-            for t in fresh:
-                self._tokens[t] = known[t]
-            while len(self._tokens) > TOKEN_CACHE_SIZE:
-                self._tokens.popitem(last=False)
+        new = {t: v.astype(np.float16) for t, v in zip(fresh, vectors[1:], strict=True)}
+        self._tokens.put_many(new)
+        known.update(new)
         return [late_interaction(query, known[t].astype(np.float32)) for t in texts]
 
     def cross_scores(self, question: str, texts: Sequence[str]) -> list[float]:
         """The cross-encoder's logit for each text (cached per question and text); [] without one."""
         if self.cross is None or not texts:
             return []
-        with self._lock:
-            known = {t: self._cross_scores[(question, t)] for t in dict.fromkeys(texts)
-                     if (question, t) in self._cross_scores}
+        known = {t: x for (_, t), x in self._cross_scores.get_many([(question, t) for t in texts]).items()}
         fresh = [t for t in dict.fromkeys(texts) if t not in known]
-        known.update(zip(fresh, self.cross.scores(question, fresh), strict=True))
-        with self._lock:
-            for t in fresh:
-                self._cross_scores[(question, t)] = known[t]
-            while len(self._cross_scores) > CROSS_CACHE_SIZE:
-                self._cross_scores.popitem(last=False)
+        new = dict(zip(fresh, self.cross.scores(question, fresh), strict=True))
+        self._cross_scores.put_many({(question, t): x for t, x in new.items()})
+        known.update(new)
         return [known[t] for t in texts]
 
     def pair_probabilities(self, question: str, texts: Sequence[str], headings: Sequence[str] | None = None

@@ -55,16 +55,16 @@ def relevance_identity(settings: Settings) -> dict[str, Any]:
     thresholds in effect (a scorer.json that lacks one takes the engine's default, which its sha256 does not
     name), whether the rank head read late interaction, and the cross-encoder it read, if any."""
     from engine.relevance.cross import load_cross_encoder
-    from engine.relevance.scorer import CROSS, LATE_INTERACTION, load_scorer
+    from engine.relevance.model import cross_identity, rank_inputs
+    from engine.relevance.scorer import load_scorer
 
     scorer = load_scorer(settings.relevance_dir)
-    cross = load_cross_encoder(settings.relevance_dir) if settings.cross_encoder else None
-    head = scorer.rank_head(late=settings.late_interaction, cross=cross is not None)
-    features = set(head.features) if head else set()
+    _, late, cross = rank_inputs(scorer, late_interaction=settings.late_interaction,
+                                 cross=load_cross_encoder(settings.relevance_dir) if settings.cross_encoder else None)
     out = {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank,
-           "late_interaction": LATE_INTERACTION in features}
-    if cross is not None and CROSS in features:
-        out["cross_encoder"] = {"name": cross.name, "sha256": cross.sha256}
+           "late_interaction": late}
+    if cross is not None:
+        out["cross_encoder"] = cross_identity(cross)
     return out
 
 

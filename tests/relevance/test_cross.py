@@ -84,7 +84,7 @@ def test_the_rank_head_reads_the_cross_encoder_only_when_there_is_one(embedder) 
     candidates.append({"text": ANSWERING[1], "score": 0.5, "rank": LATE_DEPTH + 6})
     fake = _FakeCross()
     with_cross = RelevanceModel(scorer, embedder, shares_index=False, cross=fake)
-    assert with_cross.head is scorer.rank and with_cross.identity["cross_encoder"] == "fake-cross"
+    assert with_cross.head is scorer.rank and with_cross.identity["cross_encoder"]["name"] == "fake-cross"
     probs = with_cross.rank(ANSWERING[0], candidates)
     # only the best LATE_DEPTH by retrieval rank are read together with the question; the answer is deeper
     assert len(fake.asked) == LATE_DEPTH and ANSWERING[1] not in fake.asked
