@@ -99,4 +99,5 @@ def evidence_entry(chunk: Chunk, *, score: float, query: str, via: str | None = 
             "section_heading": chunk.section_heading, "text": chunk.text,
             "score": round(score, 6), "dense_score": dense, "lexical_score": lexical, "query": query,
             "dense_rank": getattr(hit, "dense_rank", None), "lexical_rank": getattr(hit, "lexical_rank", None),
-            "relevance": getattr(hit, "relevance", None), "cross_reference": via, "depth": depth}
+            "relevance": getattr(hit, "relevance", None), "cross_reference": via, "depth": depth,
+            "ordinal": chunk.ordinal, "neighbour_of": getattr(hit, "neighbour_of", None)}

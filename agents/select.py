@@ -69,7 +69,8 @@ def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: A
     cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
     return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
              "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
-             "lexical_rank": e.get("lexical_rank")} for i, e in enumerate(evidence, 1)]
+             "lexical_rank": e.get("lexical_rank"), "document_id": e.get("document_id"), "ordinal": e.get("ordinal"),
+             "neighbour": bool(e.get("neighbour_of"))} for i, e in enumerate(evidence, 1)]
 
 
 def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int
@@ -137,7 +138,9 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
         # The rank feature is the position by fused retrieval score, as the rank head was fitted on
         # (bench/calibrate_relevance.py searches without reranking); the part's own search may have been
         # reranked by this same head, and its order fed back would count the head's verdict twice.
-        by_fused = sorted(range(searched), key=lambda i: (-candidates[i]["score"], i))
+        # A neighbour the search's reranking added was not found by it: unranked, as the context head was fitted.
+        by_fused = sorted((i for i in range(searched) if not candidates[i]["neighbour"]),
+                          key=lambda i: (-candidates[i]["score"], i))
         position = {i: r for r, i in enumerate(by_fused, 1)}
         for i, c in enumerate(candidates):
             c["rank"] = position.get(i)

@@ -29,6 +29,8 @@ class EvidenceItem(TypedDict):
     relevance: float | None
     cross_reference: str | None   # "section 4.2 (from <chunk id>)" when followed from a citing chunk
     depth: int                    # cross-reference depth: 0 for a search hit
+    ordinal: NotRequired[int]     # the chunk's place in its document (absent in runs checkpointed before it)
+    neighbour_of: NotRequired[str | None]  # added by reranking as the neighbour of this chunk, not found by search
 
 
 class RequirementRow(TypedDict):

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -39,9 +40,10 @@ from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
 from engine.relevance.cross import load_cross_encoder  # noqa: E402
-from engine.relevance.model import RelevanceModel  # noqa: E402
+from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
+    CONTEXT_RANK_FEATURES,
     CROSS,
     CROSS_RANK_FEATURES,
     LATE_INTERACTION,
@@ -54,8 +56,10 @@ from engine.relevance.scorer import (  # noqa: E402
     load_scorer,
     pair_features,
     sigmoid,
+    with_neighbours,
 )
 from engine.relevance.train import with_random_negatives  # noqa: E402
+from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
 
@@ -77,9 +81,10 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
         model = RelevanceModel.for_embedder(settings.relevance_dir, embedder)
         for i, q in enumerate(questions, 1):
             hits = retriever.search(q["Question"], k=depth)
-            cands = [{"text": h.chunk.text, "heading": h.chunk.section_heading, "cosine": h.dense_score,
-                      "lexical": h.lexical_score,
-                      "score": h.score, "rank": r, "dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank}
+            cands = [{"id": h.chunk_id, "text": h.chunk.text, "heading": h.chunk.section_heading,
+                      "cosine": h.dense_score, "lexical": h.lexical_score, "score": h.score, "rank": r,
+                      "dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank,
+                      "document_id": h.chunk.document_id, "ordinal": h.chunk.ordinal}
                      for r, h in enumerate(hits, 1)]
             missing = [c for c in cands if c["cosine"] is None]
             for c, x in zip(missing, model.cosines(q["Question"], [c["text"] for c in missing]), strict=True):
@@ -103,7 +108,55 @@ def add_scores(items: list[dict], key: str, score: Callable[[str, list[str]], li
             c[key] = x
         if i % 200 == 0:
             print(f"{key} {i}/{len(items)}", file=sys.stderr, flush=True)
+    write_cache(items, cache)
+
+
+def write_cache(items: list[dict], cache: Path) -> None:
     cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+
+
+def with_adjoining(conn: object, model: RelevanceModel, head: Head, items: list[dict], cache: Path,
+                   cross_key: str) -> list[dict]:
+    """Each list with the chunks adjoining its best NEIGHBOUR_TOP by `head` that it lacks, scored like the
+    others (as the engine's reranking adds them: RelevanceModel.rank_with_neighbours; the cross-encoder's
+    scores kept under `cross_key`, one per cross-encoder). They are kept per question (`adjoining`) and
+    written back to `cache`."""
+    out, changed = [], False
+    for it in items:
+        first = head.logits(rank_rows(model.scorer, it))
+        best = [it["candidates"][i]["id"] for i in sorted(range(len(first)), key=lambda i: (-first[i], i))]
+        best = best[:NEIGHBOUR_TOP]
+        near = store.adjoining_chunks(conn, best)  # type: ignore[arg-type]
+        have = {c["id"] for c in it["candidates"]}
+        known, extra, q = it.setdefault("adjoining", {}), [], it["question"]["Question"]
+        for chunk in (c for origin in best for c in near.get(origin, [])):
+            if chunk.id in have:
+                continue
+            have.add(chunk.id)
+            if chunk.id not in known:
+                cosine = model.stored_cosines(conn, q, [chunk.id]).get(chunk.id)
+                known[chunk.id] = {
+                    "id": chunk.id, "text": chunk.text, "heading": chunk.section_heading,
+                    "cosine": cosine if cosine is not None else model.cosines(q, [chunk.text])[0], "score": 0.0,
+                    "rank": None, "dense_rank": None, "lexical_rank": None, "document_id": chunk.document_id,
+                    "ordinal": chunk.ordinal, "neighbour": True, "key": key_of(chunk),
+                    LATE_INTERACTION: model.late_interactions(q, [chunk.text])[0]}
+                changed = True
+            if cross_key not in known[chunk.id]:
+                known[chunk.id][cross_key] = model.cross_scores(q, [chunk.text])[0]
+                changed = True
+            extra.append({**known[chunk.id], CROSS: known[chunk.id][cross_key]})
+        out.append({**it, "candidates": [*it["candidates"], *extra], "keys": [*it["keys"], *(e["key"] for e in extra)]})
+    if changed:
+        write_cache(items, cache)
+    return out
+
+
+def context_rows(scorer: Scorer, head: Head, item: dict) -> list[dict]:
+    """The context head's features: the rank features with the neighbour's first-stage (`head`) probability."""
+    rows = rank_rows(scorer, item)
+    positions = [(c["document_id"], c["ordinal"]) for c in item["candidates"]]
+    return with_neighbours(rows, list(sigmoid(head.logits(rows))), positions)
 
 
 def rank_rows(scorer: Scorer, item: dict) -> list[dict]:
@@ -224,12 +277,12 @@ def main(argv: list[str] | None = None) -> None:
     ingest(settings, embedder, args.documents)
     questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) != "train"]
     questions = questions[: args.limit]
-    cache = home / f"candidates-depth{args.depth}-{len(questions)}.json"
+    cache = home / f"candidates-v2-depth{args.depth}-{len(questions)}.json"
     if cache.exists():  # retrieval does not depend on the scorer: refits reuse the lists
         items = [{**it, "gold": set(it["gold"])} for it in json.loads(cache.read_text())]
     else:
         items = candidate_lists(settings, embedder, questions, args.depth)
-        cache.write_text(json.dumps([{**it, "gold": sorted(it["gold"])} for it in items]))
+        write_cache(items, cache)
     # late interaction once per index, the cross-encoder's logits once per cross-encoder
     add_scores(items, LATE_INTERACTION, RelevanceModel.for_embedder(args.model, embedder).late_interactions, cache)
     cross = load_cross_encoder(args.model)
@@ -256,13 +309,36 @@ def main(argv: list[str] | None = None) -> None:
     def probabilities(subset: list[dict], head: Head = rank) -> list[list[float]]:
         return [list(sigmoid(head.logits(rank_rows(fitted, it)))) for it in subset]
 
-    calib_probs = probabilities(calib)
+    # The context head: each list with the chunks adjoining its best by the rank head (as the engine's
+    # reranking adds them), each candidate scored again beside its neighbours' first-stage probability.
+    # Selection and its gate are calibrated on these lists, the engine's selection seeing what its search
+    # returned.
+    calib_pool, held_pool = calib, held
+    if cross is not None:
+        with dbmod.connection(settings) as conn:
+            expanded = with_adjoining(conn, RelevanceModel.for_embedder(args.model, embedder), rank, items, cache,
+                                      f"{CROSS}:{cross.sha256[:12]}")
+        calib = [it for it in expanded if it["split"] == "calibrate"]
+        held = [it for it in expanded if it["split"] == "heldout"]
+        rows, labels = [], []
+        for it in calib:
+            rows.extend(context_rows(fitted, rank, it))
+            labels.extend(int(k in it["gold"]) for k in it["keys"])
+        fitted = dataclasses.replace(fitted, context=Head.fit(rows, labels, CONTEXT_RANK_FEATURES))
+
+    def final(subset: list[dict]) -> list[list[float]]:
+        """What the engine's reranking gives: the context head where there is one."""
+        if fitted.context is None:
+            return probabilities(subset)
+        return [list(sigmoid(fitted.context.logits(context_rows(fitted, rank, it)))) for it in subset]
+
+    calib_probs = final(calib)
     # The cut and the gate for chosen passages are chosen together, as the pipeline applies them one after
     # the other, among the gates that let at most OFF_TOPIC_PASS of off-topic passages through: the most
     # recall while at least PRECISION_FLOOR of what is cited answers and MIN_ANSWERED of the questions cite
     # something (the product's operating point; the best F1 when no cut reaches it).
     model = RelevanceModel(fitted, embedder, shares_index=False)
-    off_topic = off_topic_probabilities(fitted, model, calib)
+    off_topic = off_topic_probabilities(fitted, model, calib_pool)
     calib_pair = [pair_probabilities(fitted, it) for it in calib]
     gates = [g for g in (round(0.01 * i, 2) for i in range(0, 51))
              if sum(p >= g for p in off_topic) / len(off_topic) <= OFF_TOPIC_PASS]
@@ -282,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
                               "gate_selected": best[4]})
     passing = sum(p >= best[4] for p in off_topic) / len(off_topic)
 
-    held_probs = probabilities(held)
+    held_probs = final(held)
     held_pair = [pair_probabilities(fitted, it) for it in held]
     gate = {}
     if args.pairs.exists():  # hard negatives only (BM25's best non-gold passages), and with random ones too
@@ -294,18 +370,21 @@ def main(argv: list[str] | None = None) -> None:
         "calibrate_questions": len(calib), "heldout_questions": len(held),
         "calibrate_selection": best[0],
         "thresholds": fitted.thresholds,
-        "heldout_retrieval_fused": retrieval_figures(held, None),
+        "heldout_retrieval_fused": retrieval_figures(held_pool, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
-        "heldout_retrieval_reranked_pooled": retrieval_figures(held, probabilities(held, rank_pooled)),
-        **({"heldout_retrieval_reranked_without_cross": retrieval_figures(held, probabilities(held, rank_late))}
+        **({"heldout_retrieval_reranked_without_neighbours": retrieval_figures(held_pool, probabilities(held_pool))}
+           if fitted.context is not None else {}),
+        "heldout_retrieval_reranked_pooled": retrieval_figures(held_pool, probabilities(held_pool, rank_pooled)),
+        **({"heldout_retrieval_reranked_without_cross": retrieval_figures(held_pool,
+                                                                          probabilities(held_pool, rank_late))}
            if cross is not None else {}),
         "heldout_selection": selection_figures(held, held_probs, best[1], best[2], best[3]),
         "calibrate_off_topic_pass": round(passing, 4),
         "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),
         "heldout_selection_gated_at_pair_gate": gated_figures(held, held_probs, held_pair, fitted.thresholds,
                                                               fitted.thresholds["gate"]),
-        "heldout_top1": top_k_reference(held, 1), "heldout_top2": top_k_reference(held, 2),
-        "heldout_top3": top_k_reference(held, 3), **gate,
+        "heldout_top1": top_k_reference(held_pool, 1), "heldout_top2": top_k_reference(held_pool, 2),
+        "heldout_top3": top_k_reference(held_pool, 3), **gate,
     }
     if args.write:
         fitted.save(args.model)

@@ -170,6 +170,12 @@ class Settings(BaseSettings):
         description="The rank head reads the relevance model's cross-encoder (question and passage read together, "
                     "one pass per candidate pair), where the model ships one (<relevance model>/cross). Off: the "
                     "head without it.")
+    neighbours: bool = Field(
+        default=True,
+        description="Reranking brings the chunks just before and after its best 3 into the list and ranks "
+                    "the list again with the relevance model's context head (a candidate beside a strong one "
+                    "scores higher: a rule's guidance, an article's next paragraph), where the model has one. "
+                    "Off: the rank head's order alone.")
     embedding_dim: int = 384
     # The torch backend encodes in batches of this size (small batches stay in cache on CPU); the ONNX
     # encoder embeds one text per pass: its int8 graph quantizes activations over the whole input, so in a

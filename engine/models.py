@@ -63,6 +63,8 @@ class Hit(BaseModel):
     rerank_score: float | None = None
     relevance: float | None = Field(default=None, description="Learned relevance probability (reranking)")
     query: str = Field(default="", description="The query that found this chunk best")
+    neighbour_of: str | None = Field(default=None, description="The chunk this one adjoins in its document, when "
+                                     "reranking added it as a neighbour of a better hit (not found by the search)")
 
     @property
     def chunk_id(self) -> str:

@@ -256,6 +256,9 @@ def search(
         for i, h in enumerate(hits, 1):
             c = h.chunk
             scores = f"(dense {h.dense_score or 0:.3f}, bm25 {h.lexical_score or 0:.2f})"
+            if h.neighbour_of:  # added by reranking beside a better hit, not matched by the search itself
+                origin = next((n for n, o in enumerate(hits, 1) if o.chunk_id == h.neighbour_of), None)
+                scores = f"(next to {f'#{origin}' if origin else h.neighbour_of}, not matched by the search)"
             cite = chunk_citation(c.section_number, c.section_path, c.metadata)
             out.print(f"[bold]{i}.[/] {h.score:.3f}  {scores}  [cyan]{escape(c.document_title)}[/] "
                       f"v{c.document_version} \\[{c.source_type}]  {escape(cite + ' · ' if cite else '')}"
@@ -340,6 +343,8 @@ def _print_research(result: Any) -> None:
     out.print(f"[bold]{len(result.evidence)} evidence chunks[/] (in order found)")
     for i, item in enumerate(result.evidence, 1):
         via = f"  [dim]via {escape(item['cross_reference'])}[/]" if item.get("cross_reference") else ""
+        if item.get("neighbour_of"):
+            via = f"  [dim]next to {escape(item['neighbour_of'])}[/]"
         out.print(f"{i:3}. {escape(item['document_title'])} v{item['document_version']}  "
                   f"{escape(item['section_path'])}{via}", highlight=False)
         out.print("     " + escape(normalize_ws(item["text"])[:240]), highlight=False)

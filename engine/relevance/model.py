@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,15 +29,23 @@ CROSS_CACHE_SIZE = 2048  # (question, passage) cross-encoder scores kept: the re
 # the rank head was fitted on (bench/calibrate_relevance.py, depth 30); deeper or unranked candidates take
 # the lowest score computed.
 LATE_DEPTH = 30
+# The best NEIGHBOUR_TOP candidates of a reranked list bring the chunks just before and after them in their
+# document into the list (`rank_with_neighbours`), scored like any candidate and again beside their
+# neighbours by the context head: of the gold passages ObliQA questions cite beyond retrieval's best 30,
+# many adjoin its best hits (a rule and its guidance, consecutive paragraphs). 3 by cross-validation on
+# calibration questions (1 to 3 best, 1 or 2 chunks each side: docs/relevance.md).
+NEIGHBOUR_TOP = 3
 
 
-def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder | None
-                ) -> tuple[Head | None, bool, CrossEncoder | None]:
+def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder | None, neighbours: bool = True
+                ) -> tuple[Head | None, bool, CrossEncoder | None, Head | None]:
     """The rank head to use (`Scorer.rank_head`) and what it reads: whether late interaction, and the
-    cross-encoder (None when it does not read one)."""
+    cross-encoder (None when it does not read one); and the context head, a second stage after the full
+    rank head only (None when `neighbours` is off, the head is not the full one or the scorer has none)."""
     head = scorer.rank_head(late=late_interaction, cross=cross is not None)
     features = set(head.features) if head else set()
-    return head, LATE_INTERACTION in features, cross if CROSS in features else None
+    context = scorer.context if neighbours and head is not None and head is scorer.rank else None
+    return head, LATE_INTERACTION in features, cross if CROSS in features else None, context
 
 
 def cross_identity(cross: CrossEncoder) -> dict[str, str]:
@@ -70,10 +78,12 @@ class RelevanceModel:
     """Scores (question, text) pairs and ranked candidate lists."""
 
     def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool, late_interaction: bool = True,
-                 cross: CrossEncoder | None = None) -> None:
+                 cross: CrossEncoder | None = None, neighbours: bool = True) -> None:
         self.scorer = scorer
         # The rank head that reads only what this model computes (Settings.late_interaction, a cross-encoder)
-        self.head, self.late, self.cross = rank_inputs(scorer, late_interaction=late_interaction, cross=cross)
+        # and the context head after it (Settings.neighbours)
+        self.head, self.late, self.cross, self.context = rank_inputs(scorer, late_interaction=late_interaction,
+                                                                     cross=cross, neighbours=neighbours)
         self.encoder = encoder
         self.shares_index = shares_index  # cosines from the index are the encoder's own
         # One model serves every thread of the process (web searches): passages' token vectors (float16) and
@@ -83,12 +93,13 @@ class RelevanceModel:
 
     @classmethod
     def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True,
-                     cross_encoder: bool = True) -> RelevanceModel:
+                     cross_encoder: bool = True, neighbours: bool = True) -> RelevanceModel:
         scorer = load_scorer(Path(relevance_dir))
         same = getattr(embedder, "backend", "") == "onnx" and Path(embedder.model_dir) == Path(relevance_dir)
         encoder = embedder if same else _onnx_encoder(Path(relevance_dir))
         cross = load_cross_encoder(Path(relevance_dir)) if cross_encoder else None
-        return cls(scorer, encoder, shares_index=same, late_interaction=late_interaction, cross=cross)
+        return cls(scorer, encoder, shares_index=same, late_interaction=late_interaction, cross=cross,
+                   neighbours=neighbours)
 
     @property
     def identity(self) -> dict[str, str]:
@@ -157,12 +168,15 @@ class RelevanceModel:
                 for t, c, h in zip(texts, self.cosines(question, texts), headings, strict=True)]
         return [float(p) for p in sigmoid(self.scorer.pair_logits(rows))]
 
-    def rank(self, question: str, candidates: Sequence[dict[str, Any]]) -> list[float]:
+    def rank(self, question: str, candidates: Sequence[dict[str, Any]], *, context: bool = True) -> list[float]:
         """Probability that each candidate of a ranked list answers the question (rerank, selection).
 
         A candidate is a dict with `text`, optional `heading`, `cosine` (question vs its stored vector),
-        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank`; `maxsim` and `cross` are
-        computed here when the rank head reads them.
+        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank` (None: not found by this
+        search), `document_id` and `ordinal` (its place, for the context head) and `neighbour` (true: added
+        as a neighbour of a better candidate); `maxsim` and `cross` are computed here when the rank head
+        reads them, for the best LATE_DEPTH by retrieval rank and for every neighbour. `context`: the context
+        head's probabilities where the model has one (else the rank head's).
         """
         if not candidates:
             return []
@@ -178,7 +192,7 @@ class RelevanceModel:
         if self.late or self.cross is not None:
             order = sorted(range(len(candidates)),
                            key=lambda i: (candidates[i].get("rank") is None, candidates[i].get("rank") or 0, i))
-            best = order[:LATE_DEPTH]
+            best = order[:LATE_DEPTH] + [i for i in order[LATE_DEPTH:] if candidates[i].get("neighbour")]
             texts = [candidates[i]["text"] for i in best]
             computed = {}
             if self.late:
@@ -188,7 +202,27 @@ class RelevanceModel:
             lowest = {name: min(scores.values()) for name, scores in computed.items()}
             candidates = [{**c, **{name: scores.get(i, lowest[name]) for name, scores in computed.items()}}
                           for i, c in enumerate(candidates)]
-        return [float(p) for p in self.scorer.rank_probabilities(list(logits), candidates, rows, head=self.head)]
+        if self.context is not None and context:
+            positions = [(c["document_id"], int(c["ordinal"])) if c.get("document_id") and c.get("ordinal") is not None
+                         else None for c in candidates]
+            probs = self.scorer.context_probabilities(list(logits), candidates, rows, positions, head=self.head)
+        else:
+            probs = self.scorer.rank_probabilities(list(logits), candidates, rows, head=self.head)
+        return [float(p) for p in probs]
+
+    def rank_with_neighbours(self, question: str, candidates: list[dict[str, Any]],
+                             neighbours: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+                             ) -> tuple[list[dict[str, Any]], list[float]]:
+        """Rank a retrieval list, then add the chunks adjoining its best NEIGHBOUR_TOP and rank again.
+        `neighbours(best)` returns candidate dicts (with `neighbour` true, no ranks) for the chunks next to
+        those candidates that the list lacks (the best first, each one's in document order). Returns the
+        list (neighbours last) and its probabilities. Without a context head, the list as it came."""
+        if self.context is None or not candidates:
+            return candidates, self.rank(question, candidates)
+        first = self.rank(question, candidates, context=False)  # the best by the rank head, as calibrated
+        best = sorted(range(len(candidates)), key=lambda i: (-first[i], i))[:NEIGHBOUR_TOP]
+        candidates = [*candidates, *neighbours([candidates[i] for i in best])]
+        return candidates, self.rank(question, candidates)
 
 
 def _embedding_text(candidate: dict[str, Any]) -> str:

@@ -52,7 +52,17 @@ RANK_FEATURES = (*POOLED_RANK_FEATURES, LATE_INTERACTION, f"{LATE_INTERACTION}_g
 # list's best, where the model ships one.
 CROSS = "cross"
 CROSS_RANK_FEATURES = (*RANK_FEATURES, CROSS, f"{CROSS}_gap")
-_LIST_SCORES = (LATE_INTERACTION, CROSS)  # per-candidate scores a rank head may read, each with its gap
+_LIST_SCORES = (LATE_INTERACTION, CROSS)  # per-candidate scores a rank head may read, each with its gap and rank
+# The context head (a second stage over the list the first rank head ordered, neighbours included): the
+# first head's features, each list score's reciprocal rank within the list, `neighbour` (the first head's
+# highest probability among the candidates adjoining this one in its document: a rule's guidance, the next
+# paragraph of an article) and `retrieved` (1 for a candidate the search found, 0 for one added as a
+# neighbour or from research). Chosen by 5-fold cross-validation on calibration questions only
+# (bench/calibrate_relevance.py; docs/relevance.md).
+NEIGHBOUR = "neighbour"
+RETRIEVED = "retrieved"
+CONTEXT_FEATURES = (f"{CROSS}_rank", f"{LATE_INTERACTION}_rank", NEIGHBOUR, RETRIEVED)
+CONTEXT_RANK_FEATURES = (*CROSS_RANK_FEATURES, *CONTEXT_FEATURES)
 _PAIR_IN_RANK = ("coverage",)
 DEFAULT_THRESHOLDS = {"gate": 0.5, "select_floor": 0.2, "select_gap": 0.35, "select_max": 3}
 OFF_TOPIC_PASS = 0.15  # most of off-topic passages that gate_selected may let through (calibration)
@@ -96,17 +106,37 @@ def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
         if rows and all(r.get(name) is not None for r in rows):
             extra[name] = max(float(r[name]) for r in rows)
 
+    every = {name: [float(r[name]) for r in rows] for name in extra}
+
     def scores(r: dict[str, Any]) -> dict[str, float]:
         out = {}
         for name, best_of in extra.items():
             out[name] = float(r[name])
             out[f"{name}_gap"] = float(r[name]) - best_of
+            out[f"{name}_rank"] = 1.0 / (1 + sum(x > out[name] for x in every[name]))
         return out
 
     return [{"pair_logit": p, "logit_gap": p - best, "fused": float(r.get("score") or 0.0) / top,
              "inv_rank": inv(r.get("rank")), "inv_dense_rank": inv(r.get("dense_rank")),
-             "inv_lexical_rank": inv(r.get("lexical_rank")), **{f: pf[f] for f in _PAIR_IN_RANK}, **scores(r)}
+             "inv_lexical_rank": inv(r.get("lexical_rank")), RETRIEVED: float(r.get("rank") is not None),
+             **{f: pf[f] for f in _PAIR_IN_RANK}, **scores(r)}
             for p, r, pf in zip(pair_logits, rows, pairs, strict=True)]
+
+
+def adjoining(positions: Sequence[tuple[str, int] | None]) -> list[list[int]]:
+    """For each (document id, ordinal), the indices of the others one chunk before or after it in the same
+    document (None: a candidate without a position adjoins nothing). Pure."""
+    at = {p: i for i, p in enumerate(positions) if p is not None}
+    return [[] if p is None else [at[q] for q in ((p[0], p[1] - 1), (p[0], p[1] + 1)) if q in at]
+            for p in positions]
+
+
+def with_neighbours(rows: Sequence[dict[str, float]], first: Sequence[float],
+                    positions: Sequence[tuple[str, int] | None]) -> list[dict[str, float]]:
+    """Rank feature rows with `neighbour`: the highest first-stage probability (`first`) among the
+    candidates adjoining each one (0 when none does). Pure."""
+    return [{**r, NEIGHBOUR: max((float(first[j]) for j in near), default=0.0)}
+            for r, near in zip(rows, adjoining(positions), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -169,6 +199,7 @@ class Scorer:
     info: dict[str, Any] = field(default_factory=dict)
     rank_pooled: Head | None = None  # the rank head without late interaction (Settings.late_interaction off)
     rank_late: Head | None = None  # with late interaction, without the cross-encoder (Settings.cross_encoder off)
+    context: Head | None = None  # the second stage over a list with positions (CONTEXT_RANK_FEATURES)
 
     def __post_init__(self) -> None:
         # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
@@ -206,10 +237,21 @@ class Scorer:
             return sigmoid(np.asarray(pair_logits))
         return sigmoid(head.logits(rank_features(list(pair_logits), rows, pairs)))
 
+    def context_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
+                              pairs: Sequence[dict[str, float]], positions: Sequence[tuple[str, int] | None],
+                              head: Head | None = None) -> np.ndarray:
+        """The context head's probabilities: the first stage (`head`, default the full rank head) scores
+        the list, then each candidate is scored again beside its neighbours' first-stage probability."""
+        features = rank_features(list(pair_logits), rows, pairs)
+        first = sigmoid((head or self.rank).logits(features))  # type: ignore[union-attr]
+        assert self.context is not None
+        return sigmoid(self.context.logits(with_neighbours(features, list(first), positions)))
+
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "pair": self.pair.as_dict(), "rank": self.rank.as_dict() if self.rank else None,
                 "rank_pooled": self.rank_pooled.as_dict() if self.rank_pooled else None,
                 **({"rank_late": self.rank_late.as_dict()} if self.rank_late else {}),
+                **({"context": self.context.as_dict()} if self.context else {}),
                 "thresholds": self.thresholds, "info": self.info}
 
     def save(self, directory: Path) -> Path:
@@ -243,7 +285,7 @@ def load_scorer(directory: Path) -> Scorer:
     return Scorer(pair=pair, rank=_head(data.get("rank")), thresholds=thresholds,
                   name=data.get("name", "relevance-scorer"), sha256=hashlib.sha256(raw).hexdigest(),
                   info=data.get("info", {}), rank_pooled=_head(data.get("rank_pooled")),
-                  rank_late=_head(data.get("rank_late")))
+                  rank_late=_head(data.get("rank_late")), context=_head(data.get("context")))
 
 
 def balanced_accuracy(labels: Sequence[int], predicted: Sequence[bool]) -> float:

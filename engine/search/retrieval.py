@@ -159,7 +159,7 @@ class Retriever:
         chunks = store.get_chunks(self.conn, [r["id"] for r in ranked])
         ranked = [r for r in ranked if r["id"] in chunks]
         if self.settings.rerank:
-            ranked = self._rerank_learned(queries[0], ranked, chunks)
+            ranked = self._rerank_learned(queries[0], ranked, chunks, set(flt["exclude_ids"]))
         if self.settings.reranker_model:
             ranked = self._rerank(queries[0], ranked[: max(k * 3, self.settings.rerank_depth)])
         return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked[:k]]
@@ -171,24 +171,56 @@ class Retriever:
 
             self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder,
                                                          late_interaction=self.settings.late_interaction,
-                                                         cross_encoder=self.settings.cross_encoder)
+                                                         cross_encoder=self.settings.cross_encoder,
+                                                         neighbours=self.settings.neighbours)
         return self.relevance
 
-    def _rerank_learned(self, query: str, rows: list[dict[str, Any]], chunks: dict[str, Any]) -> list[dict[str, Any]]:
-        """Order candidates by the relevance model's probability (retrieval's own rank is one of its features)."""
-        candidates = [{"text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
+    def _rerank_learned(self, query: str, rows: list[dict[str, Any]], chunks: dict[str, Any],
+                        exclude: set[str]) -> list[dict[str, Any]]:
+        """Order candidates by the relevance model's probability (retrieval's own rank is one of its features),
+        the chunks adjoining the best ones included (`RelevanceModel.rank_with_neighbours`; `chunks` gains
+        them, `exclude` names chunks never to add)."""
+        candidates = [{"id": r["id"], "text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
                        "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,
-                       "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"]}
+                       "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"],
+                       "document_id": chunks[r["id"]].document_id, "ordinal": chunks[r["id"]].ordinal}
                       for i, r in enumerate(rows, 1)]
         model = self.relevance_model()
-        missing = [r["id"] for r, c in zip(rows, candidates, strict=True) if c["cosine"] is None]
-        stored = model.stored_cosines(self.conn, query, missing)  # the index's own vectors: no encoding again
-        for r, c in zip(rows, candidates, strict=True):
-            if c["cosine"] is None and r["id"] in stored:
-                c["cosine"] = stored[r["id"]]
-        for row, p in zip(rows, model.rank(query, candidates), strict=True):
+        self._stored_cosines(model, query, candidates)
+
+        def neighbours(best: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            known = {c["id"] for c in candidates} | exclude
+            extra: list[dict[str, Any]] = []
+            near = store.adjoining_chunks(self.conn, [c["id"] for c in best])
+            for origin in (c["id"] for c in best):
+                for chunk in near.get(origin, []):
+                    if chunk.id not in known:
+                        known.add(chunk.id)
+                        chunks[chunk.id] = chunk
+                        extra.append({"id": chunk.id, "text": chunk.text, "heading": chunk.section_heading,
+                                      "cosine": None, "score": 0.0, "rank": None, "dense_rank": None,
+                                      "lexical_rank": None, "document_id": chunk.document_id,
+                                      "ordinal": chunk.ordinal, "neighbour": True, "neighbour_of": origin})
+            self._stored_cosines(model, query, extra)
+            return extra
+
+        candidates, probs = model.rank_with_neighbours(query, candidates, neighbours)
+        by_id = {r["id"]: r for r in rows}
+        out = []
+        for c, p in zip(candidates, probs, strict=True):
+            row = by_id.get(c["id"]) or {"id": c["id"], "score": 0.0, "dense_score": None, "lexical_score": None,
+                                         "dense_rank": None, "lexical_rank": None, "query": query,
+                                         "neighbour_of": c["neighbour_of"]}
             row["relevance"] = round(p, 6)
-        return sorted(rows, key=lambda r: -r["relevance"])
+            out.append(row)
+        return sorted(out, key=lambda r: -r["relevance"])
+
+    def _stored_cosines(self, model: Any, query: str, candidates: list[dict[str, Any]]) -> None:
+        """Fill candidates' missing cosines from the index's own vectors (no encoding again)."""
+        stored = model.stored_cosines(self.conn, query, [c["id"] for c in candidates if c["cosine"] is None])
+        for c in candidates:
+            if c["cosine"] is None and c["id"] in stored:
+                c["cosine"] = stored[c["id"]]
 
     def _rerank(self, query: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Optional cross-encoder pass (configured by EVIDENCE_RERANKER_MODEL; none ships)."""

@@ -175,6 +175,22 @@ def get_chunks(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, Chunk]
     return {row["id"]: Chunk(**row) for row in rows}
 
 
+def adjoining_chunks(conn: psycopg.Connection, ids: Sequence[str], width: int = 1) -> dict[str, list[Chunk]]:
+    """For each chunk id, the chunks up to `width` before and after it in its document (its version), in
+    document order."""
+    if not ids:
+        return {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT.replace("SELECT ", "SELECT o.id AS origin, ", 1)
+                           + " JOIN chunks o ON o.document_id = c.document_id AND c.id <> o.id"
+                           " AND c.ordinal BETWEEN o.ordinal - %s AND o.ordinal + %s"
+                           " WHERE o.id = ANY(%s) ORDER BY o.id, c.ordinal", (width, width, list(ids))).fetchall()
+    out: dict[str, list[Chunk]] = {}
+    for row in rows:
+        out.setdefault(row.pop("origin"), []).append(Chunk(**row))
+    return out
+
+
 def chunk_embeddings(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, np.ndarray]:
     """Stored vectors of chunks (as the index holds them)."""
     if not ids:

@@ -53,16 +53,18 @@ def model_fingerprint(model_dir: Path) -> str:
 def relevance_identity(settings: Settings) -> dict[str, Any]:
     """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), the
     thresholds in effect (a scorer.json that lacks one takes the engine's default, which its sha256 does not
-    name), whether the rank head read late interaction, and the cross-encoder it read, if any."""
+    name), whether the rank head read late interaction, the cross-encoder it read, if any, and whether the
+    context head ranked neighbours too."""
     from engine.relevance.cross import load_cross_encoder
     from engine.relevance.model import cross_identity, rank_inputs
     from engine.relevance.scorer import load_scorer
 
     scorer = load_scorer(settings.relevance_dir)
-    _, late, cross = rank_inputs(scorer, late_interaction=settings.late_interaction,
-                                 cross=load_cross_encoder(settings.relevance_dir) if settings.cross_encoder else None)
+    _, late, cross, context = rank_inputs(
+        scorer, late_interaction=settings.late_interaction, neighbours=settings.neighbours,
+        cross=load_cross_encoder(settings.relevance_dir) if settings.cross_encoder else None)
     out = {**scorer.identity, "thresholds": dict(sorted(scorer.thresholds.items())), "rerank": settings.rerank,
-           "late_interaction": late}
+           "late_interaction": late, "neighbours": context is not None}
     if cross is not None:
         out["cross_encoder"] = cross_identity(cross)
     return out

@@ -45,4 +45,5 @@ def api_search(request: Request, user: Annotated[User, Depends(need("viewer"))],
     return [{"chunk_id": h.chunk.id, "document_id": h.chunk.document_id, "document_title": h.chunk.document_title,
              "document_version": h.chunk.document_version, "section_path": h.chunk.section_path,
              "char_start": h.chunk.char_start, "char_end": h.chunk.char_end, "text": h.chunk.text,
-             "score": h.score, "dense_score": h.dense_score, "lexical_score": h.lexical_score} for h in hits]
+             "score": h.score, "dense_score": h.dense_score, "lexical_score": h.lexical_score,
+             "relevance": h.relevance, "neighbour_of": h.neighbour_of} for h in hits]
