@@ -8,8 +8,10 @@
 2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
    features of each candidate (late interaction included, and the cross-encoder's logit when the model
    has one in DIR/cross) and its label (a gold passage or not).
-3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head
-   and choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
+3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head;
+   each list then gains the chunks adjoining its best NEIGHBOUR_TOP by that head (as the engine's
+   reranking adds them), on which the context head is fitted; on these lists the calibration questions
+   choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
    while precision holds `PRECISION_FLOOR` (0.70) and at least 90% of questions cite something
    (else the best F1), together with the gate threshold for chosen
    passages (`gate_selected`, applied after the cut as the pipeline does) among those that let at
@@ -326,12 +328,15 @@ def main(argv: list[str] | None = None) -> None:
             labels.extend(int(k in it["gold"]) for k in it["keys"])
         fitted = dataclasses.replace(fitted, context=Head.fit(rows, labels, CONTEXT_RANK_FEATURES))
 
-    def final(subset: list[dict]) -> list[list[float]]:
-        """What the engine's reranking gives: the context head where there is one."""
-        if fitted.context is None:
+    def final(subset: list[dict], context: bool = settings.neighbours) -> list[list[float]]:
+        """What the engine's reranking gives: the context head where there is one and Settings.neighbours is
+        on (the selection is calibrated for the setting in effect)."""
+        if fitted.context is None or not context:
             return probabilities(subset)
         return [list(sigmoid(fitted.context.logits(context_rows(fitted, rank, it)))) for it in subset]
 
+    if not settings.neighbours:  # the selection sees the search's own candidates
+        calib, held = calib_pool, held_pool
     calib_probs = final(calib)
     # The cut and the gate for chosen passages are chosen together, as the pipeline applies them one after
     # the other, among the gates that let at most OFF_TOPIC_PASS of off-topic passages through: the most
@@ -372,7 +377,9 @@ def main(argv: list[str] | None = None) -> None:
         "thresholds": fitted.thresholds,
         "heldout_retrieval_fused": retrieval_figures(held_pool, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
-        **({"heldout_retrieval_reranked_without_neighbours": retrieval_figures(held_pool, probabilities(held_pool))}
+        **({"heldout_retrieval_reranked_with_neighbours": retrieval_figures(
+            [it for it in expanded if it["split"] == "heldout"],
+            final([it for it in expanded if it["split"] == "heldout"], context=True))}
            if fitted.context is not None else {}),
         "heldout_retrieval_reranked_pooled": retrieval_figures(held_pool, probabilities(held_pool, rank_pooled)),
         **({"heldout_retrieval_reranked_without_cross": retrieval_figures(held_pool,

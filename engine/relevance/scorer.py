@@ -12,6 +12,10 @@ passage's place in a ranked list.
 * The **rank head** scores a candidate within a retrieval list: the pair logit, its gap to the
   list's best, the fused retrieval score and the retriever ranks. Reranking and selection use it;
   selection cites what scores within `select_gap` of the best and above `select_floor`.
+* The **context head** (where fitted) scores the list again once the chunks adjoining the rank head's best
+  have joined it: the rank head's features, the list scores' ranks within the list, whether the search
+  found the candidate, and its neighbours' best rank-head probability. Reranking and selection use it
+  after the rank head.
 
 Both are plain logistic regressions (standardized features, L2), fitted in numpy and stored as JSON
 (`scorer.json` beside the encoder); the file's sha256 goes into every audit record.
@@ -242,10 +246,12 @@ class Scorer:
                               head: Head | None = None) -> np.ndarray:
         """The context head's probabilities: the first stage (`head`, default the full rank head) scores
         the list, then each candidate is scored again beside its neighbours' first-stage probability."""
+        first_head, context = head or self.rank, self.context
+        if first_head is None or context is None:
+            raise ValueError("context probabilities need a rank head and a context head")
         features = rank_features(list(pair_logits), rows, pairs)
-        first = sigmoid((head or self.rank).logits(features))  # type: ignore[union-attr]
-        assert self.context is not None
-        return sigmoid(self.context.logits(with_neighbours(features, list(first), positions)))
+        first = sigmoid(first_head.logits(features))
+        return sigmoid(context.logits(with_neighbours(features, list(first), positions)))
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "pair": self.pair.as_dict(), "rank": self.rank.as_dict() if self.rank else None,

@@ -126,7 +126,7 @@ def test_adjoining_chunks_are_read_from_the_index_in_document_order(sections) ->
 
 def test_a_search_brings_the_neighbours_of_its_best_hits_unranked(sections, embedder, settings) -> None:
     assert load_scorer(settings.relevance_dir).context is not None  # the shipped model has a context head
-    narrow = settings.model_copy(update={"candidates": 1, "rerank_depth": 1})
+    narrow = settings.model_copy(update={"candidates": 1, "rerank_depth": 1, "neighbours": True})
     hits = Retriever(sections, embedder, narrow).search("How long must transaction records be kept?", k=10)
     added = [h for h in hits if h.neighbour_of]
     assert added, [h.chunk.text for h in hits]
