@@ -42,7 +42,7 @@ from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
 from engine.relevance.cross import load_cross_encoder  # noqa: E402
-from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel  # noqa: E402
+from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, neighbour_candidate  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
     CONTEXT_RANK_FEATURES,
@@ -130,24 +130,29 @@ def with_adjoining(conn: object, model: RelevanceModel, head: Head, items: list[
         best = best[:NEIGHBOUR_TOP]
         near = store.adjoining_chunks(conn, best)  # type: ignore[arg-type]
         have = {c["id"] for c in it["candidates"]}
-        known, extra, q = it.setdefault("adjoining", {}), [], it["question"]["Question"]
-        for chunk in (c for origin in best for c in near.get(origin, [])):
-            if chunk.id in have:
-                continue
-            have.add(chunk.id)
-            if chunk.id not in known:
-                cosine = model.stored_cosines(conn, q, [chunk.id]).get(chunk.id)
-                known[chunk.id] = {
-                    "id": chunk.id, "text": chunk.text, "heading": chunk.section_heading,
-                    "cosine": cosine if cosine is not None else model.cosines(q, [chunk.text])[0], "score": 0.0,
-                    "rank": None, "dense_rank": None, "lexical_rank": None, "document_id": chunk.document_id,
-                    "ordinal": chunk.ordinal, "neighbour": True, "key": key_of(chunk),
-                    LATE_INTERACTION: model.late_interactions(q, [chunk.text])[0]}
-                changed = True
-            if cross_key not in known[chunk.id]:
-                known[chunk.id][cross_key] = model.cross_scores(q, [chunk.text])[0]
-                changed = True
-            extra.append({**known[chunk.id], CROSS: known[chunk.id][cross_key]})
+        known, q = it.setdefault("adjoining", {}), it["question"]["Question"]
+        fresh = {}  # chunk id -> chunk, adjoining and not scored before
+        ids = []
+        for origin in best:
+            for chunk in near.get(origin, []):
+                if chunk.id not in have:
+                    have.add(chunk.id)
+                    ids.append(chunk.id)
+                    if chunk.id not in known:
+                        known[chunk.id] = {**neighbour_candidate(chunk, origin), "key": key_of(chunk)}
+                        fresh[chunk.id] = chunk
+        if fresh:  # the index's own vectors give the cosines, as in the engine
+            cosines = model.stored_cosines(conn, q, list(fresh))
+            missing = [cid for cid in fresh if cid not in cosines]
+            cosines.update(zip(missing, model.cosines(q, [fresh[cid].text for cid in missing]), strict=True))
+            texts = [c.text for c in fresh.values()]
+            for cid, late in zip(fresh, model.late_interactions(q, texts), strict=True):
+                known[cid].update({"cosine": cosines[cid], LATE_INTERACTION: late})
+        unscored = [cid for cid in ids if cross_key not in known[cid]]
+        for cid, x in zip(unscored, model.cross_scores(q, [known[cid]["text"] for cid in unscored]), strict=True):
+            known[cid][cross_key] = x
+        changed = changed or bool(fresh or unscored)
+        extra = [{**known[cid], CROSS: known[cid][cross_key]} for cid in ids]
         out.append({**it, "candidates": [*it["candidates"], *extra], "keys": [*it["keys"], *(e["key"] for e in extra)]})
     if changed:
         write_cache(items, cache)
@@ -320,10 +325,10 @@ def main(argv: list[str] | None = None) -> None:
         with dbmod.connection(settings) as conn:
             expanded = with_adjoining(conn, RelevanceModel.for_embedder(args.model, embedder), rank, items, cache,
                                       f"{CROSS}:{cross.sha256[:12]}")
-        calib = [it for it in expanded if it["split"] == "calibrate"]
-        held = [it for it in expanded if it["split"] == "heldout"]
+        calib_near = [it for it in expanded if it["split"] == "calibrate"]
+        held_near = [it for it in expanded if it["split"] == "heldout"]
         rows, labels = [], []
-        for it in calib:
+        for it in calib_near:
             rows.extend(context_rows(fitted, rank, it))
             labels.extend(int(k in it["gold"]) for k in it["keys"])
         fitted = dataclasses.replace(fitted, context=Head.fit(rows, labels, CONTEXT_RANK_FEATURES))
@@ -335,8 +340,8 @@ def main(argv: list[str] | None = None) -> None:
             return probabilities(subset)
         return [list(sigmoid(fitted.context.logits(context_rows(fitted, rank, it)))) for it in subset]
 
-    if not settings.neighbours:  # the selection sees the search's own candidates
-        calib, held = calib_pool, held_pool
+    if fitted.context is not None and settings.neighbours:  # the selection sees what the search returns
+        calib, held = calib_near, held_near
     calib_probs = final(calib)
     # The cut and the gate for chosen passages are chosen together, as the pipeline applies them one after
     # the other, among the gates that let at most OFF_TOPIC_PASS of off-topic passages through: the most
@@ -377,9 +382,7 @@ def main(argv: list[str] | None = None) -> None:
         "thresholds": fitted.thresholds,
         "heldout_retrieval_fused": retrieval_figures(held_pool, None),
         "heldout_retrieval_reranked": retrieval_figures(held, held_probs),
-        **({"heldout_retrieval_reranked_with_neighbours": retrieval_figures(
-            [it for it in expanded if it["split"] == "heldout"],
-            final([it for it in expanded if it["split"] == "heldout"], context=True))}
+        **({"heldout_retrieval_reranked_with_neighbours": retrieval_figures(held_near, final(held_near, context=True))}
            if fitted.context is not None else {}),
         "heldout_retrieval_reranked_pooled": retrieval_figures(held_pool, probabilities(held_pool, rank_pooled)),
         **({"heldout_retrieval_reranked_without_cross": retrieval_figures(held_pool,

@@ -37,7 +37,7 @@ LATE_DEPTH = 30
 NEIGHBOUR_TOP = 3
 
 
-def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder | None, neighbours: bool = True
+def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder | None, neighbours: bool = False
                 ) -> tuple[Head | None, bool, CrossEncoder | None, Head | None]:
     """The rank head to use (`Scorer.rank_head`) and what it reads: whether late interaction, and the
     cross-encoder (None when it does not read one); and the context head, a second stage after the full
@@ -46,6 +46,14 @@ def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder |
     features = set(head.features) if head else set()
     context = scorer.context if neighbours and head is not None and head is scorer.rank else None
     return head, LATE_INTERACTION in features, cross if CROSS in features else None, context
+
+
+def neighbour_candidate(chunk: Any, origin: str) -> dict[str, Any]:
+    """A chunk adjoining the candidate `origin` as a candidate of its own: not found by the search (no
+    score or ranks), its place in its document, scored by `rank` like the best candidates."""
+    return {"id": chunk.id, "text": chunk.text, "heading": chunk.section_heading, "cosine": None, "score": 0.0,
+            "rank": None, "dense_rank": None, "lexical_rank": None, "document_id": chunk.document_id,
+            "ordinal": chunk.ordinal, "neighbour": True, "neighbour_of": origin}
 
 
 def cross_identity(cross: CrossEncoder) -> dict[str, str]:
@@ -78,7 +86,7 @@ class RelevanceModel:
     """Scores (question, text) pairs and ranked candidate lists."""
 
     def __init__(self, scorer: Scorer, encoder: Any, *, shares_index: bool, late_interaction: bool = True,
-                 cross: CrossEncoder | None = None, neighbours: bool = True) -> None:
+                 cross: CrossEncoder | None = None, neighbours: bool = False) -> None:
         self.scorer = scorer
         # The rank head that reads only what this model computes (Settings.late_interaction, a cross-encoder)
         # and the context head after it (Settings.neighbours)
@@ -93,7 +101,7 @@ class RelevanceModel:
 
     @classmethod
     def for_embedder(cls, relevance_dir: Path, embedder: Any, *, late_interaction: bool = True,
-                     cross_encoder: bool = True, neighbours: bool = True) -> RelevanceModel:
+                     cross_encoder: bool = True, neighbours: bool = False) -> RelevanceModel:
         scorer = load_scorer(Path(relevance_dir))
         same = getattr(embedder, "backend", "") == "onnx" and Path(embedder.model_dir) == Path(relevance_dir)
         encoder = embedder if same else _onnx_encoder(Path(relevance_dir))

@@ -180,6 +180,8 @@ class Retriever:
         """Order candidates by the relevance model's probability (retrieval's own rank is one of its features),
         the chunks adjoining the best ones included (`RelevanceModel.rank_with_neighbours`; `chunks` gains
         them, `exclude` names chunks never to add)."""
+        from engine.relevance.model import neighbour_candidate
+
         candidates = [{"id": r["id"], "text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
                        "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,
                        "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"],
@@ -197,10 +199,7 @@ class Retriever:
                     if chunk.id not in known:
                         known.add(chunk.id)
                         chunks[chunk.id] = chunk
-                        extra.append({"id": chunk.id, "text": chunk.text, "heading": chunk.section_heading,
-                                      "cosine": None, "score": 0.0, "rank": None, "dense_rank": None,
-                                      "lexical_rank": None, "document_id": chunk.document_id,
-                                      "ordinal": chunk.ordinal, "neighbour": True, "neighbour_of": origin})
+                        extra.append(neighbour_candidate(chunk, origin))
             self._stored_cosines(model, query, extra)
             return extra
 

@@ -59,15 +59,16 @@ def _scorer(context_weights: dict[str, float]) -> Scorer:
 def test_the_context_head_follows_only_the_full_rank_head() -> None:
     scorer = _scorer({})
     cross = _FakeCross()
-    assert rank_inputs(scorer, late_interaction=True, cross=cross)[3] is scorer.context
-    assert rank_inputs(scorer, late_interaction=True, cross=cross, neighbours=False)[3] is None
-    assert rank_inputs(scorer, late_interaction=True, cross=None)[3] is None  # the head without cross-encoder
-    assert rank_inputs(Scorer(pair=scorer.pair, rank=scorer.rank), late_interaction=True, cross=cross)[3] is None
+    assert rank_inputs(scorer, late_interaction=True, cross=cross, neighbours=True)[3] is scorer.context
+    assert rank_inputs(scorer, late_interaction=True, cross=cross)[3] is None  # off unless asked, as the setting
+    assert rank_inputs(scorer, late_interaction=True, cross=None, neighbours=True)[3] is None  # no cross-encoder
+    assert rank_inputs(Scorer(pair=scorer.pair, rank=scorer.rank), late_interaction=True, cross=cross,
+                       neighbours=True)[3] is None
 
 
 def test_rank_with_neighbours_adds_the_chunks_beside_the_best_and_scores_them(embedder) -> None:
     model = RelevanceModel(_scorer({NEIGHBOUR: 20.0, RETRIEVED: -1.0}), embedder, shares_index=False,
-                           cross=_FakeCross())
+                           cross=_FakeCross(), neighbours=True)
     candidates = [{"id": f"c{i}", "text": f"Passage {i} on fees.", "score": 1.0 - i / 10, "rank": i + 1,
                    "dense_rank": i + 1, "lexical_rank": None, "document_id": "doc", "ordinal": 10 * i}
                   for i in range(6)]
