@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--two-part", type=int, default=0, help="also N joined two-part questions")
     parser.add_argument("--no-rerank", action="store_true", help="retrieval without the learned reranker")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write one JSON line per question (gold, cited, seconds, each part's ranked evidence)")
     args = parser.parse_args(argv)
 
     settings = Settings(memory_enabled=False, rerank=not args.no_rerank)
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     questions = questions[: args.limit]
     answer, tops = Tally(), {k: Tally() for k in (1, 2, 3)}
     seconds: list[float] = []
+    out = args.out.open("w") if args.out else None
     with dbmod.connection(settings) as conn:
         retriever = Retriever(conn, embedder, settings)
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=retriever)
@@ -132,10 +135,20 @@ def main(argv: list[str] | None = None) -> None:
                                         for h in hits))
             for k, tally in tops.items():
                 tally.add(set(ranked[:k]), gold)
-            ids = [r["chunk_id"] for r in result.get("verified_requirements", [])]
-            answer.add(cited_passages(result, passage_keys(conn, ids)), gold)
+            keys = passage_keys(conn, [r["chunk_id"] for r in result.get("extracted_requirements", [])])
+            cited = cited_passages(result, keys)
+            answer.add(cited, gold)
+            if out:
+                extracted = [{"chunk": keys.get(r["chunk_id"]) or r["chunk_id"],
+                              **{k: r.get(k) for k in ("verified", "rejection_reason", "relevance", "part", "score")}}
+                             for r in result.get("extracted_requirements", [])]
+                out.write(json.dumps({"id": q["QuestionID"], "question": q["Question"], "gold": sorted(gold),
+                                      "cited": sorted(cited), "seconds": round(seconds[-1], 3), "top10": ranked,
+                                      "extracted": extracted}) + "\n")
             if i % 25 == 0:
                 print(f"{i}/{len(questions)} {json.dumps(answer.figures())}", file=sys.stderr, flush=True)
+        if out:
+            out.close()
         two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research) if args.two_part else {}
     seconds.sort()
     print(json.dumps({

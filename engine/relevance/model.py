@@ -22,6 +22,7 @@ from engine.relevance.encoder import OnnxEncoder, late_interaction
 from engine.relevance.scorer import CROSS, LATE_INTERACTION, Head, Scorer, load_scorer, pair_features, sigmoid
 
 TOKEN_CACHE_SIZE = 512  # passages' token vectors kept (float16, about 70 KB each): research steps re-rank them
+QUESTION_CACHE_SIZE = 64  # questions' token vectors: every rank call of a research run reads the same few
 CROSS_CACHE_SIZE = 2048  # (question, passage) cross-encoder scores kept: the research steps and the selection
 # re-rank the same chunks for the same question
 # Late interaction costs one encoder pass per passage (about 27 ms on 2 cores), the cross-encoder one per
@@ -97,6 +98,7 @@ class RelevanceModel:
         # One model serves every thread of the process (web searches): passages' token vectors (float16) and
         # (question, passage) cross-encoder scores
         self._tokens = _Lru(TOKEN_CACHE_SIZE)
+        self._questions = _Lru(QUESTION_CACHE_SIZE)
         self._cross_scores = _Lru(CROSS_CACHE_SIZE)
 
     @classmethod
@@ -150,9 +152,13 @@ class RelevanceModel:
             return []
         known = self._tokens.get_many(texts)
         fresh = [t for t in dict.fromkeys(texts) if t not in known]
-        vectors = self.encoder.token_vectors([question, *fresh])
-        query = vectors[0]
-        new = {t: v.astype(np.float16) for t, v in zip(fresh, vectors[1:], strict=True)}
+        query = self._questions.get_many([question]).get(question)
+        batch = [question, *fresh] if query is None else fresh
+        vectors = self.encoder.token_vectors(batch) if batch else []
+        if query is None:  # each text is encoded alone (OnnxEncoder.token_vectors): the same vectors either way
+            query, vectors = vectors[0], vectors[1:]
+            self._questions.put_many({question: query})
+        new = {t: v.astype(np.float16) for t, v in zip(fresh, vectors, strict=True)}
         self._tokens.put_many(new)
         known.update(new)
         return [late_interaction(query, known[t].astype(np.float32)) for t in texts]

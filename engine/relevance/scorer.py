@@ -60,12 +60,14 @@ _LIST_SCORES = (LATE_INTERACTION, CROSS)  # per-candidate scores a rank head may
 # The context head (a second stage over the list the first rank head ordered, neighbours included): the
 # first head's features, each list score's reciprocal rank within the list, `neighbour` (the first head's
 # highest probability among the candidates adjoining this one in its document: a rule's guidance, the next
-# paragraph of an article) and `retrieved` (1 for a candidate the search found, 0 for one added as a
-# neighbour or from research). Chosen by 5-fold cross-validation on calibration questions only
+# paragraph of an article) and `added` (1 for a candidate added beside a hit, which no search found; 0 for
+# the rest, among them research evidence the list's own search did not return: a head that read "not found
+# by this search" instead, as it first did, lifted that evidence as if it adjoined a hit, and answers cited
+# worse). Chosen by 5-fold cross-validation on calibration questions only
 # (bench/calibrate_relevance.py; docs/relevance.md).
 NEIGHBOUR = "neighbour"
-RETRIEVED = "retrieved"
-CONTEXT_FEATURES = (f"{CROSS}_rank", f"{LATE_INTERACTION}_rank", NEIGHBOUR, RETRIEVED)
+ADDED = "added"
+CONTEXT_FEATURES = (f"{CROSS}_rank", f"{LATE_INTERACTION}_rank", NEIGHBOUR, ADDED)
 CONTEXT_RANK_FEATURES = (*CROSS_RANK_FEATURES, *CONTEXT_FEATURES)
 _PAIR_IN_RANK = ("coverage",)
 DEFAULT_THRESHOLDS = {"gate": 0.5, "select_floor": 0.2, "select_gap": 0.35, "select_max": 3}
@@ -122,7 +124,7 @@ def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
 
     return [{"pair_logit": p, "logit_gap": p - best, "fused": float(r.get("score") or 0.0) / top,
              "inv_rank": inv(r.get("rank")), "inv_dense_rank": inv(r.get("dense_rank")),
-             "inv_lexical_rank": inv(r.get("lexical_rank")), RETRIEVED: float(r.get("rank") is not None),
+             "inv_lexical_rank": inv(r.get("lexical_rank")), ADDED: float(bool(r.get("neighbour"))),
              **{f: pf[f] for f in _PAIR_IN_RANK}, **scores(r)}
             for p, r, pf in zip(pair_logits, rows, pairs, strict=True)]
 

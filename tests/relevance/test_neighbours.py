@@ -11,11 +11,11 @@ from engine.config import shipped_relevance_model
 from engine.ingest.pipeline import ingest_paths
 from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, rank_inputs
 from engine.relevance.scorer import (
+    ADDED,
     CONTEXT_RANK_FEATURES,
     CROSS_RANK_FEATURES,
     NEIGHBOUR,
     RANK_FEATURES,
-    RETRIEVED,
     Scorer,
     adjoining,
     load_scorer,
@@ -39,14 +39,15 @@ def test_the_neighbour_feature_is_the_best_first_stage_probability_beside_a_cand
     assert [r["x"] for r in out] == [1.0, 2.0, 3.0] and NEIGHBOUR not in rows[0]  # pure
 
 
-def test_list_features_say_what_the_search_found_and_each_scores_rank_within_the_list() -> None:
+def test_list_features_mark_chunks_added_beside_a_hit_and_each_scores_rank_within_the_list() -> None:
     rows = [{"score": 1.0, "rank": 1, "maxsim": 0.5, "cross": 2.0},
             {"score": 0.5, "rank": 2, "maxsim": 0.9, "cross": 1.0},
-            {"score": 0.0, "rank": None, "maxsim": 0.7, "cross": 3.0}]
-    features = rank_features([0.0, 0.0, 0.0], rows, [{"coverage": 0.0}] * 3)
-    assert [f[RETRIEVED] for f in features] == [1.0, 1.0, 0.0]
-    assert [f["cross_rank"] for f in features] == [0.5, 1 / 3, 1.0]
-    assert [f["maxsim_rank"] for f in features] == [1 / 3, 1.0, 0.5]
+            {"score": 0.0, "rank": None, "maxsim": 0.7, "cross": 3.0, "neighbour": True},
+            {"score": 0.0, "rank": None, "maxsim": 0.6, "cross": 0.0}]  # research evidence: unranked, not added
+    features = rank_features([0.0] * 4, rows, [{"coverage": 0.0}] * 4)
+    assert [f[ADDED] for f in features] == [0.0, 0.0, 1.0, 0.0]
+    assert [f["cross_rank"] for f in features] == [0.5, 1 / 3, 1.0, 0.25]
+    assert [f["maxsim_rank"] for f in features] == [0.25, 1.0, 0.5, 1 / 3]
 
 
 def _scorer(context_weights: dict[str, float]) -> Scorer:
@@ -67,7 +68,7 @@ def test_the_context_head_follows_only_the_full_rank_head() -> None:
 
 
 def test_rank_with_neighbours_adds_the_chunks_beside_the_best_and_scores_them(embedder) -> None:
-    model = RelevanceModel(_scorer({NEIGHBOUR: 20.0, RETRIEVED: -1.0}), embedder, shares_index=False,
+    model = RelevanceModel(_scorer({NEIGHBOUR: 20.0, ADDED: 1.0}), embedder, shares_index=False,
                            cross=_FakeCross(), neighbours=True)
     candidates = [{"id": f"c{i}", "text": f"Passage {i} on fees.", "score": 1.0 - i / 10, "rank": i + 1,
                    "dense_rank": i + 1, "lexical_rank": None, "document_id": "doc", "ordinal": 10 * i}

@@ -64,6 +64,10 @@ def test_late_interaction_matches_tokens_and_ranks_the_answer_first(embedder) ->
     answering, off_topic = model.late_interactions(ANSWERING[0], [ANSWERING[1], OFF_TOPIC[1]])
     assert answering > off_topic + 0.1, (answering, off_topic)
     assert model.late_interactions(ANSWERING[0], [ANSWERING[1]]) == [answering]  # cached passage: same score
+    # the question's token vectors are cached too: asked again, nothing is encoded
+    cached = RelevanceModel(model.scorer, _NoTokens(embedder), shares_index=False)
+    cached._questions, cached._tokens = model._questions, model._tokens
+    assert cached.late_interactions(ANSWERING[0], [ANSWERING[1], OFF_TOPIC[1]]) == [answering, off_topic]
     # in a ranked list (the rank head reads MaxSim): the answer first whatever retrieval's order
     candidates = [{"text": OFF_TOPIC[1], "score": 0.9, "rank": 1, "dense_rank": 1, "lexical_rank": 1},
                   {"text": ANSWERING[1], "score": 0.8, "rank": 2, "dense_rank": 2, "lexical_rank": 2}]
