@@ -64,7 +64,8 @@ def _rx(*patterns: str) -> re.Pattern[str]:
 
 # Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
 _DEFINITION = _rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
-                  r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning)\b",  # "by means of" defines nothing
+                  r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
+                  r"(?!\s+of\b))\b",  # "by means of" defines nothing; '"Work" shall mean' (licences) defines
                   r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
                   r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
 _NOT_REQUIRED = _rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
@@ -88,6 +89,10 @@ _OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|ob
                   r"(?:that|to)\b",
                   r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
+# "Should" opening a statement with its subject after it is a condition ("Should the Program prove
+# defective, you assume the cost"), not advice; a question ("Should a firm ...?") is neither.
+_CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|there|this|that|your)\b[^?]*$)",
+                                 re.IGNORECASE)
 _RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
 _PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
@@ -106,6 +111,7 @@ def classify_modality(sentence: str) -> Modality:
     text = normalize_ws(sentence)
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
         return Modality.NONE
+    text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
                               (_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
         if pattern.search(text):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import IngestError, printable
 from engine.ingest.citations import format_citation
+from engine.ingest.sentences import wrap_width, wrapped_break
 from engine.ingest.structure import (
     PROVISIONS,
     Heading,
@@ -28,6 +29,7 @@ from engine.ingest.structure import (
     is_title_line,
     parse_heading,
     recital_number,
+    titled_run_in,
 )
 from engine.text import normalize_ws
 
@@ -198,8 +200,10 @@ class _SectionBuilder:
         return bool(self.stack) and self.stack[-1][1].kind in PROVISIONS
 
     def heading(self, text: str, level: int | None = None, number: str = "", *,
-                parsed: Heading | None = None) -> None:
-        """A heading line, kept in the text as it is; `level` from the format (Markdown, DOCX) or its kind."""
+                parsed: Heading | None = None, run_in: bool = False) -> None:
+        """A heading line, kept in the text as it is; `level` from the format (Markdown, DOCX) or its kind.
+        `run_in`: the line also opens the section's first sentence ("6. Trademarks. This License does not
+        grant ..."), so it is left to the body (the caller adds it) and only names the section."""
         self._close()
         text = normalize(text)
         if not text:
@@ -215,8 +219,9 @@ class _SectionBuilder:
         self.preamble, self.special, self.position = False, None, ""
         self.positions = Positions()
         untitled = not parsed.title or re.fullmatch(r"\(.*\)", parsed.title) is not None  # "Annex A (normative)"
-        self.awaiting_title = bool(parsed.kind) and untitled
-        self._add(text)
+        self.awaiting_title = bool(parsed.kind) and untitled and not run_in
+        if not run_in:
+            self._add(text)
 
     def _retitle(self, text: str) -> None:
         """The line after 'Article 33' is its title: kept in the text, not a body."""
@@ -237,7 +242,9 @@ class _SectionBuilder:
             self._close()
             self.special = name
 
-    def paragraph(self, text: str) -> None:
+    def paragraph(self, text: str, *, opens_section: bool = False) -> None:
+        """A block of body text; `opens_section`: it begins with its section's run-in heading, whose number
+        is no paragraph number."""
         text = normalize(text)
         if not text:
             return
@@ -249,6 +256,8 @@ class _SectionBuilder:
         if self.preamble:
             recital = recital_number(text)
             self._special_block(f"Recital {recital}" if recital else "Preamble")
+        elif self.stack and opens_section:
+            self.positions.unnumbered(text)
         elif self.stack:
             seen = self.positions.see(text)
             if seen is not None and seen[0]:
@@ -275,22 +284,28 @@ class _SectionBuilder:
         """A paragraph of plain text (TXT, PDF, DOCX): headings, heading titles, numbered paragraphs and
         points. A line that opens a provision, a paragraph or a recital after a sentence end starts anew."""
         body: list[str] = []
-        for line in para.split("\n"):
+        opens_section = False
+        lines = para.split("\n")
+        width = wrap_width(lines)
+        for i, line in enumerate(lines):
             if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)):
                 body.append(line)
                 continue
             if body:
-                self.paragraph("\n".join(body))
-                body = []
+                self.paragraph("\n".join(body), opens_section=opens_section)
+                body, opens_section = [], False
             parsed = self._line_heading(line)
             if parsed is not None:
-                self.heading(line, parsed=parsed)
+                run_in = _run_in(line, lines[i + 1] if i + 1 < len(lines) else "", width)
+                self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
+                if run_in:
+                    body, opens_section = [line], True
             elif self.awaiting_title and self.stack and is_title_line(line):
                 self._retitle(line.strip())
             else:
                 body.append(line)
         if body:
-            self.paragraph("\n".join(body))
+            self.paragraph("\n".join(body), opens_section=opens_section)
 
     def _opens(self, line: str) -> bool:
         parsed = parse_heading(line, in_provision=self.in_provision())
@@ -300,6 +315,23 @@ class _SectionBuilder:
         self._close()
         return ParsedDocument(format=fmt, text="".join(self.parts), title=title, blocks=self.blocks,
                               metadata=metadata)
+
+
+def _run_in(line: str, following: str, width: int | None) -> bool:
+    """A heading line that is also the start of a sentence: its title runs on into text ("6. Trademarks.
+    This License does not ..."), or the next line of its paragraph continues it ("5.1. The rights granted
+    under this License will terminate automatically" / "if You fail to comply ...")."""
+    heading = parse_heading(line)
+    title = heading.title.rstrip(".:") if heading else ""
+    opening = titled_run_in(title + ".")
+    return (opening is not None and opening != title) or (
+        bool(following.strip()) and wrapped_break(line, following, width))
+
+
+def run_in_title(heading: Heading) -> Heading:
+    """A run-in heading's title is its words up to the first full stop ("Trademarks"); none when its line
+    is a sentence from the start ("5.1. The rights granted ...")."""
+    return heading._replace(title=titled_run_in(heading.title) or "")
 
 
 def _feed_lines(builder: _SectionBuilder, text: str) -> None:

@@ -5,7 +5,10 @@ whole sentences or contiguous spans of one). Rules, in order:
 
 * a blank line always ends a sentence;
 * a line break ends a sentence unless the line ends with `,` `;` `:` a dash or the words
-  `and`/`or` (list items and wrapped clauses continue the sentence);
+  `and`/`or` (list items and wrapped clauses continue the sentence), or the text is hard-wrapped
+  (licences, RFCs, plain-text statutes: most lines of a paragraph near one width) and the line breaks
+  where the wrapping did: a line near that width, or one followed by a lower-case word, continues
+  its sentence unless the next line opens a list item, a bullet or a table row;
 * `.`, `!` or `?` (optionally followed by a closing quote or bracket) ends a sentence when
   whitespace follows, unless the word before it is a known abbreviation or a single letter, or (for `.`)
   a lower-case word follows on the same line.
@@ -23,6 +26,10 @@ NUMBERED_ABBREVIATIONS = frozenset(
 )
 _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CONTINUATION = re.compile(r"(?:[,;:\-\u2013\u2014]|\b(?:and|or))\s*$", re.IGNORECASE)
+# A line that opens an item of its own: "(a)", "a)", "1.", "(iv)", "-", "*", a bullet, a table row.
+_OPENS_ITEM = re.compile(r"^\s*(?:\(?[0-9]{1,3}[.)]|\([a-zA-Z]{1,5}\)|[a-z]{1,4}\)|[-*\u2022\u2013|>#])(?=\s|$)")
+# Hard-wrapped text: lines of at most this width, and this share of a paragraph's lines near it.
+WRAP_MAX, WRAP_MIN, WRAP_SHARE, WRAP_NEAR = 100, 40, 0.4, 0.75
 
 
 class Span(NamedTuple):
@@ -45,17 +52,46 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return word in ABBREVIATIONS
 
 
+def wrap_width(lines: list[str]) -> int | None:
+    """The width `lines` were hard-wrapped at, or None when they were not: the longest line, when it is
+    of a wrapped width and enough lines come near it (a list of short items or a Markdown paragraph per
+    line is not wrapped)."""
+    lengths = [len(line.rstrip()) for line in lines if line.strip()]
+    if len(lengths) < 3:
+        return None
+    width = max(lengths)
+    near = sum(n >= WRAP_NEAR * width for n in lengths)
+    if not WRAP_MIN <= width <= WRAP_MAX or near < 2 or near < WRAP_SHARE * len(lengths):
+        return None
+    return width
+
+
+def wrapped_break(line: str, following: str, width: int | None) -> bool:
+    """The break after `line` is the wrapping's, inside a sentence that `following` continues."""
+    nxt = following.lstrip()
+    if not nxt or _OPENS_ITEM.match(following) or line.rstrip().endswith((".", "!", "?", '."', ".)")):
+        return False
+    if nxt[0].islower():
+        return True
+    return width is not None and len(line.rstrip()) >= WRAP_NEAR * width
+
+
 def _line_breaks(text: str) -> list[int]:
     """Offsets of line breaks that end a sentence."""
     cuts = []
-    for match in re.finditer(r"\n", text):
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        line = text[line_start : match.start()]
+    lines = text.split("\n")
+    width = wrap_width(lines)
+    offset = 0
+    for i, line in enumerate(lines[:-1]):
+        end = offset + len(line)
+        offset = end + 1
         if not line.strip():
             continue
-        nxt = text[match.end() : match.end() + 1]
-        if nxt == "\n" or not _CONTINUATION.search(line):
-            cuts.append(match.start())
+        following = lines[i + 1]
+        if not following.strip():
+            cuts.append(end)
+        elif not _CONTINUATION.search(line) and not wrapped_break(line, following, width):
+            cuts.append(end)
     return cuts
 
 

@@ -27,9 +27,10 @@ LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": 
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
 PROVISIONS = frozenset({"article", "§", "section", "rule"})
 
-_NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|[A-Z](?:\.\d+)*)"
+# A letter is a number only in capitals ("Annex A", "Subpart B"): "Sections 3.1 and 3.2 ..." opens a sentence.
+_NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|(?-i:[A-Z])(?:\.\d+)*)"
 _WORD_HEADING = re.compile(
-    r"^(?P<word>part|title|subpart|chapter|section|article|rule|annex|schedule|appendix|§)\s*"
+    r"^(?P<word>part|title|subpart|chapter|section|article|rule|annex|schedule|appendix|§)(?:(?<=§)\s*|\s+)"
     rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*[-\u2013\u2014:.]\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
@@ -67,12 +68,29 @@ def _title_ok(title: str) -> bool:
     return not title or not title[0].islower()
 
 
+_SMALL_WORDS = frozenset("a an and as at by for from in into of on or the to with under upon this that such its "
+                         "your their than".split())
+_RUN_IN = re.compile(r"^(?P<title>[A-Z][^.!?:]{0,80}?)[.:](?:\s+(?=\S)|$)")
+
+
+def titled_run_in(title: str) -> str | None:
+    """The title-case words that open `title` and end with a full stop or colon, as licences and
+    contracts head their clauses ("Trademarks" of "Trademarks. This License does not ...", "Termination"
+    of "Termination."); None when `title` opens with a sentence ("Records must be kept.")."""
+    match = _RUN_IN.match(title)
+    words = match.group("title").split() if match else []
+    if not 0 < len(words) <= 8 or not all(w[0].isupper() or w[0].isdigit() or w in _SMALL_WORDS for w in words):
+        return None
+    return match.group("title").strip() if match else None
+
+
 def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
     """The heading a short line states, or None.
 
     `in_provision`: the line stands inside an article or section, where "1. ..." is a numbered
     paragraph, not a heading. A line ending like a sentence (`.` `;` `,` `:`) is no heading, except a
-    `§` heading, which ends with a full stop in the CFR.
+    `§` heading, which ends with a full stop in the CFR, and a numbered one whose title case words end
+    with a full stop ("8. Termination.", "6. Trademarks. This License ...": `titled_run_in`).
     """
     line = line.strip().lstrip("#").strip().strip("*_").strip()
     words = len(line.split())
@@ -89,15 +107,17 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
         else:
             level = RANKS[kind]
         return Heading(kind, number, title.rstrip(".") if kind == "§" else title, level)
-    if words > 14 or line.endswith((".", ";", ",", ":")) and not re.fullmatch(r"[\d.]+", line):
-        return None
     match = _NUMBERED.match(line)
+    run_in = titled_run_in(match.group("title")) if match else None  # "8. Termination.", "6. Trademarks. This ..."
+    if words > 14 or line.endswith((".", ";", ",", ":")) and not re.fullmatch(r"[\d.]+", line) and run_in is None:
+        return None
     if not match or not match.group("title")[0].isupper():
         return None
     number = match.group("num")
     if in_provision and match.group("dot") and "." not in number:
         return None
-    return Heading("", number, match.group("title").strip(), NUMBERED_BASE + number.count(".") + 1)
+    title = match.group("title").strip()
+    return Heading("", number, run_in if run_in == title.rstrip(".:") else title, NUMBERED_BASE + number.count(".") + 1)
 
 
 def is_caps_heading(line: str) -> bool:
@@ -175,6 +195,10 @@ class Positions:
         if numerals in self.levels and roman == (roman_value(self._last(numerals)) or 0) + 1:
             return numerals
         return numerals if label == "i" or len(label) > 1 else letters
+
+    def unnumbered(self, text: str) -> None:
+        """A paragraph whose opening number is its section's, not a paragraph's (a clause's run-in title)."""
+        self.lead_in = text.rstrip().endswith((":", "\u2014"))
 
     def see(self, text: str) -> tuple[bool, str] | None:
         """For a paragraph: None when it is not enumerated; else (starts a new block, its label path)."""

@@ -45,6 +45,10 @@ CASES = {
     "narrative": ("This Regulation comes into force on 1 March 2024.", Modality.NONE),
     "by-means-of": ("By means of its facilities, a Recognised Body should keep an audit trail of every order.",
                     Modality.RECOMMENDATION),  # "means of" defines nothing
+    "shall-mean": ('"Derivative Works" shall mean any work that is based on the Work.', Modality.NONE),
+    "should-as-if": ("SHOULD THE PROGRAM PROVE DEFECTIVE, YOU ASSUME THE COST OF ALL NECESSARY REPAIR.",
+                     Modality.NONE),  # a condition, not advice
+    "should-subject-first": ("The firm should review its policy once a year.", Modality.RECOMMENDATION),
     "regulator-would-permit": ("On an acquisition, the Regulator would permit the firm to rely on the CDD already "
                                "carried out.", Modality.PERMISSION),
 }

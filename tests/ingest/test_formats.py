@@ -85,7 +85,24 @@ def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> No
      ["The Person appointed under paragraph 33. values each property.", "Next."]),
     ("Rules may make provision\u2014\n(a) specifying the time;\n(b) requiring notice.",
      ["Rules may make provision\u2014\n(a) specifying the time;\n(b) requiring notice."]),
-], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line", "lower-case-follows", "em-dash-list"])
+    ("   2. Grant. Each Contributor grants You a perpetual licence to reproduce\n"
+     "      and distribute the Work, subject to the conditions of this\n"
+     "      License. Those rights end if You fail to comply with the terms of\n"
+     "      this License.",
+     ["2.", "Grant.", "Each Contributor grants You a perpetual licence to reproduce\n      and distribute the Work, "
+      "subject to the conditions of this\n      License.", "Those rights end if You fail to comply with the terms "
+      "of\n      this License."]),
+    ("The licensee shall keep every notice that the Work carries when it is\n"
+     "distributed, including the notices listed in the following clause\n"
+     "(a) the copyright notice of the Work in its original wording and form\n"
+     "(b) the NOTICE file",
+     ["The licensee shall keep every notice that the Work carries when it is\ndistributed, including the notices "
+      "listed in the following clause", "(a) the copyright notice of the Work in its original wording and form",
+      "(b) the NOTICE file"]),
+    ("Retention period\nSix years after the end of the relationship\nReview\nEvery year",
+     ["Retention period", "Six years after the end of the relationship", "Review", "Every year"]),
+], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line", "lower-case-follows", "em-dash-list",
+        "hard-wrapped", "wrapped-then-items", "short-lines-are-not-wrapped"])
 def test_sentence_split(text: str, expected: list[str]) -> None:
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
 

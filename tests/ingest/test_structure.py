@@ -143,3 +143,52 @@ def test_recitals_and_preamble_are_recognised_as_non_binding() -> None:
         assert non_binding({"section_path": block.section_path, "section_heading": block.section_heading}) == "recital"
     article = blocks["Art. 33(1)"]
     assert non_binding({"section_path": article.section_path, "section_heading": article.section_heading}) is None
+
+
+LICENCE = LEGAL / "licence-style-terms.txt"
+
+
+def test_hard_wrapped_licence_clauses_keep_their_sentences_whole() -> None:
+    """A plain-text licence (indented, wrapped near 72 columns, clause titles run into the text): each
+    clause is a section of its own, and the line that opens a clause stays in its text."""
+    from engine.ingest.sentences import split_sentences
+
+    parsed = parse(LICENCE, LICENCE.read_bytes())
+    blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
+    assert {"Section 1", "Section 2", "Section 3", "Section 4.1", "Section 5"} <= set(blocks)
+    marks = blocks["Section 3"]
+    assert marks.section_heading == "Trade Marks"
+    text = parsed.text[marks.start:marks.end]
+    assert text.startswith("3. Trade Marks. This Licence does not grant permission to use the trade\n")
+    sentences = [text[s.start:s.end] for s in split_sentences(text)]
+    assert sentences[-1].startswith("This Licence does not grant") and sentences[-1].endswith("Licensed Work.")
+    assert "names or trade marks" in sentences[-1]  # one sentence across three wrapped lines
+    # a clause whose number opens a sentence: no title, the whole sentence is its text
+    rights = blocks["Section 4.1"]
+    assert rights.section_heading == "" and rights.section_path.endswith("4 Termination > 4.1")
+    body = parsed.text[rights.start:rights.end]
+    assert [body[s.start:s.end].split("\n")[0] for s in split_sentences(body)][-2:] == [
+        "The rights granted under this Licence end automatically", "The rights are reinstated"]
+    # "5. Disclaimer of Warranty." is a title; "Sections 1 and 2 survive ..." is a sentence, not Section "s"
+    assert blocks["Section 5"].section_heading == "Disclaimer of Warranty"
+    assert not any(b.section_path.startswith("Section s") or "> Section s" in b.section_path for b in parsed.blocks)
+    # the list items of clause 2 stay points of it
+    assert [label for _, label in blocks["Section 2"].metadata["points"]] == ["(a)", "(b)"]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("8. Termination.", ("", "8", "Termination")),
+    ("3. Protecting Users' Legal Rights From Anti-Circumvention Law.", ("", "3", "Protecting Users' Legal Rights "
+                                                                       "From Anti-Circumvention Law")),
+    ("6. Trademarks. This License does not grant permission to use the trade",
+     ("", "6", "Trademarks. This License does not grant permission to use the trade")),
+], ids=["title-with-full-stop", "long-title", "run-in"])
+def test_numbered_titles_of_licences(line: str, expected: tuple[str, str, str]) -> None:
+    heading = parse_heading(line)
+    assert heading is not None and (heading.kind, heading.number, heading.title) == expected
+
+
+@pytest.mark.parametrize("line", ["1. Records must be kept.", "Sections 3.1 and 3.2 are conditions of the grant",
+                                  "2. Personal data shall be processed lawfully."])
+def test_sentences_after_a_number_are_no_titles(line: str) -> None:
+    assert parse_heading(line) is None
