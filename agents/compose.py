@@ -115,10 +115,14 @@ def _where(req: Requirement) -> str:
     return f"{req.document_title}" + (f" (section {section})" if section else "")
 
 
+_DECIDING = re.compile(r"must|shall|may|should|cannot|will")
+
+
 def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
     """The words of `quote` that answer `question` directly: for a time question, from its first period
     or deadline to the end of the clause of its last one (every period the quote states, so a
-    conflict shows each side whole); otherwise the quote's first clause. Verbatim. Pure."""
+    conflict shows each side whole); otherwise the quote's first clause, at most 30 words of it that hold
+    its modal verb. Verbatim. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
     found = list(PERIOD.finditer(text)) if asks_time(question) else []
     if found:
@@ -128,8 +132,13 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
         tail = re.search(r"[,;]", text[last.end():])
         span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
         return " ".join(span.split()[: max_words * 2])
-    clause = re.split(r";", text)[0]
-    return " ".join(clause.split()[: max(max_words, 30)])
+    words = re.split(r";", text)[0].split()
+    most = max(max_words, 30)
+    # A long clause keeps its deciding verb and what follows it ("... for that Work shall terminate as of the
+    # date such litigation is filed"), not only its opening words: a few words before the verb, then on.
+    verb = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), None)
+    start = 0 if verb is None or verb < most - 8 else max(0, min(verb - 10, len(words) - most))
+    return " ".join(words[start: start + most])
 
 
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:

@@ -8,12 +8,14 @@ held-out ObliQA questions), in two steps:
   selection cut (close to the best-scoring chunk, above a floor); quotes of other chunks are
   rejected as `does_not_address_question`, with both scores in the rationale;
 * the quote: its passage must pass the gate (the pair head at `gate_selected`, the threshold
-  calibrated for passages the selection chose); the pair head scores each sentence against the
-  part; within a passage, sentences far below its best one are set aside, and code rules still
-  apply: a question that asks for a time needs a quote that states one (`requires_inference`), a
-  quote that leans on preceding text ("such records") is `incomplete_quote`, and a sentence that
-  imposes nothing is cited only from a passage that imposes nothing either (a definition or
-  statement that answers; its modality is `none`).
+  calibrated for passages the selection chose, unless the ranking scores the passage at least
+  `gate_confident`, which the best passage of an unrelated list rarely reaches: the pair head is
+  fitted to one corpus's wording, the ranking reads question and passage together); the pair head
+  scores each sentence against the part; within a passage, sentences far below its best one are set
+  aside, and code rules still apply: a question that asks for a time needs a quote that states one
+  (`requires_inference`), a quote that leans on preceding text ("such records") is `incomplete_quote`,
+  and a sentence that imposes nothing is cited only from a passage that imposes nothing either (a
+  definition or statement that answers; its modality is `none`).
 
 `judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
 or a passage): the pair head against its calibrated threshold, then the time and context rules.
@@ -279,6 +281,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # The passages here are a part's ranked candidates: the pipeline's own gate threshold (calibrated for
     # chosen passages, see engine.relevance.scorer), not the one `judge` uses for a text alone.
     gate = float(model.thresholds["gate_selected"]) if model is not None else 0.0
+    confident = float(model.thresholds.get("gate_confident", 1.0)) if model is not None else 1.0
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
@@ -292,7 +295,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         elif leans_on_context(req.exact_quote):
             out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
-        elif passage[key] < gate:
+        elif passage[key] < gate and ranked.relevance < confident:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"its passage's relevance {passage[key]:.3f} is below the gate "
                                               f"({gate:.3f})", score, part.index, ranked.relevance)
@@ -307,7 +310,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                 requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
-                          f"{part.best:.3f}) and the sentence {score:.3f}")
+                          f"{part.best:.3f}) and the sentence {score:.3f}" + (
+                              f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but the "
+                              f"ranking is sure of it (at least {confident:.3f})" if passage[key] < gate else ""))
     return out
 
 

@@ -72,6 +72,13 @@ CONTEXT_RANK_FEATURES = (*CROSS_RANK_FEATURES, *CONTEXT_FEATURES)
 _PAIR_IN_RANK = ("coverage",)
 DEFAULT_THRESHOLDS = {"gate": 0.5, "select_floor": 0.2, "select_gap": 0.35, "select_max": 3}
 OFF_TOPIC_PASS = 0.15  # most of off-topic passages that gate_selected may let through (calibration)
+# A chosen passage the ranking scores at least `gate_confident` passes the gate whatever the pair head says:
+# the pair head reads the encoder's cosine and word overlap on an absolute scale fitted to one corpus's
+# wording, and on text worded otherwise (a licence, a standard) scores plain answers under the gate, where the
+# ranking, which reads question and passage together (cross-encoder, late interaction), is sure. Calibrated as
+# the lowest value that the best of a list retrieved for another document's question reaches for at most
+# FOREIGN_CONFIDENT of calibration questions; 1.0 (never) until calibrated.
+FOREIGN_CONFIDENT = 0.01
 
 
 def _pairs(terms: list[str]) -> set[tuple[str, str]]:
@@ -210,7 +217,8 @@ class Scorer:
     def __post_init__(self) -> None:
         # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
         # scorer written by `evidence relevance train` names both in its file (and so in its sha256).
-        object.__setattr__(self, "thresholds", {"gate_selected": self.thresholds["gate"], **self.thresholds})
+        object.__setattr__(self, "thresholds", {"gate_selected": self.thresholds["gate"], "gate_confident": 1.0,
+                                                **self.thresholds})
 
     @property
     def identity(self) -> dict[str, str]:

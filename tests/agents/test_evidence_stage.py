@@ -193,6 +193,19 @@ def test_two_part_question_answers_each_part_with_its_own_citations(deps) -> Non
     assert all(s["part"] in (0, 1) for s in result["statements"])
 
 
+def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
+    from agents.compose import direct_span
+
+    quote = ("alleging that the Work or a Contribution incorporated within the Work constitutes direct or "
+             "contributory patent infringement, then any patent licenses granted to You under this License for "
+             "that Work shall terminate as of the date such litigation is filed.")
+    span = direct_span("When does the patent license terminate?", quote)
+    assert span.endswith("shall terminate as of the date such litigation is filed") and span in quote
+    assert len(span.split()) <= 30
+    short = "A firm must keep records of each transaction; records may be kept electronically."
+    assert direct_span("What records must a firm keep?", short) == "A firm must keep records of each transaction"
+
+
 def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
     result = _answer("When must a personal data breach be notified to the Commissioner?", deps)
     direct = result["statements"][0]
@@ -319,6 +332,38 @@ def test_the_pipeline_gate_uses_the_threshold_calibrated_for_chosen_passages() -
     assert "0.300" in refused.rationale and "0.400" in refused.rationale
 
 
+def test_a_passage_the_ranking_is_sure_of_passes_the_gate_whatever_the_pair_head_says() -> None:
+    """Text worded unlike the corpus the pair head was fitted on (a licence) scores low alone; when the
+    ranking scores its passage at least gate_confident it is cited, and below that it is still refused."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    text = "Your licence is reinstated if you cure the violation within 30 days after the notice."
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "contract"}
+    req = Requirement(requirement_id="REQ-P001", source_type="contract", document_id="d", document_version=1,
+                      document_title="T", section_path="8", chunk_id="c1", char_start=0, char_end=len(text),
+                      exact_quote=text, modality=Modality.NONE, extraction_confidence="low",
+                      confidence_reason="statement", refers_elsewhere=False)
+
+    class Model:
+        thresholds = {"gate": 0.5, "gate_selected": 0.2, "gate_confident": 0.75, "select_floor": 0.05,
+                      "select_gap": 0.3, "select_max": 3}
+
+        def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
+            return [0.01] * len(texts)
+
+    def asked(relevance: float) -> object:
+        part = Part(index=0, question="How can a terminated licence be reinstated?",
+                    ranked=[RankedChunk(chunk_id="c1", relevance=relevance, selected=True)], best=relevance)
+        return verify_requirements([part], [req], {"c1": chunk}, Model())[0]
+
+    sure = asked(0.9)
+    assert sure.verified and "under the gate (0.200)" in sure.rationale and "0.750" in sure.rationale
+    unsure = asked(0.7)
+    assert not unsure.verified and unsure.rejection_reason == "does_not_address_question"
+    assert "below the gate (0.200)" in unsure.rationale
+
+
 def test_a_scorer_without_gate_selected_uses_the_gate(tmp_path) -> None:
     import json
 
@@ -327,10 +372,12 @@ def test_a_scorer_without_gate_selected_uses_the_gate(tmp_path) -> None:
     shipped = json.loads((Path(__file__).resolve().parents[2] / "engine/relevance/models/minilm-regqa-int8"
                           / "scorer.json").read_text())
     assert 0.0 < shipped["thresholds"]["gate_selected"] <= shipped["thresholds"]["gate"]
-    del shipped["thresholds"]["gate_selected"]
+    assert 0.5 <= shipped["thresholds"]["gate_confident"] <= 1.0
+    del shipped["thresholds"]["gate_selected"], shipped["thresholds"]["gate_confident"]
     (tmp_path / "scorer.json").write_text(json.dumps(shipped))
     scorer = load_scorer(tmp_path)
     assert scorer.thresholds["gate_selected"] == scorer.thresholds["gate"]
+    assert scorer.thresholds["gate_confident"] == 1.0  # never, until calibrated
 
 
 def _item(cid: str, document: str, text: str, score: float = 0.0) -> dict:
