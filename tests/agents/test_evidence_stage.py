@@ -303,31 +303,45 @@ def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states
 
 
-def test_the_pipeline_gate_uses_the_threshold_calibrated_for_chosen_passages() -> None:
-    """A chosen passage scoring between gate_selected and gate is cited; judge() alone still rejects it."""
+def _one_quote(text: str, source_type: str, modality: Modality) -> tuple[dict, Requirement]:
+    """A chunk that is one sentence, and that sentence as its requirement."""
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": source_type}
+    req = Requirement(requirement_id="REQ-S001" if source_type == "regulation" else "REQ-P001",
+                      source_type=source_type, document_id="d", document_version=1, document_title="T",
+                      section_path="1", chunk_id="c1", char_start=0, char_end=len(text), exact_quote=text,
+                      modality=modality, extraction_confidence="high", confidence_reason="test",
+                      refers_elsewhere=False)
+    return chunk, req
+
+
+class _PairModel:
+    """The relevance model as Verify reads it: thresholds, and one pair probability for every text."""
+
+    def __init__(self, pair: float, **thresholds: float) -> None:
+        self.pair = pair
+        self.thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.3, "select_max": 3, **thresholds}
+
+    def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
+        return [self.pair] * len(texts)
+
+
+def _verify_one(question: str, chunk: dict, req: Requirement, model: _PairModel, relevance: float) -> object:
     from agents.select import Part, RankedChunk
     from agents.verify import verify_requirements
 
-    text = "A firm must review its client files at least once a year and record the outcome of each review."
-    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "regulation"}
-    req = Requirement(requirement_id="REQ-S001", source_type="regulation", document_id="d", document_version=1,
-                      document_title="T", section_path="1", chunk_id="c1", char_start=0, char_end=len(text),
-                      exact_quote=text, modality=Modality.OBLIGATION, extraction_confidence="high",
-                      confidence_reason="modal verb", refers_elsewhere=False)
+    part = Part(index=0, question=question, ranked=[RankedChunk(chunk_id="c1", relevance=relevance, selected=True)],
+                best=relevance)
+    return verify_requirements([part], [req], {"c1": chunk}, model)[0]
 
-    class Model:
-        def __init__(self, gate_selected: float) -> None:
-            self.thresholds = {"gate": 0.5, "gate_selected": gate_selected, "select_floor": 0.05,
-                               "select_gap": 0.3, "select_max": 3}
 
-        def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
-            return [0.3] * len(texts)
-
-    part = Part(index=0, question="How often must client files be reviewed?",
-                ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)], best=0.8)
-    cited = verify_requirements([part], [req], {"c1": chunk}, Model(0.2))[0]
+def test_the_pipeline_gate_uses_the_threshold_calibrated_for_chosen_passages() -> None:
+    """A chosen passage scoring between gate_selected and gate is cited; judge() alone still rejects it."""
+    chunk, req = _one_quote("A firm must review its client files at least once a year and record the outcome of "
+                            "each review.", "regulation", Modality.OBLIGATION)
+    question = "How often must client files be reviewed?"
+    cited = _verify_one(question, chunk, req, _PairModel(0.3, gate_selected=0.2), 0.8)
     assert cited.verified, cited.rationale
-    refused = verify_requirements([part], [req], {"c1": chunk}, Model(0.4))[0]
+    refused = _verify_one(question, chunk, req, _PairModel(0.3, gate_selected=0.4), 0.8)
     assert not refused.verified and refused.rejection_reason == "does_not_address_question"
     assert "0.300" in refused.rationale and "0.400" in refused.rationale
 
@@ -335,31 +349,13 @@ def test_the_pipeline_gate_uses_the_threshold_calibrated_for_chosen_passages() -
 def test_a_passage_the_ranking_is_sure_of_passes_the_gate_whatever_the_pair_head_says() -> None:
     """Text worded unlike the corpus the pair head was fitted on (a licence) scores low alone; when the
     ranking scores its passage at least gate_confident it is cited, and below that it is still refused."""
-    from agents.select import Part, RankedChunk
-    from agents.verify import verify_requirements
-
-    text = "Your licence is reinstated if you cure the violation within 30 days after the notice."
-    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "contract"}
-    req = Requirement(requirement_id="REQ-P001", source_type="contract", document_id="d", document_version=1,
-                      document_title="T", section_path="8", chunk_id="c1", char_start=0, char_end=len(text),
-                      exact_quote=text, modality=Modality.NONE, extraction_confidence="low",
-                      confidence_reason="statement", refers_elsewhere=False)
-
-    class Model:
-        thresholds = {"gate": 0.5, "gate_selected": 0.2, "gate_confident": 0.75, "select_floor": 0.05,
-                      "select_gap": 0.3, "select_max": 3}
-
-        def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
-            return [0.01] * len(texts)
-
-    def asked(relevance: float) -> object:
-        part = Part(index=0, question="How can a terminated licence be reinstated?",
-                    ranked=[RankedChunk(chunk_id="c1", relevance=relevance, selected=True)], best=relevance)
-        return verify_requirements([part], [req], {"c1": chunk}, Model())[0]
-
-    sure = asked(0.9)
+    chunk, req = _one_quote("Your licence is reinstated if you cure the violation within 30 days after the notice.",
+                            "contract", Modality.NONE)
+    question = "How can a terminated licence be reinstated?"
+    model = _PairModel(0.01, gate_selected=0.2, gate_confident=0.75)
+    sure = _verify_one(question, chunk, req, model, 0.9)
     assert sure.verified and "under the gate (0.200)" in sure.rationale and "0.750" in sure.rationale
-    unsure = asked(0.7)
+    unsure = _verify_one(question, chunk, req, model, 0.7)
     assert not unsure.verified and unsure.rejection_reason == "does_not_address_question"
     assert "below the gate (0.200)" in unsure.rationale
 
