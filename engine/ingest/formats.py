@@ -344,12 +344,19 @@ def _eu_style(text: str) -> bool:
     return is_eu_style(normalize(text).split("\n"))
 
 
+_VERSION_LINE = re.compile(r"(?:Version|Revision|Edition)\s+\d+(?:\.\d+)*\b", re.IGNORECASE)
+
+
 def parse_txt(path: Path, data: bytes) -> ParsedDocument:
     text = _check_text(path, data)
     builder = _SectionBuilder(eu_style=_eu_style(text))
     _feed_lines(builder, text)
     first = builder.parts[0].split("\n")[0] if builder.parts else ""
     looks_like_title = 0 < len(first.split()) <= 15 and not first.rstrip().endswith((".", ";", ":", ","))
+    if looks_like_title:  # "GNU GENERAL PUBLIC LICENSE" / "Version 3, 29 June 2007": two versions, two titles
+        after = "\n".join(builder.parts)[len(first):].lstrip()
+        version = _VERSION_LINE.match(after)
+        first = f"{first} {version.group(0)}" if version and version.group(0) not in first else first
     return builder.build("txt", first if looks_like_title else None)
 
 

@@ -154,6 +154,7 @@ def test_hard_wrapped_licence_clauses_keep_their_sentences_whole() -> None:
     from engine.ingest.sentences import split_sentences
 
     parsed = parse(LICENCE, LICENCE.read_bytes())
+    assert parsed.title == "SAMPLE SOFTWARE LICENCE Version 1.0"  # the version line under it names which one
     blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
     assert {"Section 1", "Section 2", "Section 3", "Section 4.1", "Section 5"} <= set(blocks)
     marks = blocks["Section 3"]
