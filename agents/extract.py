@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.text import MODAL_ANCHOR, normalize_ws
+from engine.text import MODAL_ANCHOR, PERIOD, normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -207,20 +207,21 @@ def long_enough(text: str, start: int, end: int, limits: EvidenceSettings, whole
 
 
 def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0,
-             whole: bool = True) -> tuple[int, int] | None:
+             whole: bool = True, anchor_at: int | None = None) -> tuple[int, int] | None:
     """A contiguous span of at most `limits.max_quote_words` words (plus `lead`, the words of sentences
     prepended for context) holding the sentence's modal verb; None for a span too short to quote
     (`long_enough`; `whole`: the span is whole sentences). The span keeps the sentence's beginning (its
     subject, and a time or condition stated first: "On an annual basis ..., the officer must ...") whenever
     the modal verb and `MIN_AFTER_MODAL` words after it fit; otherwise it opens at the earliest clause
-    boundary that lets them fit, or 8 words before the modal verb."""
+    boundary that lets them fit, or 8 words before the modal verb. `anchor_at`: hold that offset instead of the
+    modal verb (a time the sentence states beyond the first excerpt)."""
     most = limits.max_quote_words + lead
     words = _word_spans(text, start, end)
     if len(words) <= most:
         return (start, end) if long_enough(text, start, end, limits, whole) else None
     own = start + _offset(words, lead, start)  # where the sentence itself begins, after its context
     modal = MODAL_ANCHOR.search(text[own:end])
-    anchor = own + (modal.start() if modal else 0)
+    anchor = anchor_at if anchor_at is not None else own + (modal.start() if modal else 0)
     at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
     earliest = max(0, at + min(MIN_AFTER_MODAL, len(words) - at) - most)
     boundaries = [i for i in range(earliest, at + 1)
@@ -345,6 +346,15 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
             out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, end), limits,
                                     sentence_start=span.start, sentence_end=span.end))
+            # A long sentence whose time falls outside its excerpt ("... is reinstated permanently if ...,
+            # and you cure the violation prior to 30 days after ...") is offered around the time too: a
+            # question that asks when needs it, and Verify chooses between them for the question asked.
+            time = next((m for m in PERIOD.finditer(text, span.start, span.end) if m.start() >= cut[1]), None)
+            again = _excerpt(text, start, end, limits, lead, anchor_at=time.start()) if time else None
+            if again is not None and normalize_ws(text[again[0]:again[1]]) not in seen:
+                seen.add(normalize_ws(text[again[0]:again[1]]))
+                out.append(_requirement(chunk, numbering, again[0], again[1], True, limits,
+                                        sentence_start=span.start, sentence_end=span.end))
     return out
 
 

@@ -98,6 +98,19 @@ def test_long_sentence_is_excerpted_contiguously() -> None:
     assert req.extraction_confidence == "medium"
 
 
+def test_a_time_beyond_a_long_sentences_excerpt_is_offered_in_an_excerpt_of_its_own() -> None:
+    long = ("Moreover, your licence from a particular copyright holder is reinstated permanently if the copyright "
+            "holder notifies you of the violation by some reasonable means, this is the first time you have received "
+            "notice of violation of this Licence from that copyright holder, and you cure the violation prior to 30 "
+            "days after your receipt of the notice.")
+    first, second = extract_from_chunks([_chunk(text=long)])
+    assert first.exact_quote.startswith("Moreover, your licence") and "30" not in first.exact_quote
+    assert "prior to 30 days after your receipt of the notice." in second.exact_quote
+    for req in (first, second):
+        assert long[req.char_start:req.char_end] == req.exact_quote and len(req.exact_quote.split()) <= 40
+    assert [r.requirement_id for r in (first, second)] == ["REQ-S001", "REQ-S002"]
+
+
 def test_excerpt_keeps_the_subject_and_a_time_stated_first() -> None:
     from agents.verify import states_time
 
