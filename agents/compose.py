@@ -128,7 +128,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     if found:
         first, last = found[0], found[-1]
         lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
-                         r"before|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
+                         r"before|prior\s+to|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
         tail = re.search(r"[,;]", text[last.end():])
         span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
         return " ".join(span.split()[: max_words * 2])

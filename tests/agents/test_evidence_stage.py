@@ -202,6 +202,8 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     span = direct_span("When does the patent license terminate?", quote)
     assert span.endswith("shall terminate as of the date such litigation is filed") and span in quote
     assert len(span.split()) <= 30
+    assert direct_span("How long do I have to cure a breach?", "and you cure the violation prior to 30 days after "
+                       "your receipt of the notice.") == "prior to 30 days after your receipt of the notice"
     short = "A firm must keep records of each transaction; records may be kept electronically."
     assert direct_span("What records must a firm keep?", short) == "A firm must keep records of each transaction"
 
