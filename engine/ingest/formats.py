@@ -296,7 +296,7 @@ class _SectionBuilder:
                 body, opens_section = [], False
             parsed = self._line_heading(line)
             if parsed is not None:
-                run_in = _run_in(line, lines[i + 1] if i + 1 < len(lines) else "", width)
+                run_in = _run_in(parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
                 self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
                 if run_in:
                     body, opens_section = [line], True
@@ -317,13 +317,12 @@ class _SectionBuilder:
                               metadata=metadata)
 
 
-def _run_in(line: str, following: str, width: int | None) -> bool:
-    """A heading line that is also the start of a sentence: its title runs on into text ("6. Trademarks.
+def _run_in(heading: Heading, line: str, following: str, width: int | None) -> bool:
+    """`heading`, read from `line`, is also the start of a sentence: its title runs on into text ("6. Trademarks.
     This License does not ..."), or the next line of its paragraph continues it ("5.1. The rights granted
     under this License will terminate automatically" / "if You fail to comply ...")."""
-    heading = parse_heading(line)
-    title = heading.title.rstrip(".:") if heading else ""
-    opening = titled_run_in(title + ".")
+    title = heading.title.rstrip(".:")
+    opening = titled_run_in(title + ".")  # the title's title-case opening, when more text follows it
     return (opening is not None and opening != title) or (
         bool(following.strip()) and wrapped_break(line, following, width))
 
