@@ -41,7 +41,6 @@ from agents.select import cut  # noqa: E402
 from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
-from engine.relevance.cross import load_cross_encoder  # noqa: E402
 from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, neighbour_candidate  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
@@ -219,8 +218,9 @@ def foreign_lists(model: RelevanceModel, items: list[dict], cache: Path, depth: 
             texts = [c["text"] for c in cands]
             known[key] = [[float(x) for x in model.cosines(q, texts)], model.late_interactions(q, texts),
                           model.cross_scores(q, texts)]
-        for c, cos, late, cross in zip(cands, *known[key], strict=True):
-            c.update({"cosine": cos, LATE_INTERACTION: late, CROSS: cross})
+        cosines, lates, crosses = known[key]
+        for i, c in enumerate(cands):  # no cross-encoder logits without one (cross_scores gives [])
+            c.update({"cosine": cosines[i], LATE_INTERACTION: lates[i], **({CROSS: crosses[i]} if crosses else {})})
         out.append({"question": item["question"], "candidates": cands, "keys": other["keys"][:depth], "gold": set()})
     cache.write_text(json.dumps(known))
     return out
@@ -337,9 +337,11 @@ def main(argv: list[str] | None = None) -> None:
     else:
         items = candidate_lists(settings, embedder, questions, args.depth)
         write_cache(items, cache)
-    # late interaction once per index, the cross-encoder's logits once per cross-encoder
-    add_scores(items, LATE_INTERACTION, RelevanceModel.for_embedder(args.model, embedder).late_interactions, cache)
-    cross = load_cross_encoder(args.model)
+    # late interaction once per index, the cross-encoder's logits once per cross-encoder; one model scores
+    # every list this script builds (late interaction, neighbours, foreign lists)
+    scoring = RelevanceModel.for_embedder(args.model, embedder)
+    add_scores(items, LATE_INTERACTION, scoring.late_interactions, cache)
+    cross = scoring.cross
     if cross is not None:
         key = f"{CROSS}:{cross.sha256[:12]}"
         add_scores(items, key, cross.scores, cache)
@@ -370,8 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     calib_pool, held_pool = calib, held
     if cross is not None:
         with dbmod.connection(settings) as conn:
-            expanded = with_adjoining(conn, RelevanceModel.for_embedder(args.model, embedder), rank, items, cache,
-                                      f"{CROSS}:{cross.sha256[:12]}")
+            expanded = with_adjoining(conn, scoring, rank, items, cache, f"{CROSS}:{cross.sha256[:12]}")
         calib_near = [it for it in expanded if it["split"] == "calibrate"]
         held_near = [it for it in expanded if it["split"] == "heldout"]
         rows, labels = [], []
@@ -396,10 +397,10 @@ def main(argv: list[str] | None = None) -> None:
     # something (the product's operating point; the best F1 when no cut reaches it).
     model = RelevanceModel(fitted, embedder, shares_index=False)
     off_topic = off_topic_probabilities(fitted, model, calib_pool)
-    foreign = foreign_lists(RelevanceModel.for_embedder(args.model, embedder), calib_pool,
+    foreign = foreign_lists(scoring, calib_pool,
                             home / f"foreign-v1-{cross.sha256[:12] if cross is not None else 'none'}.json")
-    foreign_best = [max(p) for p in final(foreign)]
-    fitted.thresholds["gate_confident"] = confident_level(foreign_best)
+    foreign_probs = final(foreign)
+    fitted.thresholds["gate_confident"] = confident_level([max(p) for p in foreign_probs])
     calib_pair = [pair_probabilities(fitted, it) for it in calib]
     gates = [g for g in (round(0.01 * i, 2) for i in range(0, 51))
              if sum(p >= g for p in off_topic) / len(off_topic) <= OFF_TOPIC_PASS]
@@ -420,7 +421,7 @@ def main(argv: list[str] | None = None) -> None:
                               "gate_selected": best[4]})
     passing = sum(p >= best[4] for p in off_topic) / len(off_topic)
     foreign_pair = [pair_probabilities(fitted, it) for it in foreign]
-    foreign_cited = [bool(c) for c in gated_lists(foreign, final(foreign), foreign_pair, fitted.thresholds, best[4])]
+    foreign_cited = [bool(c) for c in gated_lists(foreign, foreign_probs, foreign_pair, fitted.thresholds, best[4])]
 
     held_probs = final(held)
     held_pair = [pair_probabilities(fitted, it) for it in held]
@@ -446,7 +447,7 @@ def main(argv: list[str] | None = None) -> None:
         "calibrate_off_topic_pass": round(passing, 4),
         "calibrate_foreign_lists_citing": round(sum(foreign_cited) / len(foreign_cited), 4),
         "calibrate_foreign_lists_citing_without_confident": round(sum(bool(c) for c in gated_lists(
-            foreign, final(foreign), foreign_pair, {**fitted.thresholds, "gate_confident": 1.0}, best[4]))
+            foreign, foreign_probs, foreign_pair, {**fitted.thresholds, "gate_confident": 1.0}, best[4]))
             / len(foreign), 4),
         "heldout_selection_gated": gated_figures(held, held_probs, held_pair, fitted.thresholds, best[4]),
         "heldout_selection_gated_at_pair_gate": gated_figures(held, held_probs, held_pair, fitted.thresholds,

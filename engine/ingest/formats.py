@@ -353,7 +353,7 @@ def parse_txt(path: Path, data: bytes) -> ParsedDocument:
     first = builder.parts[0].split("\n")[0] if builder.parts else ""
     looks_like_title = 0 < len(first.split()) <= 15 and not first.rstrip().endswith((".", ";", ":", ","))
     if looks_like_title:  # "GNU GENERAL PUBLIC LICENSE" / "Version 3, 29 June 2007": two versions, two titles
-        after = "\n".join(builder.parts)[len(first):].lstrip()
+        after = "".join(builder.parts[:3])[len(first):].lstrip()  # the title's piece, a joiner, the next piece
         version = _VERSION_LINE.match(after)
         first = f"{first} {version.group(0)}" if version and version.group(0) not in first else first
     return builder.build("txt", first if looks_like_title else None)
