@@ -36,8 +36,13 @@ def resolve(conn: psycopg.Connection, documents: Sequence[str] = (), source_type
             ) -> tuple[Filters | None, dict[str, Any] | None]:
     """(search filters, the scope as recorded in the audit); (None, None) when nothing limits the question.
 
-    A name gives the document's current version; the id of a superseded version pins that version.
+    A name gives the document's current version; the id of a superseded version pins that version. An
+    empty corpus is refused: there is nothing to answer from, which is not the same as finding no evidence.
     """
+    if not store.has_chunks(conn):
+        raise NotFoundError("nothing is ingested yet, so there is nothing to answer from: ingest your "
+                            "regulations and policies first with 'evidence ingest PATH' (files or folders; for "
+                            "example 'evidence ingest examples/corpus'), then ask again")
     bad = [t for t in source_types if t not in SOURCE_TYPES]
     if bad:
         raise InputError(f"--source-type {bad[0]!r} is not a source type; use one of {', '.join(SOURCE_TYPES)}")

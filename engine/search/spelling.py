@@ -1,12 +1,17 @@
 """Spelling correction of query words from the corpus vocabulary (a lexical fallback for retrieval).
 
-A query word whose stem no current chunk holds, and which is no English word either (the relevance
-encoder's WordPiece vocabulary, with plural and -ed/-ing/-er/-ion endings taken off: 'staking' is
-'stake', left alone), is replaced by the corpus word nearest to it by edit distance (optimal string
+A query word whose stem no current chunk holds, and which is no English word either, is replaced by the corpus word nearest to it by edit distance (optimal string
 alignment: insertions, deletions, substitutions and swaps of neighbours), compared as written or by
 stems: at most 1 edit for words under 8 letters and 2 for longer ones, a changed first letter counting
 half an edit more; ties go to the more frequent stem. Stopwords and words under 4 letters are left
 alone. Cheap: two small queries (store.vocabulary_near, store.term_frequencies).
+
+An English word is never corrected: one of pyspellchecker's English dictionary (about 160,000 words,
+from OpenSubtitles and SCOWL) or of the relevance encoder's WordPiece vocabulary, with plural and
+-ed/-ing/-er/-ion endings taken off ('staking' is 'stake'), in British spelling ('synchronised' is
+'synchronized'), or a compound of two dictionary words, the first of four letters or more or a particle ('offsite',
+'backup').
+Correcting a real word answers another question ('rehearse' -> 'require', 'login' -> 'logic').
 """
 
 from __future__ import annotations
@@ -52,17 +57,32 @@ def edit_distance(a: str, b: str, limit: int = 3) -> int:
 _ENDINGS = ("s", "es", "ed", "d", "ing", "er", "ers", "ion", "ions", "ly")
 
 
+@lru_cache(maxsize=1)
+def dictionary_words() -> frozenset[str]:
+    """pyspellchecker's English word list (lower-case letters only)."""
+    from spellchecker import SpellChecker  # a 1 MB word list: loaded on the first correction, not on import
+
+    return frozenset(w for w in SpellChecker(language="en").word_frequency.dictionary if w.isalpha())
+
+
 @lru_cache(maxsize=4)
 def english_words(tokenizer_json: Path) -> frozenset[str]:
-    """Whole words of a WordPiece vocabulary (tokenizer.json); empty when the file is missing or unreadable."""
+    """The English dictionary and the whole words of a WordPiece vocabulary (tokenizer.json; none of it
+    when the file is missing or unreadable)."""
     try:
         vocab = json.loads(Path(tokenizer_json).read_text(encoding="utf-8"))["model"]["vocab"]
     except (OSError, ValueError, KeyError, TypeError):
-        return frozenset()
-    return frozenset(w for w in vocab if w.isalpha() and w.islower())
+        vocab = {}
+    return dictionary_words() | frozenset(w for w in vocab if w.isalpha() and w.islower())
 
 
-def is_english(word: str, english: frozenset[str]) -> bool:
+_BRITISH = ((re.compile(r"is(e|ed|es|ing|er|ers|ation|ations|ational|ationally)$"), r"iz\1"), (re.compile(r"our$"), "or"),
+            (re.compile(r"ours$"), "ors"), (re.compile(r"tre$"), "ter"), (re.compile(r"ence$"), "ense"),
+            (re.compile(r"lled$"), "led"), (re.compile(r"lling$"), "ling"))
+
+
+def _inflected(word: str, english: frozenset[str]) -> bool:
+    """`word` or its base without a common ending is in `english`."""
     if word in english:
         return True
     for ending in _ENDINGS:
@@ -72,6 +92,22 @@ def is_english(word: str, english: frozenset[str]) -> bool:
                                                                 and base[:-1] in english):
                 return True
     return False
+
+
+# Words that open English compounds although shorter than four letters ('offsite', 'backup', 'nonpublic').
+_PARTICLES = frozenset("off on up out back over under down non pre sub self multi inter cross".split())
+
+
+def is_english(word: str, english: frozenset[str]) -> bool:
+    """`word` is English as `english` spells it, in British spelling, or a compound of two of its words."""
+    if _inflected(word, english):
+        return True
+    for pattern, american in _BRITISH:
+        variant = pattern.sub(american, word)
+        if variant != word and _inflected(variant, english):
+            return True
+    return any((len(head := word[:i]) >= 4 or head in _PARTICLES) and head in english
+               and _inflected(word[i:], english) for i in range(2, len(word) - 3))
 
 
 def allowed_edits(word: str) -> int:

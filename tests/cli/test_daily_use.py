@@ -246,3 +246,10 @@ def test_xlsx_quotes_are_text_never_formulas(tmp_path: Path) -> None:
     path = write_xlsx([row], tmp_path / "x.xlsx")
     cell = load_workbook(path)["requirements"].cell(row=2, column=COLUMNS.index("exact_quote") + 1)
     assert cell.data_type == "s" and cell.value.startswith("=HYPERLINK")
+
+
+def test_ask_of_an_empty_corpus_says_how_to_ingest(conn, settings) -> None:
+    result = _cli(settings, "ask", "How long must transaction records be kept?")
+    assert result.exit_code == 7, result.output
+    assert "nothing is ingested yet" in result.stderr and "evidence ingest" in result.stderr
+    assert "no authoritative evidence" not in result.output.lower()
