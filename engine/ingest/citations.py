@@ -1,4 +1,5 @@
-"""How a provision is cited: "Art. 33(1)", "§ 990.21(a)(2)(i)", "Section 4.2(b)", "Recital 85", "Annex I".
+"""How a provision is cited: "Art. 33(1)", "§ 990.21(a)(2)(i)", "Section 4.2(b)", "Recital 85", "Annex I",
+a control by its id: "AC-2(1)".
 
 Ingest stores each block's citation and the offsets of the points inside it in the chunk's metadata
 (`citation`, `points`); a quote is cited by the block's citation plus the point it starts in. Chunks
@@ -11,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-PREFIXES = {"article": "Art. ", "§": "§ ", "section": "Section ", "": "Section ", "rule": "Rule ",
+PREFIXES = {"control": "", "article": "Art. ", "§": "§ ", "section": "Section ", "": "Section ", "rule": "Rule ",
             "recital": "Recital ", "part": "Part ", "title": "Title ", "chapter": "Chapter ", "subpart": "Subpart ",
             "annex": "Annex ", "schedule": "Schedule ", "appendix": "Appendix "}
 _PATH_KIND = re.compile(r"^(?P<word>Article|Art\.|§|Section|Rule|Recital|Part|Title|Chapter|Subpart|Annex|Schedule|"

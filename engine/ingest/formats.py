@@ -23,6 +23,7 @@ from engine.ingest.structure import (
     PROVISIONS,
     Heading,
     Positions,
+    control_heading,
     enumerator,
     is_caps_heading,
     is_eu_style,
@@ -210,7 +211,7 @@ class _SectionBuilder:
             return
         if parsed is None:
             parsed = parse_heading(text) if not number else Heading("", number, text, level or 1)
-            parsed = parsed or Heading("", "", text, level or 1)
+            parsed = parsed or control_heading(text) or Heading("", "", text, level or 1)
         if level is not None:
             parsed = parsed._replace(level=level)
         while self.stack and self.stack[-1][0] >= parsed.level:

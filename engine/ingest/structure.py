@@ -19,11 +19,11 @@ from typing import NamedTuple
 # Rank of each kind of heading in a plain-text document: a heading closes every open heading of the
 # same or a deeper rank. Numbered headings without a word rank below all of them, by depth.
 RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapter": 3, "subpart": 3,
-         "section": 4, "article": 5, "rule": 5, "§": 5}
+         "section": 4, "article": 5, "rule": 5, "§": 5, "control": 5}
 NUMBERED_BASE = 5
 LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
           "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
-          "§": "§"}
+          "§": "§", "control": ""}
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
 PROVISIONS = frozenset({"article", "§", "section", "rule"})
 
@@ -58,7 +58,7 @@ class Heading(NamedTuple):
     @property
     def label(self) -> str:
         """How the heading names itself in a section path: 'Article 33', 'Chapter IV', '§ 990.21', '4.2'."""
-        if not self.kind:
+        if not self.kind or self.kind == "control":
             return self.number
         word = LABELS[self.kind]
         return f"{word} {self.number}" if word != "§" else f"§ {self.number}"
@@ -118,6 +118,22 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
         return None
     title = match.group("title").strip()
     return Heading("", number, run_in if run_in == title.rstrip(".:") else title, NUMBERED_BASE + number.count(".") + 1)
+
+
+# A catalogue's control id: capitals and digits in pieces joined by '-' or '.', with a digit, and any
+# enhancement numbers in brackets ("AC-2", "AC-2(1)", "ISM-1234", "PR.AC-1", "V2.1.1", "CC6.1").
+_CONTROL = re.compile(r"^(?P<num>(?=[A-Z0-9.\-]*\d)[A-Z][A-Z0-9]*(?:[.\-][A-Z0-9]+)+(?:\(\d+\))*)"
+                      r"(?:\s*[:\u2013\u2014-]\s*|\s+|$)(?P<title>.*)$")
+
+
+def control_heading(line: str, level: int = RANKS["control"]) -> Heading | None:
+    """A heading that opens with a control id ("## AC-2 Account Management", "### AC-2(1) Automated ..."),
+    as catalogues and standards head their controls; None for any other line. Read only on lines a format
+    marks as headings (Markdown, HTML, DOCX): in plain text an id can open a sentence."""
+    match = _CONTROL.match(line.strip().strip("*_").strip())
+    if match is None or not _title_ok(match.group("title")):
+        return None
+    return Heading("control", match.group("num"), match.group("title").strip(), level)
 
 
 def is_caps_heading(line: str) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from engine.ingest.chunking import chunk_document
 from engine.ingest.citations import derived_citation, quote_citation
 from engine.ingest.formats import parse
-from engine.ingest.structure import Positions, parse_heading
+from engine.ingest.structure import Positions, control_heading, parse_heading
 from tests.helpers import DATA
 
 LEGAL = DATA / "legal"
@@ -193,3 +193,32 @@ def test_numbered_titles_of_licences(line: str, expected: tuple[str, str, str]) 
                                   "2. Personal data shall be processed lawfully."])
 def test_sentences_after_a_number_are_no_titles(line: str) -> None:
     assert parse_heading(line) is None
+
+
+@pytest.mark.parametrize(("line", "number", "title"), [
+    ("AC-2 Account Management", "AC-2", "Account Management"),  # a security control catalogue
+    ("AC-2(1) Automated System Account Management", "AC-2(1)", "Automated System Account Management"),
+    ("ISM-1234: Multi-factor authentication", "ISM-1234", "Multi-factor authentication"),
+    ("PR.AC-1 Identities and credentials are managed", "PR.AC-1", "Identities and credentials are managed"),
+    ("V2.1.1 Password length", "V2.1.1", "Password length"),  # an application security standard
+    ("CC6.1 Logical access security", "CC6.1", "Logical access security"),  # trust services criteria
+], ids=["control", "enhancement", "colon", "dotted-family", "letter-number", "criteria"])
+def test_control_headings_name_their_id(line: str, number: str, title: str) -> None:
+    heading = control_heading(line)
+    assert heading is not None and (heading.number, heading.title, heading.label) == (number, title, number)
+
+
+@pytest.mark.parametrize("line", ["Account Management", "GDPR compliance", "Purpose and Scope", "2FA setup",
+                                  "AC-2 is reviewed yearly", "Article 5 Principles"],
+                         ids=["words", "acronym", "policy-heading", "digit-first", "sentence", "article"])
+def test_headings_without_a_control_id(line: str) -> None:
+    assert control_heading(line) is None
+
+
+def test_markdown_control_catalogue_cites_controls_by_id(tmp_path: Path) -> None:
+    path = tmp_path / "catalogue.md"
+    path.write_text("# Catalogue\n\n## AC-2 Account Management\n\na. Define the types of accounts allowed.\n\n"
+                    "### AC-2(1) Automated System Account Management\n\nSupport the management of accounts.\n")
+    parsed = parse(path, path.read_bytes())
+    assert [(b.section_number, b.metadata.get("citation")) for b in parsed.blocks] == [
+        ("AC-2", "AC-2"), ("AC-2(1)", "AC-2(1)")]
