@@ -1,6 +1,7 @@
-"""Extract: requirement sentences as verbatim quotes with REQ-IDs, and the modality decision.
+"""Extract: requirement sentences as verbatim quotes with REQ-IDs.
 
-`classify_modality(sentence)` is a public, stable API (also used by evaluation scripts).
+`classify_modality(sentence)` (agents/modality.py) is a public, stable API here too (also used by
+evaluation scripts).
 The verbatim check is code: a quote must equal the chunk text at its offsets after whitespace
 normalization (every run of whitespace read as one space, ends trimmed) and nothing else.
 """
@@ -8,11 +9,11 @@ normalization (every run of whitespace read as one space, ends trimmed) and noth
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.modality import Modality, classify_modality, rx
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
@@ -50,76 +51,7 @@ def leans_on_context(quote: str) -> bool:
     return match.group(1) != "IT" or quote.isupper()
 
 
-class Modality(StrEnum):
-    OBLIGATION = "obligation"
-    PROHIBITION = "prohibition"
-    PERMISSION = "permission"
-    RECOMMENDATION = "recommendation"
-    NONE = "none"
-
-
-def _rx(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-# Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
-_DEFINITION = _rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
-                  r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
-                  r"(?!\s+of\b))\b",  # "by means of" defines nothing; '"Work" shall mean' (licences) defines
-                  r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
-                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
-_NOT_REQUIRED = _rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
-                    r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
-                    r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
-                    r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
-_PROHIBITION = _rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
-                   r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
-                   r"\bprohibited\s+from\b", r"\bno\s+(?:person|firm|one|employee|controller)\s+(?:shall|may|must)\b",
-                   r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
-_OBLIGATION = _rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
-                  r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
-                  r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
-                  r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
-                  r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
-                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
-                  # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
-                  r"\bexpects?\s+(?:\w+\s+){0,8}?to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
-                  r"\b(?:is|are)\s+expected\s+to\b",
-                  r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
-                  r"(?:that|to)\b",
-                  r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
-                  r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
-# "Should" opening a statement with its subject after it is a condition ("Should the Program prove
-# defective, you assume the cost"), not advice; a question ("Should a firm ...?") is neither.
-_CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|there|this|that|your)\b[^?]*$)",
-                                 re.IGNORECASE)
-_RECOMMENDATION = _rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
-                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
-_PERMISSION = _rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
-                 # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
-                 r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
-
-
-def classify_modality(sentence: str) -> Modality:
-    """The deontic force of a sentence.
-
-    Handles negation and scope ("is not required to", "nothing in this rule requires" -> none),
-    definitions that mention "must" without imposing it (none), conditional and passive forms
-    ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
-    modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition).
-    """
-    text = normalize_ws(sentence)
-    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
-        return Modality.NONE
-    text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
-    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION),
-                              (_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
-        if pattern.search(text):
-            return modality
-    return Modality.NONE
-
-
-_REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
+_REFERS_ELSEWHERE = rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
                         r"(?:section|rule|article|paragraph|part|chapter|schedule)\b",
                         r"^\s*(?:such|these|those|the\s+foregoing|the\s+above|this|that)\b",
                         r"\bthe\s+foregoing\b", r"\bsuch\s+(?:records?|information|persons?|measures?|data)\b",
@@ -127,9 +59,9 @@ _REFERS_ELSEWHERE = _rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\
 STATUTE_TYPES = frozenset({"statute", "regulation"})
 # Text that explains or illustrates rather than binds, recognised from the document's structure
 # (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
-_NON_BINDING_SECTION = _rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
+_NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
                            r"illustrations?|background)\b")
-_NON_BINDING_TEXT = _rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas)\b",
+_NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas)\b",
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 

@@ -51,12 +51,16 @@ REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incompl
 _BELOW_CUT = "its passage is ranked below the selection cut"
 _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
 
-# A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions
-# and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
+# A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
+# circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
 _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
                         r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
-                        r"^\W*when\s+(?:must|should|shall|is|are|does|do|will|can|may|would|has|have)\b|"
+                        # "When must / do / is ..." asks for circumstances as often as for a time ("When must a
+                        # controller designate an officer?"): it asks a time only of when a thing falls due,
+                        # starts or ends
+                        r"^\W*when\s+(?:must|should|shall|is|are|does|do|will)\b[^?]{0,120}?\b(?:due|payable|"
+                        r"expire[sd]?|lapse[sd]?|take\s+effect|come\s+into\s+force|begins?|ends?|starts?)\b|"
                         r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
                         r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
                         r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",

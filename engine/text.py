@@ -18,31 +18,47 @@ def normalize_ws(text: str) -> str:
 
 _UNIT_WORDS = "hours?|days?|weeks?|months?|years?"
 UNITS = f"(?:{_UNIT_WORDS})"
-# Number words a statement or quote may state a figure in ("seventy-two" too, for "seventy-two hours").
-NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-                "forty|fifty|sixty|seventy|ninety|hundred|seventy[- ]two")
+# Number words a statement or quote may state a figure in: the counts, the tens with their compounds
+# ("twenty-four", "seventy two"), before the bare tens so that the longer one is read.
+_UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
+NUMBER_WORDS = (f"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:{_UNITS_WORDS})\\b)?|"
+                f"{_UNITS_WORDS}|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|"
+                "nineteen|hundred")
 # A number, in digits ("72", "1.5", "3,000") or in words: a figure review and attribution check against quotes.
 NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
+_EVERY = r"(?:hour|day|business\s+day|week|month|quarter|year|calendar\s+year|financial\s+year|annum)s?"
+# How often, in the words policies use: "once a year", "twice per quarter", "three times each month",
+# "per annum"; "every 12 months", "every other week".
+FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:a|an|per|each|every)\s+{_EVERY}\b|"
+             rf"\bper\s+{_EVERY}\b|\bevery\s+(?:(?:\d+|{NUMBER_WORDS}|other)\s+)?{_EVERY}\b")
 # A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
-# "business"/"clear" days), a frequency ("annually") or an urgency ("without undue delay").
+# "business"/"clear" days), a frequency ("annually", "once per quarter") or an urgency ("without undue delay").
 PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
                     rf"{UNITS}\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
-                    r"immediately|promptly|without\s+undue\s+delay)\b|\bevery\s+(?:hour|day|week|month|quarter|year)\b",
+                    rf"immediately|promptly|without\s+undue\s+delay)\b|{FREQUENCY}",
                     re.IGNORECASE)
-# A duration as conflicts compare them ("six years" vs "five years") and the time rule of the gate reads
-# it. Narrower than PERIOD on purpose of record: whole numbers and the count words up to twelve (and
-# seventy-two) only, as since the first release; widening it would make more quotes conflict and more
-# quotes state a time, which changes verdicts and must be a decision of its own (with a version bump).
-DURATION = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|seventy[- ]two)\s+"
+# A duration as conflicts compare them ("six years" vs "five years", "24 hours" vs "five business days")
+# and the time rule of the gate reads it: a whole number in digits or words and its unit.
+DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})\s+"
                       rf"(business\s+|calendar\s+|working\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
-# What the gate counts as stating a time: a duration, or a word that fixes when ("annually", "within",
-# "no later than", "before"...). Broader than PERIOD: "within the period" states when without a figure.
-# A quote states a time when it names a period or a point in time, or when the rule sets its timing in
-# words ("regular review", "in sufficient time", "on an ongoing basis", "as soon as practicable"): that is
-# the answer the source gives to "how often" or "when", and the answer quotes it as it stands.
-TIME_PHRASE = re.compile(rf"{DURATION.pattern}|\b(annually|semi-annually|biannually|yearly|quarterly|monthly|weekly|"
-                         r"daily|hourly|every\s+\w+|each\s+(?:day|week|month|quarter|year)|immediately|"
-                         r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|before|after|within|prior\s+to|until|"
+# A catalogue states a time it leaves to the organisation as a parameter: "[Assignment: organization-defined
+# frequency]", "[Selection: weekly; monthly]", "organisation-defined time period".
+ASSIGNED_TIME = (r"\[(?:assignment|selection)[^\]]{0,200}?(?:frequenc|time|period|interval|hour|day|week|month|"
+                 r"year|annual)[^\]]{0,200}\]|\borgani[sz]ation[- ]defined\s+(?:frequency|time\s+period|period|"
+                 r"interval)")
+# What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
+# word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
+# states when without a figure. A quote states a time when it names a period or a point in time ("before
+# the end of", "after the date of"), or when the rule sets its timing in words ("regular review", "in
+# sufficient time", "on an ongoing basis", "as soon as practicable"): that is the answer the source gives
+# to "how often" or "when", and the answer quotes it as it stands. Bare "before", "after" and "every"
+# state none ("after discovering a breach", "every employee").
+TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
+                         r"\b(annually|semi-annually|biannually|yearly|quarterly|monthly|weekly|"
+                         r"daily|hourly|each\s+(?:day|week|month|quarter|year)|immediately|"
+                         r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|within|until|"
+                         r"(?:before|after|prior\s+to|by)\s+(?:the\s+)?(?:date|end|start|beginning|expiry|expiration|"
+                         r"commencement|close|completion|termination|first|last|next|day|deadline|time)|"
                          r"at\s+least|no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as|"
                          r"regular|regularly|periodic|periodically|ongoing|continuous|continuously|continually|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"

@@ -29,20 +29,27 @@ def test_normalize_ws(text: str, expected: str) -> None:
 @pytest.mark.parametrize(("pattern", "text", "found"), [
     (DURATION, "retain them for six years", ["six years"]),
     (DURATION, "within 72 business hours", ["72 business hours"]),
-    (DURATION, "within twenty days", []),  # narrower than PERIOD on purpose (see engine/text.py)
+    (DURATION, "within twenty days or twenty-four hours", ["twenty days", "twenty-four hours"]),
     (DURATION, "annually", []),
     (PERIOD, "within twenty days", ["twenty days"]),
     (PERIOD, "for 1.5 years, reviewed annually", ["1.5 years", "annually"]),
     (PERIOD, "without undue delay and every quarter", ["without undue delay", "every quarter"]),
     (PERIOD, "the firm must keep records", []),
     (TIME_PHRASE, "no later than the end of the day", ["no later than"]),
-    (TIME_PHRASE, "six months after the event", ["six months", "after"]),
+    (TIME_PHRASE, "six months after the event", ["six months"]),
+    (TIME_PHRASE, "every employee, after discovering a breach, before processing", []),  # bare every/after/before
+    (TIME_PHRASE, "Review the list [Assignment: organization-defined frequency].",
+     ["[Assignment: organization-defined frequency]"]),  # a control catalogue's parameter
+    (TIME_PHRASE, "Backups are tested once per quarter and before the end of the year",
+     ["once per quarter", "before the end"]),  # company policies
+    (PERIOD, "rotated at least once every 12 months, reviewed twice a year", ["every 12 months", "twice a year"]),
     (TIME_PHRASE, "records must be kept securely", []),
-    (NUMBER, "3,000 euros for seventy-two hours", ["3,000", "seventy", "two"]),
+    (NUMBER, "3,000 euros for seventy-two hours", ["3,000", "seventy-two"]),
     (NUMBER, "a number: none", []),
-], ids=["duration-words", "duration-business", "duration-narrow", "duration-no-frequency", "period-twenty",
+], ids=["duration-words", "duration-business", "duration-tens", "duration-no-frequency", "period-twenty",
         "period-decimal-frequency", "period-urgency", "period-none", "time-deadline", "time-duration-and-word",
-        "time-none", "number-digits-words", "number-none"])
+        "time-bare-words", "time-assigned", "time-policy", "period-once-every", "time-none",
+        "number-digits-words", "number-none"])
 def test_patterns(pattern: re.Pattern[str], text: str, found: list[str]) -> None:
     assert [m.group(0) for m in pattern.finditer(text)] == found
 

@@ -1,0 +1,177 @@
+"""Modality: the deontic force of a sentence (obligation, prohibition, permission, recommendation, none).
+
+Modal verbs and their periphrases ("must", "is required to", "has a duty to"), negation and scope ("is
+not required to" imposes nothing), definitions that mention "must" without imposing it, and the forms
+catalogues, standards and policies state duties in without a modal verb: an imperative ("Disable accounts
+...", "Verify that ...", "Do not use ...") and a named party's duty in the present tense ("IT terminates
+access within five business days"). The verbs that open them are data (agents/requirement_verbs.json).
+Pure: no state, no I/O beyond reading that file once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from engine.text import normalize_ws
+
+
+class Modality(StrEnum):
+    OBLIGATION = "obligation"
+    PROHIBITION = "prohibition"
+    PERMISSION = "permission"
+    RECOMMENDATION = "recommendation"
+    NONE = "none"
+
+
+def rx(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+# Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
+_DEFINITION = rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
+                  r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
+                  r"(?!\s+of\b))\b",  # "by means of" defines nothing; '"Work" shall mean' (licences) defines
+                  r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
+                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
+_NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
+                    r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
+                    r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
+                    r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
+_PROHIBITION = rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
+                   r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
+                   r"\bprohibited\s+from\b", r"\bno\s+(?:person|firm|one|employee|controller)\s+(?:shall|may|must)\b",
+                   r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
+_OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
+                  r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
+                  r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
+                  r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
+                  r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
+                  # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
+                  r"\bexpects?\s+(?:\w+\s+){0,8}?to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  r"\b(?:is|are)\s+expected\s+to\b",
+                  r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
+                  r"(?:that|to)\b",
+                  r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
+                  r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
+# "Should" opening a statement with its subject after it is a condition ("Should the Program prove
+# defective, you assume the cost"), not advice; a question ("Should a firm ...?") is neither.
+_CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|there|this|that|your)\b[^?]*$)",
+                                 re.IGNORECASE)
+_RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
+                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
+_PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
+                 # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
+                 r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, frozenset[str]]:
+    data = json.loads((Path(__file__).with_name("requirement_verbs.json")).read_text(encoding="utf-8"))
+    return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
+            "acronyms": frozenset(data["acronyms"]), "duties": frozenset(data["verbs"]) - frozenset(data["stative"])}
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "z", "o")) else "s")
+
+
+# What may stand before an imperative: list labels ("a.", "(b)", "1.", "ii)", "-", "*"), "Please".
+_LABEL = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-z]{1,4}\)|\(\d{1,3}\))\s+)*"
+                    r"(?:please\s+)?", re.IGNORECASE)
+_WORDS = re.compile(r"[A-Za-z][\w'-]*")
+# A sentence whose own verb comes early reads its first word as a noun: "Access to the room is restricted",
+# "Record retention schedules are reviewed", "Review is performed annually".
+_FINITE = re.compile(r"^(?:is|are|was|were|has|have|had|will|would|can|could|may|might|should|must|shall|does|do|"
+                     r"did|means|includes?|refers)$", re.IGNORECASE)
+
+
+_WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IGNORECASE)
+_CLAUSE_WORDS = frozenset("when if where whenever unless before after until within that which who whose and or but "
+                          "because so in on at by for from with".split())
+
+
+def _imperative(text: str) -> Modality | None:
+    """Obligation for "Disable accounts ...", prohibition for "Do not use ..." / "Never share ...", None
+    for a sentence that does not open with a requirement verb in its base form."""
+    body = text[_LABEL.match(text).end():]
+    if re.match(r"(?:Do\s+not|Don't|Never)\s+[a-z]", body):
+        return Modality.PROHIBITION
+    words = _WORDS.findall(body)[:9]
+    if len(words) < 3 or body.rstrip().endswith("?") or not words[0][0].isupper():
+        return None
+    if words[0].lower() not in _data()["verbs"] or re.match(r"[A-Z][a-z]", words[1]):
+        return None  # not a requirement verb, or a heading in title case ("Account Management")
+    if not body.rstrip().endswith((".", ";", ":", ")", "]")) and (
+            len(words) < 4 or sum(w[0].isupper() for w in words[1:]) * 3 >= len(words) - 1):
+        return None  # a title, not a sentence ("Determine Residence", "Issue directions for OTC Contracts")
+    if words[1].lower() == "that":
+        return Modality.OBLIGATION  # "Verify that ...", "Ensure that ..."
+    if words[1].lower() in _CLAUSE_WORDS or words[1].lower() == "of":
+        return None  # "Transfer of data ...", "Change in circumstances": a noun
+    if _WEAK_MODAL.search(" ".join(words[1:8])):
+        return None  # "Back testing ... should be based on ...": the subject, then its own modal verb
+    for i, word in enumerate(words[1:], start=1):
+        if word.lower() in _CLAUSE_WORDS:
+            break  # the rest is the imperative's own clause ("... when the accounts have expired")
+        if _FINITE.match(word):
+            return None
+        # "Log files record user activity": a plural noun, then the sentence's own verb
+        if i >= 2 and word.lower() in _data()["verbs"] and words[i - 1].endswith("s"):
+            return None
+    return Modality.OBLIGATION
+
+
+_ADVERBS = frozenset("also promptly immediately annually regularly then periodically formally".split())
+
+
+def _present_duty(text: str) -> bool:
+    """A named party's duty in the present tense: "IT terminates access within five business days",
+    "The Security Team reviews firewall rules quarterly", "Managers approve access requests"."""
+    words = text.split()[:7]
+    if not words or not words[0][0].isupper():
+        return False
+    if words[0].lower() in ("the", "all", "each", "every", "our", "any"):
+        words = words[1:]
+    verbs = _data()["duties"]
+    for k in range(1, min(4, len(words) - 1) + 1):
+        rest = [w for w in words[k:] if w.lower() not in _ADVERBS]
+        party = words[k - 1].strip(",")
+        if (party.lower() in _data()["parties"] or party in _data()["acronyms"]) and rest and any(
+                rest[0] in (v, _third_person(v)) for v in verbs):
+            return True
+    return False
+
+
+def classify_modality(sentence: str) -> Modality:
+    """The deontic force of a sentence.
+
+    Handles negation and scope ("is not required to", "nothing in this rule requires" -> none),
+    definitions that mention "must" without imposing it (none), conditional and passive forms
+    ("where ..., the firm is to notify", "it is mandatory for" -> obligation), obligations with no
+    modal verb ("has a duty to"), and "may not"/"must not"/"is prohibited" (prohibition); imperatives
+    ("Disable ...": obligation, "Do not ...": prohibition) and a named party's present-tense duty ("IT
+    terminates access ..."): obligation.
+    """
+    text = normalize_ws(sentence)
+    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
+        return Modality.NONE
+    text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
+    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
+        if pattern.search(text):
+            return modality
+    imperative = _imperative(text)
+    if imperative is not None:
+        return imperative
+    for pattern, modality in ((_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
+        if pattern.search(text):
+            return modality
+    return Modality.OBLIGATION if _present_duty(text) else Modality.NONE
+
+

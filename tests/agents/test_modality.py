@@ -1,0 +1,53 @@
+"""Modality of requirements stated without a modal verb: imperatives and present-tense duties, with
+examples and counter-examples from several corpora (a control catalogue, company policies, an EU act,
+ADGM rules, licences)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.extract import Modality, classify_modality
+
+OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Modality.PERMISSION
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # a control catalogue: imperatives, with item labels
+    ("a. Disable accounts within 24 hours when the accounts have expired.", OBL),
+    ("Employ automated mechanisms to support account management.", OBL),
+    ("Verify that passwords are at least 12 characters.", OBL),
+    ("Provide practical exercises in security awareness training.", OBL),
+    # company policies: imperatives, prohibitions, present-tense duties of a named party
+    ("Do not use the Remember Password feature.", P),
+    ("IT terminates access within five business days of departure.", OBL),
+    ("The Security Team reviews firewall rules quarterly.", OBL),
+    ("Employees complete security training annually.", OBL),
+    ("Ensure that backups are encrypted.", OBL),
+    # ADGM rules: a form's instruction
+    ("Notify the Regulator.", OBL),
+    # an EU act and licences: modal verbs as before
+    ("The Commission shall adopt delegated acts.", OBL),
+    ("You may redistribute copies.", PERM),
+], ids=lambda x: x if isinstance(x, Modality) else x[:30])
+def test_requirements_without_a_modal_verb(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "Account Management",  # a catalogue's heading
+    "Examples of system account types include individual, shared, and guest.",  # its discussion
+    "Review is performed annually by the CISO.",  # policies: a verb-like noun, then the verb
+    "Record retention schedules are reviewed.",
+    "Log files record user activity.",
+    "Transfer of data outside the EU requires approval.",
+    "The Licensor grants you a licence.",  # a licence grants, it does not oblige
+    "Each Contributor hereby grants to You a perpetual licence.",
+    "Access to Foreign Funds and availability of Prospectus",  # ADGM headings and table cells
+    "Participation in employee share schemes",
+    "Back testing on actual changes in the portfolio's value should be based on a comparison.",
+    "It requires that the person making a statement knows it to be false.",  # 'It', not 'IT'
+    "(ii) do not feature as a significant proportion in the early mine plan.",  # a list item's continuation
+    "Member States ensure that entities report incidents.",
+])
+def test_sentences_that_impose_no_duty_by_their_form(sentence: str) -> None:
+    assert classify_modality(sentence) in (N, Modality.RECOMMENDATION)
