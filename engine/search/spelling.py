@@ -1,7 +1,8 @@
 """Spelling correction of query words from the corpus vocabulary (a lexical fallback for retrieval).
 
 A query word whose stem no current chunk holds, and which is no English word either, is replaced by
-the corpus word nearest to it by edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of neighbours), compared as written or by
+the corpus word nearest to it by edit distance (optimal string alignment: insertions, deletions,
+substitutions and swaps of neighbours), compared as written or by
 stems: at most 1 edit for words under 8 letters and 2 for longer ones, a changed first letter counting
 half an edit more; ties go to the more frequent stem. Stopwords and words under 4 letters are left
 alone. Cheap: two small queries (store.vocabulary_near, store.term_frequencies).
@@ -77,7 +78,8 @@ def english_words(tokenizer_json: Path) -> frozenset[str]:
 
 
 _BRITISH = ((re.compile(r"is(e|ed|es|ing|er|ers|ation|ations|ational|ationally)$"), r"iz\1"),
-            (re.compile(r"our$"), "or"), (re.compile(r"ours$"), "ors"), (re.compile(r"tre$"), "ter"), (re.compile(r"ence$"), "ense"),
+            (re.compile(r"our$"), "or"), (re.compile(r"ours$"), "ors"), (re.compile(r"tre$"), "ter"),
+            (re.compile(r"ence$"), "ense"),
             (re.compile(r"lled$"), "led"), (re.compile(r"lling$"), "ling"))
 
 
