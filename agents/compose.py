@@ -220,7 +220,8 @@ def grounding_confidence(verified: list[Requirement], relevance: dict[str, float
     `CONFIDENCE_HIGH`, medium >= `CONFIDENCE_MEDIUM`), one level lower when every quote of the part leans
     on text elsewhere; the answer's level is its weakest part's, and low when a part has no verified
     requirement. Without relevance figures (evidence judged without the model), by count: high (>= 5, all
-    explicit), medium (2-4), low (1, or any leaning on other text). Pure."""
+    explicit), medium (2-4), low (1, or any leaning on other text). A part resting on non-binding text alone
+    (recitals, discussion, guidance, notes) is never above medium: it explains, it does not require. Pure."""
     if not verified:
         return "insufficient"
     scored = {r.requirement_id: relevance[r.requirement_id] for r in verified
@@ -228,7 +229,7 @@ def grounding_confidence(verified: list[Requirement], relevance: dict[str, float
     if not scored:
         if len(verified) == 1 or any(r.refers_elsewhere for r in verified):
             return "low"
-        return "high" if len(verified) >= 5 else "medium"
+        return "high" if len(verified) >= 5 and any(r.binding for r in verified) else "medium"
     by_part: dict[int, list[Requirement]] = {}
     for r in verified:
         by_part.setdefault((parts or {}).get(r.requirement_id, 0), []).append(r)
@@ -240,6 +241,8 @@ def grounding_confidence(verified: list[Requirement], relevance: dict[str, float
         level = 2 if best >= CONFIDENCE_HIGH else 1 if best >= CONFIDENCE_MEDIUM else 0
         if all(r.refers_elsewhere for r in mine):
             level = max(0, level - 1)
+        if all(not r.binding for r in mine):
+            level = min(level, 1)
         levels.append(level)
     return _LEVELS[min(levels)]
 

@@ -60,18 +60,22 @@ STATUTE_TYPES = frozenset({"statute", "regulation"})
 # Text that explains or illustrates rather than binds, recognised from the document's structure
 # (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
 _NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
+                          r"discussion|rationale|"
                            r"illustrations?|background)\b")
-_NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas)\b",
+_NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas|"
+                      r"discussion|rationale|supplemental\s+guidance|commentary)\b",
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 
-def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
-    """What kind of non-binding text this is (guidance, note, example, recital...), or None when it binds. Pure."""
+def non_binding(chunk: EvidenceItem, sentence: str = "", paragraph: str = "") -> str | None:
+    """What kind of non-binding text this is (guidance, note, example, recital, discussion...), or None when
+    it binds; `paragraph`: the opening of the paragraph the sentence stands in ("Discussion: ..." makes each of
+    its sentences commentary, as catalogues mark a control's explanation). Pure."""
     for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
         found = _NON_BINDING_SECTION.search(where or "")
         if found:
             return _KIND.get(found.group(0).lower().rstrip("s"), found.group(0).lower().rstrip("s"))
-    found = _NON_BINDING_TEXT.search(sentence)
+    found = _NON_BINDING_TEXT.search(sentence) or _NON_BINDING_TEXT.search(paragraph)
     if found is None:
         return None
     opening = normalize_ws(found.group(0).lower())
@@ -79,7 +83,8 @@ def non_binding(chunk: EvidenceItem, sentence: str = "") -> str | None:
         (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
 
 
-_KIND = {"whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
+_KIND = {"discussion": "discussion", "rationale": "discussion", "commentary": "discussion",
+         "supplemental": "guidance", "whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
          "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
          "note": "note", "guidance": "guidance"}
 _EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
@@ -205,7 +210,8 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end])
     elsewhere = bool(_REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
-    kind = non_binding(chunk, own)
+    opening = chunk["text"].rfind("\n\n", 0, start)
+    kind = non_binding(chunk, own, chunk["text"][opening + 2 if opening >= 0 else 0:start][:40])
     if kind:
         reason = f"non-binding ({kind}): context, not a requirement; {reason}"
     rid = numbering.next(chunk["source_type"], binding=kind is None)

@@ -466,3 +466,6 @@ def test_grounding_confidence_follows_the_best_passages_relevance(relevance, par
     if expected == "high":
         assert grounding_confidence(leaning, relevance, parts, n_parts) == "medium"  # every quote leans elsewhere
     assert grounding_confidence([], relevance, parts, n_parts) == "insufficient"
+    context = [r.model_copy(update={"binding": False}) for r in verified]
+    if expected == "high":
+        assert grounding_confidence(context, relevance, parts, n_parts) == "medium"  # a recital or discussion alone

@@ -51,3 +51,28 @@ def test_requirements_without_a_modal_verb(sentence: str, expected: Modality) ->
 ])
 def test_sentences_that_impose_no_duty_by_their_form(sentence: str) -> None:
     assert classify_modality(sentence) in (N, Modality.RECOMMENDATION)
+
+
+def _chunk(text: str, path: str) -> dict:
+    return {"chunk_id": "c", "document_id": "d", "document_version": 1, "document_title": "T",
+            "source_type": "regulation", "section_path": path, "section_heading": path, "text": text}
+
+
+@pytest.mark.parametrize(("text", "path", "binding"), [
+    # a control catalogue: the statement binds, its Discussion paragraph explains (every sentence of it)
+    ("a. Disable accounts within 24 hours when the accounts have expired or are no longer needed.\n\n"
+     "Discussion: Examples of account types include individual and guest. Organizations may choose to "
+     "define access privileges for each account type.", "AC-2 Account Management", [True, False]),
+    # an EU act: a recital explains, an article binds
+    ("(12) Member States should be encouraged to report incidents without delay to the authority.",
+     "Recitals > Recital 12", [False]),
+    ("Financial entities shall report major incidents to the competent authority without delay.",
+     "Article 19 Reporting", [True]),
+    # policies: a note explains
+    ("Note: managers may grant temporary access for up to seven days in an emergency situation.",
+     "Access Control", [False]),
+], ids=["catalogue-discussion", "eu-recital", "eu-article", "policy-note"])
+def test_commentary_is_non_binding_context(text: str, path: str, binding: list[bool]) -> None:
+    from agents.extract import extract_from_chunks
+
+    assert [r.binding for r in extract_from_chunks([_chunk(text, path)])] == binding

@@ -1,0 +1,238 @@
+"""Development corpora beyond ObliQA: the whole `ask` over every labelled set in bench/corpora/.
+
+    python bench/corpora.py [--corpus NAME ...] [--limit N] [--out FILE.jsonl]
+
+Each corpus (bench/corpora/<name>/questions.yaml, its layout in bench/corpora/README.md) is ingested
+into a database of its own and every question is asked as `evidence ask` asks it (research loop,
+extract, verify, compose, review; rules backend, no QA memory). A requirement is *cited* when an answer
+statement cites it. Printed per corpus:
+
+* answered: answerable questions with at least one cited requirement (of all answerable ones);
+* section: answerable questions citing a right section (the gold's document, and its section label in
+  the cited chunk's section path or its text in the chunk), of all answerable ones;
+* text: answerable questions citing the answering text itself (a cited quote and a gold text overlap:
+  one holds the other, or they share 60% of the shorter one's words);
+* precision: cited requirements in a right section, over answered questions (mean per question);
+* binding: cited quotes that bind (not recitals, discussion, guidance, notes), of all cited quotes;
+* coverage: broad questions' gold duties whose text is cited (mean per question);
+* both parts: two-part questions citing a right section in each part;
+* conflicts: conflict questions whose answer shows a conflict and cites both documents;
+* refused: out-of-scope questions answered with no cited requirement;
+* ask p50 seconds.
+
+The last line is one JSON object with every figure. Sets here are development data: a figure used to
+choose something is not a held-out figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import db as dbmod  # noqa: E402
+from engine import embedded_db  # noqa: E402
+from engine.config import Settings  # noqa: E402
+from engine.ingest.pipeline import ingest_paths  # noqa: E402
+from engine.search import store  # noqa: E402
+from engine.search.embeddings import Embedder  # noqa: E402
+from engine.search.retrieval import Retriever  # noqa: E402
+from engine.text import normalize_ws  # noqa: E402
+
+CORPORA = ROOT / "bench" / "corpora"
+
+
+def _norm(text: str) -> str:
+    return normalize_ws(re.sub(r"[^\w\s]", " ", text.lower()))
+
+
+def overlaps(quote: str, gold: str) -> bool:
+    """The quote and the gold text are the same text: one holds the other, or they share 60% of the
+    shorter one's words."""
+    a, b = _norm(quote), _norm(gold)
+    if not a or not b:
+        return False
+    if a in b or b in a:
+        return True
+    wa, wb = set(a.split()), set(b.split())
+    return len(wa & wb) / min(len(wa), len(wb)) >= 0.6
+
+
+def _label_in(label: str, path: str) -> bool:
+    """`label` ("Article 23", "§ 164.308", "AC-2", "4.2") names a heading of `path`."""
+    label, path = normalize_ws(label).lower(), normalize_ws(path).lower()
+    return bool(re.search(rf"(?:^|[\s>]){re.escape(label)}(?![\w.(])", path))
+
+
+def right_section(req: dict[str, Any], chunk: dict[str, Any], file_of: dict[str, str], gold: dict[str, Any]) -> bool:
+    if file_of.get(req["document_id"]) != gold["doc"]:
+        return False
+    where = f"{chunk.get('section_path', '')} > {req.get('citation') or ''}"
+    return _label_in(str(gold["section"]), where) or _norm(gold["text"]) in _norm(chunk.get("text", ""))
+
+
+def cited_requirements(result: dict[str, Any], part: int | None = None) -> list[dict[str, Any]]:
+    verified = {r["requirement_id"]: r for r in result.get("verified_requirements", [])}
+    out: dict[str, dict[str, Any]] = {}
+    for statement in result.get("statements", []):
+        if part is not None and statement.get("part", 0) != part:
+            continue
+        for rid in statement["requirement_ids"]:
+            if rid in verified:
+                out[rid] = verified[rid]
+    return list(out.values())
+
+
+def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, str]) -> dict[str, Any]:
+    """One question's figures (see the module docstring)."""
+    chunks = result.get("evidence_chunks", {})
+    cited = cited_requirements(result)
+    gold = question.get("gold") or []
+    row: dict[str, Any] = {"id": question["id"], "type": question["type"], "question": question["question"],
+                           "answered": bool(cited), "status": result.get("status"),
+                           "confidence": result.get("grounding_confidence"),
+                           "cited": [{"id": r["requirement_id"], "file": file_of.get(r["document_id"]),
+                                      "section": chunks.get(r["chunk_id"], {}).get("section_path", ""),
+                                      "binding": r.get("binding", True), "quote": r["exact_quote"]} for r in cited]}
+    extracted = result.get("extracted_requirements", [])
+    # the ranking's best candidate, and the best one in a right section: how sure the ranking was
+    row["best_relevance"] = max((r.get("relevance") or 0.0 for r in extracted), default=None)
+    row["rejected"] = sorted({r["rejection_reason"] for r in extracted if r.get("rejection_reason")})
+    if not gold:
+        return row
+    right_ones = [r for r in extracted if any(right_section(r, chunks.get(r["chunk_id"], {}), file_of, g) for g in gold)]
+    row["best_right_relevance"] = max((r.get("relevance") or 0.0 for r in right_ones), default=None)
+    row["right_rejected"] = sorted({r["rejection_reason"] for r in right_ones if r.get("rejection_reason")})
+
+    def right(r: dict[str, Any], g: dict[str, Any]) -> bool:
+        return right_section(r, chunks.get(r["chunk_id"], {}), file_of, g)
+
+    row["section"] = any(right(r, g) for r in cited for g in gold)
+    row["text"] = any(overlaps(r["exact_quote"], g["text"]) for r in cited for g in gold)
+    row["precision"] = (sum(any(right(r, g) for g in gold) for r in cited) / len(cited)) if cited else None
+    row["binding"] = [bool(r.get("binding", True)) for r in cited]
+    row["coverage"] = sum(any(overlaps(r["exact_quote"], g["text"]) or right(r, g) and g["text"] in r["exact_quote"]
+                              for r in cited) for g in gold) / len(gold)
+    if question["type"] == "two-part":
+        parts = result.get("parts") or []
+        ok = []
+        for n in (1, 2):
+            golds = [g for g in gold if g.get("part") == n]
+            ok.append(any(right(r, g) for i in range(len(parts)) for r in cited_requirements(result, i)
+                          for g in golds if _part_matches(parts, i, n)))
+        row["both_parts"] = all(ok)
+    if question["type"] == "conflict":
+        files = {file_of.get(r["document_id"]) for r in cited}
+        row["conflict_flagged"] = bool(result.get("conflicts")) and {g["doc"] for g in gold} <= files
+    return row
+
+
+def _part_matches(parts: list[dict[str, Any]], index: int, n: int) -> bool:
+    """Part `index` of the answer belongs to question part `n`: the first parts go to 1, the last to 2."""
+    if len(parts) < 2:
+        return True
+    return (index < len(parts) - 1) if n == 1 else index == len(parts) - 1
+
+
+def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
+    answerable = [r for r in rows if r["type"] != "out-of-scope"]
+    answered = [r for r in answerable if r["answered"]]
+    out_of_scope = [r for r in rows if r["type"] == "out-of-scope"]
+    binding = [b for r in answerable for b in r.get("binding", [])]
+    broad = [r["coverage"] for r in answerable if r["type"] == "broad"]
+    two = [r["both_parts"] for r in answerable if "both_parts" in r]
+    conflicts = [r["conflict_flagged"] for r in answerable if "conflict_flagged" in r]
+
+    def share(values: list[Any]) -> float | None:
+        return round(sum(map(bool, values)) / len(values), 4) if values else None
+
+    return {"questions": len(rows), "answerable": len(answerable),
+            "answered": share([r["answered"] for r in answerable]),
+            "section": share([r["section"] for r in answerable]),
+            "text": share([r["text"] for r in answerable]),
+            "precision": round(statistics.mean(r["precision"] for r in answered), 4) if answered else None,
+            "binding_cited": share(binding),
+            "broad_coverage": round(statistics.mean(broad), 4) if broad else None,
+            "both_parts": share(two), "conflicts_flagged": share(conflicts),
+            "out_of_scope_refused": share([not r["answered"] for r in out_of_scope]),
+            "high_confidence_out_of_scope": sum(r["answered"] and r["confidence"] == "high" for r in out_of_scope),
+            "ask_seconds_p50": round(statistics.median(seconds), 3) if seconds else None}
+
+
+def _database(base_url: str, name: str) -> str:
+    with psycopg.connect(base_url, autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            admin.execute(f'CREATE DATABASE "{name}"')
+    return base_url.replace("/postgres?", f"/{name}?", 1)
+
+
+def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int | None,
+               out: Any) -> dict[str, Any]:
+    from agents.deps import Deps
+    from agents.research import run_research
+
+    spec = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
+    with dbmod.connection(settings) as conn:
+        for doc in spec["documents"]:
+            summary_ = ingest_paths(conn, embedder, settings, [folder / "docs" / doc["file"]],
+                                    source_type=doc["source_type"], title=doc.get("title"))
+            if summary_.failed:
+                raise SystemExit(f"{folder.name}: ingest failed: {summary_.failed}")
+        file_of = {d.id: Path(d.source_uri).name for d in store.list_documents(conn)}
+        deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings))
+        run_research("warm-up question about record keeping", deps)
+        rows, seconds = [], []
+        for question in spec["questions"][:limit]:
+            started = time.perf_counter()
+            result = run_research(question["question"], deps).evidence_result or {}
+            seconds.append(time.perf_counter() - started)
+            rows.append(score(question, result, file_of))
+            if out is not None:
+                out.write(json.dumps({"corpus": folder.name, **rows[-1]}) + "\n")
+                out.flush()
+    return summary(rows, seconds)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", action="append", default=None, help="a folder name under bench/corpora")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions of each corpus")
+    parser.add_argument("--out", type=Path, default=None, help="one JSON line per question")
+    args = parser.parse_args(argv)
+
+    settings = Settings(memory_enabled=False)
+    embedder = Embedder.from_settings(settings)
+    home = ROOT / "bench" / ".cache" / f"corpora-{embedder.sha256[:12]}"
+    home.mkdir(parents=True, exist_ok=True)
+    settings = settings.model_copy(update={"home": home})
+    base = embedded_db.start(settings)
+    folders = sorted(p.parent for p in CORPORA.glob("*/questions.yaml"))
+    if args.corpus:
+        folders = [f for f in folders if f.name in args.corpus]
+    figures: dict[str, Any] = {}
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    try:
+        for folder in folders:
+            corpus = settings.model_copy(update={"database_url": _database(base, f"corpus_{folder.name}")})
+            figures[folder.name] = run_corpus(folder, corpus, embedder, args.limit, out)
+            print(folder.name, json.dumps(figures[folder.name]), flush=True)
+    finally:
+        if out is not None:
+            out.close()
+        embedded_db.stop(settings)
+    print(json.dumps({"corpora": figures, "relevance_model": embedder.identity}))
+
+
+if __name__ == "__main__":
+    main()
