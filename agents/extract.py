@@ -84,7 +84,8 @@ def non_binding(chunk: EvidenceItem, sentence: str = "", paragraph: str = "") ->
 
 
 _KIND = {"discussion": "discussion", "rationale": "discussion", "commentary": "discussion",
-         "supplemental": "guidance", "whereas": "recital", "preamble": "recital", "recital": "recital", "for example": "example",
+         "supplemental": "guidance", "whereas": "recital", "preamble": "recital", "recital": "recital",
+         "for example": "example",
          "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
          "note": "note", "guidance": "guidance"}
 _EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group

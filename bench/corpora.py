@@ -111,7 +111,8 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
     row["rejected"] = sorted({r["rejection_reason"] for r in extracted if r.get("rejection_reason")})
     if not gold:
         return row
-    right_ones = [r for r in extracted if any(right_section(r, chunks.get(r["chunk_id"], {}), file_of, g) for g in gold)]
+    right_ones = [r for r in extracted
+                  if any(right_section(r, chunks.get(r["chunk_id"], {}), file_of, g) for g in gold)]
     row["best_right_relevance"] = max((r.get("relevance") or 0.0 for r in right_ones), default=None)
     row["right_rejected"] = sorted({r["rejection_reason"] for r in right_ones if r.get("rejection_reason")})
 

@@ -14,9 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import IngestError, printable
+from engine.ingest import oscal
 from engine.ingest.citations import format_citation
 from engine.ingest.sentences import wrap_width, wrapped_break
 from engine.ingest.structure import (
@@ -34,10 +36,11 @@ from engine.ingest.structure import (
 )
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa")
+FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa", "oscal")
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".html": "html", ".htm": "html", ".md": "md",
-    ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
+    ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa", ".yaml": "oscal", ".yml": "oscal",
+    ".xml": "oscal",
 }
 class Block(BaseModel):
     """A span of the document text that chunks are cut from (never across blocks)."""
@@ -514,16 +517,47 @@ def _obliqa_path(passage_id: str, headings: dict[str, str]) -> str:
     return " > ".join(path)
 
 
+_JSON_SHAPES = ("a JSON file is read as an OSCAL catalog or resolved profile ({\"catalog\": ...}) or as "
+                "ObliQA passages (a list of {ID, DocumentID, PassageID, Passage})")
+
+
+def _oscal_document(path: Path, loaded: Any) -> ParsedDocument:
+    if oscal.is_profile(loaded):
+        raise IngestError(str(path), "an OSCAL profile that is not resolved: it names controls of other catalogs",
+                          "resolve it to a catalog first (compliance-trestle: 'trestle author profile-resolve'), "
+                          "then ingest the resolved catalog")
+    if not oscal.is_catalog(loaded):
+        raise IngestError(str(path), "not an OSCAL catalog (no top-level 'catalog' object)", _JSON_SHAPES)
+    parsed = parse_md(path, oscal.to_markdown(loaded).encode("utf-8"))
+    return parsed.model_copy(update={"format": "oscal", "metadata": {**parsed.metadata, "oscal": "catalog"}})
+
+
+def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
+    """An OSCAL catalog or resolved profile in JSON or YAML (engine.ingest.oscal); OSCAL XML is refused with
+    the command that converts it."""
+    if data.lstrip()[:1] == b"<":
+        raise IngestError(str(path), "OSCAL XML is not read directly",
+                          "convert it to JSON first (compliance-trestle: 'trestle import -f FILE -o NAME' writes "
+                          "JSON), then ingest that")
+    try:
+        loaded = yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise IngestError(str(path), f"invalid YAML or JSON ({_one_line(exc)})", _JSON_SHAPES) from exc
+    return _oscal_document(path, loaded)
+
+
 def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
-    """ObliQA: a JSON list of passages `{ID, DocumentID, PassageID, Passage}`, one document per file."""
+    """ObliQA: a JSON list of passages `{ID, DocumentID, PassageID, Passage}`, one document per file; a JSON
+    OSCAL catalog is read as one (`parse_oscal`)."""
     try:
         passages = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise IngestError(str(path), f"invalid JSON ({_one_line(exc)})",
-                          "ObliQA files are UTF-8 JSON lists of passages") from exc
+        raise IngestError(str(path), f"invalid JSON ({_one_line(exc)})", _JSON_SHAPES) from exc
+    if isinstance(passages, dict):
+        return _oscal_document(path, passages)
     required = {"ID": str, "DocumentID": int, "PassageID": str, "Passage": str}
     if not isinstance(passages, list) or not passages:
-        raise IngestError(str(path), "expected a non-empty JSON list of ObliQA passages")
+        raise IngestError(str(path), "expected a non-empty JSON list of ObliQA passages", _JSON_SHAPES)
     for i, item in enumerate(passages):
         if not isinstance(item, dict) or any(not isinstance(item.get(k), t) for k, t in required.items()):
             raise IngestError(str(path), f"passage {i} is not an ObliQA passage",
@@ -563,11 +597,11 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
 
 
 PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "html": parse_html, "md": parse_md, "txt": parse_txt,
-           "obliqa": parse_obliqa}
+           "obliqa": parse_obliqa, "oscal": parse_oscal}
 
 
 _HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
-          "docx": "re-save it from a word processor", "obliqa": "ObliQA files are UTF-8 JSON lists of passages"}
+          "docx": "re-save it from a word processor", "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
 _QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
 MAX_WARNINGS = 20
 
