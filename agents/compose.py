@@ -116,6 +116,7 @@ def _where(req: Requirement) -> str:
 
 
 _DECIDING = re.compile(r"must|shall|may|should|cannot|will")
+_WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
 def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
@@ -124,7 +125,8 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     conflict shows each side whole); otherwise the quote's first clause, at most 30 words of it that hold
     its modal verb. Verbatim. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
-    found = list(PERIOD.finditer(text)) if asks_time(question) else []
+    # "When must ..." asks circumstances or a time: a quote that states a time answers with it
+    found = list(PERIOD.finditer(text)) if asks_time(question) or _WHEN.match(question) else []
     if found:
         first, last = found[0], found[-1]
         lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
@@ -134,11 +136,16 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
         return " ".join(span.split()[: max_words * 2])
     words = re.split(r";", text)[0].split()
     most = max(max_words, 30)
+    if len(words) <= most + 15:
+        return " ".join(words)
     # A long clause keeps its deciding verb and what follows it ("... for that Work shall terminate as of the
-    # date such litigation is filed"), not only its opening words: a few words before the verb, then on.
-    verb = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), None)
-    start = 0 if verb is None or verb < most - 8 else max(0, min(verb - 10, len(words) - most))
-    return " ".join(words[start: start + most])
+    # date such litigation is filed"), opening and ending where a clause does, never inside one.
+    verb = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), 0)
+    opens = [0] + [i + 1 for i, w in enumerate(words[:verb]) if w.endswith((",", ":"))]
+    start = next((i for i in opens if verb - i <= most - 12), verb)
+    ends = [i + 1 for i, w in enumerate(words) if i >= verb + 6 and w.endswith((",", ":"))]
+    end = next((i for i in reversed(ends) if i - start <= most + 15), ends[0] if ends else len(words))
+    return " ".join(words[start:end]).rstrip(",:")
 
 
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:

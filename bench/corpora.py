@@ -106,15 +106,19 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
                                       "section": chunks.get(r["chunk_id"], {}).get("section_path", ""),
                                       "binding": r.get("binding", True), "quote": r["exact_quote"]} for r in cited]}
     extracted = result.get("extracted_requirements", [])
-    # the ranking's best candidate, and the best one in a right section: how sure the ranking was
-    row["best_relevance"] = max((r.get("relevance") or 0.0 for r in extracted), default=None)
-    row["rejected"] = sorted({r["rejection_reason"] for r in extracted if r.get("rejection_reason")})
-    if not gold:
-        return row
     right_ones = [r for r in extracted
                   if any(right_section(r, chunks.get(r["chunk_id"], {}), file_of, g) for g in gold)]
+    right_ids = {r["requirement_id"] for r in right_ones}
+    # the ranking's best candidate, and the best one in a right section: how sure the ranking was
+    row["best_relevance"] = max((r.get("relevance") or 0.0 for r in extracted), default=None)
     row["best_right_relevance"] = max((r.get("relevance") or 0.0 for r in right_ones), default=None)
-    row["right_rejected"] = sorted({r["rejection_reason"] for r in right_ones if r.get("rejection_reason")})
+    row["extracted"] = [{"id": r["requirement_id"], "chunk": r["chunk_id"], "part": r.get("part"),
+                         "relevance": r.get("relevance"), "score": r.get("score"), "verified": r.get("verified"),
+                         "reason": r.get("rejection_reason"), "why": (r.get("rationale") or "")[:90],
+                         "right": r["requirement_id"] in right_ids, "binding": r.get("binding", True)}
+                        for r in extracted]
+    if not gold:
+        return row
 
     def right(r: dict[str, Any], g: dict[str, Any]) -> bool:
         return right_section(r, chunks.get(r["chunk_id"], {}), file_of, g)

@@ -201,7 +201,15 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
              "that Work shall terminate as of the date such litigation is filed.")
     span = direct_span("When does the patent license terminate?", quote)
     assert span.endswith("shall terminate as of the date such litigation is filed") and span in quote
-    assert len(span.split()) <= 30
+    long = ("Where a firm outsources a material function to a service provider located outside the jurisdiction, "
+            "and where the arrangement involves the processing of client data, the firm must notify the Regulator "
+            "in writing before entering into the arrangement, describing the function, the provider, the location "
+            "of processing, the safeguards in place and the contingency arrangements, and must keep a copy of the "
+            "notification for inspection")
+    span = direct_span("What must a firm do before outsourcing abroad?", long)
+    assert "the firm must notify the Regulator" in span and span in long
+    # it opens and ends where a clause does, never inside one
+    assert (long.startswith(span) or f", {span}" in long) and (long.endswith(span) or f"{span}," in long)
     assert direct_span("How long do I have to cure a breach?", "and you cure the violation prior to 30 days after "
                        "your receipt of the notice.") == "prior to 30 days after your receipt of the notice"
     short = "A firm must keep records of each transaction; records may be kept electronically."
