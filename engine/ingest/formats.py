@@ -376,12 +376,16 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
                 builder.paragraph(chunk)
             para.clear()
 
-    for line in normalize(text).split("\n"):
+    lines = normalize(text).split("\n")
+    # A document with several top-level headings ("# Purpose and Scope", "# Policy", ...) has no title among
+    # them: each is a section (the title comes from --title or the file name).
+    several_h1 = sum(bool(re.match(r"^#\s+\S", line)) for line in lines) > 1
+    for line in lines:
         match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
         if match:
             flush()
             level = len(match.group(1))
-            if level == 1 and title is None:
+            if level == 1 and title is None and not several_h1:
                 title = match.group(2)
                 builder.title_line(title)
             else:

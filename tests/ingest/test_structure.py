@@ -222,3 +222,15 @@ def test_markdown_control_catalogue_cites_controls_by_id(tmp_path: Path) -> None
     parsed = parse(path, path.read_bytes())
     assert [(b.section_number, b.metadata.get("citation")) for b in parsed.blocks] == [
         ("AC-2", "AC-2"), ("AC-2(1)", "AC-2(1)")]
+
+
+def test_several_top_level_headings_are_sections_not_a_title(tmp_path: Path) -> None:
+    path = tmp_path / "access-policy.md"
+    path.write_text("# Purpose and Scope\n\nThis policy covers all staff.\n\n# Policy\n\n"
+                    "Access must be removed within five business days.\n")
+    parsed = parse(path, path.read_bytes())
+    assert parsed.title is None
+    assert [b.section_path for b in parsed.blocks] == ["Purpose and Scope", "Policy"]
+    single = tmp_path / "single.md"
+    single.write_text("# Access Policy\n\n## Scope\n\nThis policy covers all staff.\n")
+    assert parse(single, single.read_bytes()).title == "Access Policy"
