@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.duties import figures, same_duty
+from agents.duties import figures, periods, same_duty
 from agents.extract import Modality, Requirement
 from agents.state import EvidenceState
 from agents.verify import asks_time
@@ -96,12 +96,13 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
             continue
         if not same_duty(a.exact_quote, b.exact_quote, overlap):
             continue
-        fa, fb = figures(a.exact_quote), figures(b.exact_quote)
+        fa, fb = periods(a.exact_quote), periods(b.exact_quote)
         opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
         if (fa and fb and fa != fb) or opposite:
             first, second = sorted((a, b), key=lambda r: (r.requirement_id[4] != "S", r.requirement_id))
             f1, f2 = figures(first.exact_quote), figures(second.exact_quote)
-            why = f"{', '.join(sorted(f1))} vs {', '.join(sorted(f2))}" if f1 and f2 and f1 != f2 else "opposite force"
+            why = (f"{', '.join(sorted(f1))} vs {', '.join(sorted(f2))}" if fa and fb and fa != fb
+                   else "opposite force")
             out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
                                 part=part_of.get(a.requirement_id, 0)))
     return out

@@ -13,7 +13,7 @@ import re
 
 from engine.config import AnswerSettings
 from engine.search.lexical import key_terms
-from engine.text import DURATION, normalize_ws
+from engine.text import NUMBER_WORDS, PERIOD, normalize_ws
 
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
@@ -36,9 +36,56 @@ _RECIPIENT = re.compile(r"\b(?:notif(?:y|ied)|inform(?:ed)?|tell|report(?:ed)?\s
                         re.IGNORECASE)
 
 
+_DAYS = {"hour": 1 / 24, "day": 1, "week": 7, "month": 365 / 12, "quarter": 365 / 4, "year": 365, "annum": 365}
+_ADVERBS = {"hourly": 1 / 24, "daily": 1, "weekly": 7, "monthly": 365 / 12, "quarterly": 365 / 4, "annually": 365,
+            "yearly": 365}
+_COUNTS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                      "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
+_NUMBER_WORD = re.compile(rf"\b(?:\d+(?:\.\d+)?|{NUMBER_WORDS})\b", re.IGNORECASE)
+_UNIT = re.compile(r"\b(business\s+|working\s+)?(hour|day|week|month|quarter|year|annum)s?\b", re.IGNORECASE)
+
+
+def _value(word: str) -> float:
+    word = word.lower().replace(",", "")
+    if word[0].isdigit():
+        return float(word)
+    if word == "hundred":
+        return 100.0
+    parts = re.split(r"[- ]+", word)
+    if parts[0] in _TENS:  # "seventy-two", "twenty four"
+        return float(_TENS[parts[0]] + (_COUNTS.get(parts[1], 0) if len(parts) > 1 else 0))
+    return float(_COUNTS.get(word, 0))
+
+
+def _days(phrase: str) -> float | None:
+    """A period or frequency in days: "72 hours" 3, "five business days" 7, "every 12 months" 360, "twice a
+    year" 182.5, "annually" 365; None for an urgency ("without undue delay", "promptly")."""
+    text = phrase.lower()
+    if text in _ADVERBS:
+        return _ADVERBS[text]
+    unit = _UNIT.search(text)
+    if unit is None:
+        return None
+    days = _DAYS[unit.group(2).lower()] * (1.4 if unit.group(1) else 1.0)  # five business days: a calendar week
+    number = _NUMBER_WORD.search(text[: unit.start()])
+    count = _value(number.group(0)) if number else (2.0 if "other" in text else 1.0)
+    if re.match(r"(?:once|twice|.+\s+times)\b", text):  # "twice a year": a period of half a year
+        times = 1.0 if text.startswith("once") else 2.0 if text.startswith("twice") else count
+        return days / times
+    return days * count
+
+
 def figures(quote: str) -> set[str]:
-    """The durations a quote states ("six years", "72 hours"), as conflicts compare them."""
-    return {normalize_ws(m.group(0).lower()) for m in DURATION.finditer(quote)}
+    """The periods and frequencies a quote states ("six years", "72 hours", "annually", "every 12 months"),
+    as conflicts name them."""
+    return {normalize_ws(m.group(0).lower()) for m in PERIOD.finditer(quote) if _days(m.group(0)) is not None}
+
+
+def periods(quote: str) -> set[float]:
+    """The same, in days, as conflicts compare them: "annually" and "once a year" agree, "at least once
+    every 12 months" and "six months" differ, "24 hours" and "five business days" differ."""
+    return {round(d, 1) for m in PERIOD.finditer(quote) if (d := _days(m.group(0))) is not None}
 
 
 def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
@@ -80,5 +127,5 @@ def same_duty(a: str, b: str, overlap: float = _OVERLAP) -> bool:
 
 def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP) -> bool:
     """The same duty, stated with different periods. Pure."""
-    fa, fb = figures(a), figures(b)
+    fa, fb = periods(a), periods(b)
     return bool(fa and fb and fa != fb) and same_duty(a, b, overlap)

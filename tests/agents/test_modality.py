@@ -76,3 +76,26 @@ def test_commentary_is_non_binding_context(text: str, path: str, binding: list[b
     from agents.extract import extract_from_chunks
 
     assert [r.binding for r in extract_from_chunks([_chunk(text, path)])] == binding
+
+
+@pytest.mark.parametrize(("a", "b", "conflict"), [
+    # policies beside a regulation: the same duty in other units
+    ("Encryption keys must be rotated every six months.", "Encryption keys must be rotated at least once every "
+     "12 months.", True),
+    ("Access must be removed within 24 hours of termination.", "Access must be removed within five business days "
+     "of termination.", True),
+    ("Audit logs must be reviewed weekly.", "Audit logs must be reviewed at least monthly.", True),
+    ("The recovery plan must be tested twice a year.", "The recovery plan must be tested annually.", True),
+    # the same figure in other words is no conflict
+    ("Encryption keys must be rotated annually.", "Encryption keys must be rotated at least once every 12 months.",
+     False),
+    ("The recovery plan must be tested twice a year.", "The recovery plan must be tested every six months.", False),
+    # an EU act and the sample corpus: different duties are no conflict whatever their figures
+    ("Financial entities shall notify the authority within 24 hours.", "Financial entities shall keep records "
+     "for five years.", False),
+], ids=["months-vs-once-every", "hours-vs-business-days", "weekly-vs-monthly", "twice-vs-annually",
+        "annually-vs-12-months", "twice-vs-six-months", "different-duties"])
+def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool) -> None:
+    from agents.duties import conflicting_figures
+
+    assert conflicting_figures(a, b) is conflict
