@@ -166,7 +166,14 @@ def _excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: in
                   if i == 0 or text[words[i - 1][1] - 1] in _CLAUSE_END or "\n" in text[words[i - 1][1]:words[i][0]]]
     first = boundaries[0] if boundaries else max(0, at - 8)
     first = min(first, len(words) - most)
-    return words[first][0], words[first + most - 1][1]
+    last = first + most - 1
+    # In a list ("... in any case where: (a) ...; (b) ..."), end where a point ends, never inside one or at
+    # the next point's label: cut before the last label the span reaches, once it holds a first point.
+    labels = [i for i in range(max(first, at) + 1, min(last + 2, len(words)))
+              if "\n" in text[words[i - 1][1]:words[i][0]] and _POINT.match(text, words[i][0])]
+    if len(labels) >= 2:
+        last = labels[-1] - 1
+    return words[first][0], words[last][1]
 
 
 def _offset(words: list[tuple[int, int]], lead: int, start: int) -> int:
@@ -246,6 +253,8 @@ def _with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[i
     return start, len(text[start:span.start].split())
 
 
+# A list point's label at a line start: "(a)", "a)", "(iv)", "1.", "(1)", "-", "*", "\u2022".
+_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])(?=\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
@@ -261,6 +270,13 @@ def _with_list(text: str, spans: list[Any], i: int, most: int) -> int:
         i += 1
         end = spans[i].end
     return end
+
+
+def _points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:
+    """The list points that open a line between `after` and `end`, each up to the next (ends trimmed)."""
+    starts = [after + m.end() for m in re.finditer(r"\n[ \t]*", text[after:end]) if _POINT.match(text, after + m.end())]
+    bounds = [*starts, end]
+    return [(a, a + len(text[a:b].rstrip())) for a, b in zip(bounds, bounds[1:], strict=False)][:most]
 
 
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
@@ -285,6 +301,16 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
             out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, end), limits,
                                     sentence_start=span.start, sentence_end=span.end))
+            # The points of a list the excerpt could not hold are offered one by one: each is a duty of the
+            # lead-in ("shall designate ... where: ... (b) the core activities ... consist of ..."), with its
+            # modality.
+            for a, b in _points_after(text, cut[1], end):
+                point = _excerpt(text, a, b, limits, whole=False)
+                if point is not None and normalize_ws(text[point[0]:point[1]]) not in seen:
+                    seen.add(normalize_ws(text[point[0]:point[1]]))
+                    out.append(_requirement(chunk, numbering, point[0], point[1], True, limits,
+                                            origin="a point of its list: ", sentence_start=span.start,
+                                            sentence_end=span.end))
             # A long sentence whose time falls outside its excerpt ("... is reinstated permanently if ...,
             # and you cure the violation prior to 30 days after ...") is offered around the time too: a
             # question that asks when needs it, and Verify chooses between them for the question asked.

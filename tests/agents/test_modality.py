@@ -99,3 +99,18 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     from agents.duties import conflicting_figures
 
     assert conflicting_figures(a, b) is conflict
+
+
+def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
+    from agents.extract import extract_from_chunks
+
+    text = ("The controller and the processor shall designate a data protection officer in any case where:\n"
+            "(a) the processing is carried out by a public authority or body, except for courts acting in their "
+            "judicial capacity;\n(b) the core activities of the controller or the processor consist of processing "
+            "operations which, by their nature, require regular and systematic monitoring of data subjects on a "
+            "large scale; or\n(c) the core activities of the controller or the processor consist of processing on "
+            "a large scale of special categories of data.")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text, "Article 37")])]
+    assert quotes[0].endswith("acting in their judicial capacity;")  # the lead-in and its first point
+    assert [q[:3] for q in quotes[1:]] == ["(b)", "(c)"]  # each further point, whole
+    assert all(not q.rstrip().endswith(("(b)", "(c)", "(b) the core activities of")) for q in quotes)
