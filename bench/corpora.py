@@ -78,7 +78,7 @@ def _label_in(label: str, path: str) -> bool:
 def right_section(req: dict[str, Any], chunk: dict[str, Any], file_of: dict[str, str], gold: dict[str, Any]) -> bool:
     if file_of.get(req["document_id"]) != gold["doc"]:
         return False
-    where = f"{chunk.get('section_path', '')} > {req.get('citation') or ''}"
+    where = f"{req.get('section_path', '')} > {req.get('citation') or ''}"
     return _label_in(str(gold["section"]), where) or _norm(gold["text"]) in _norm(chunk.get("text", ""))
 
 
@@ -103,7 +103,7 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
                            "answered": bool(cited), "status": result.get("status"),
                            "confidence": result.get("grounding_confidence"),
                            "cited": [{"id": r["requirement_id"], "file": file_of.get(r["document_id"]),
-                                      "section": chunks.get(r["chunk_id"], {}).get("section_path", ""),
+                                      "section": r.get("section_path", ""),
                                       "binding": r.get("binding", True), "quote": r["exact_quote"]} for r in cited]}
     extracted = result.get("extracted_requirements", [])
     right_ones = [r for r in extracted
