@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import figures, periods, same_duty
 from agents.extract import Modality, Requirement
+from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import asks_time
 from engine.config import AnswerSettings
@@ -186,8 +187,11 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
     statements: list[Statement] = []
     answers, used = [], set()
     for index, question in enumerate(parts):
+        broad = is_broad(question)
+        # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P).
         mine = sorted((r for r in verified if part_of.get(r.requirement_id, 0) == index),
-                      key=lambda r: (not r.binding, -scores.get(r.requirement_id, 0.0), r.requirement_id))
+                      key=lambda r: (not r.binding, broad and r.requirement_id[4] != "S",
+                                     -scores.get(r.requirement_id, 0.0), r.requirement_id))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_terms(question)) or question)]))
@@ -200,7 +204,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         elif own:
             statements.append(_direct_conflict(question, own[0], by_id, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
-        support = [r for r in mine if r.requirement_id not in in_conflict][:limits.max_supporting_per_part]
+        most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
+        support = [r for r in mine if r.requirement_id not in in_conflict][:most]
         statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"} states: '
                                          f'"{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
                                     requirement_ids=[r.requirement_id], part=index) for r in support)

@@ -31,6 +31,19 @@ _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
 _ANSWER = AnswerSettings()  # the defaults; extract_node passes its settings' group
+# A broad question asks for every duty on a matter, not one answer: "What must we do when an incident
+# occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?".
+_BROAD = re.compile(r"^\W*what\s+(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+done|happen)\b|"
+                    r"^\W*what\s+(?:must|should|shall|do|does|is|are)\s+(?:(?:we|i|you|a|an|the|our|they|it|firms?|"
+                    r"entit(?:y|ies)|\w+)\b.{0,80}?\b(?:do|happen|take\s+place)\b|(?:all\s+)?(?:the\s+|our\s+|my\s+)?"
+                    r"(?:\w+\s+){0,2}(?:obligations|duties|requirements|responsibilities|steps)\b)", re.IGNORECASE)
+# ... unless it names the one provision it asks about ("as stated in Rule 17.1.5(f)", "under Article 5").
+_NAMES_PROVISION = re.compile(r"\b(?:rule|article|section|regulation|paragraph|clause|§)\s*\d", re.IGNORECASE)
+
+
+def is_broad(question: str) -> bool:
+    """The question asks for every duty on a matter (cited up to EvidenceSettings.broad_max_passages). Pure."""
+    return bool(_BROAD.search(question)) and not _NAMES_PROVISION.search(question)
 
 
 def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
+from agents.parts import is_broad
 from agents.state import EvidenceItem
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
@@ -146,7 +147,10 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
             c["rank"] = position.get(i)
         probs = model.rank(question, candidates)
         floor = float(t["select_floor"])
-    chosen = cut(probs, floor, float(t["select_gap"]), int(t["select_max"]))
+    gap, most = float(t["select_gap"]), int(t["select_max"])
+    if is_broad(question):  # every duty the sources state, not the best one to three passages
+        gap, most = 1.0, limits.broad_max_passages
+    chosen = cut(probs, floor, gap, most)
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
     keep = order[: len(chosen) + limits.extra_candidates]
     keep += rivals(evidence, chosen, [i for i in order[len(keep):] if searched is None or i < searched], overlap)

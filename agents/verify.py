@@ -39,6 +39,7 @@ from agents.extract import (
     long_enough,
     states_requirement,
 )
+from agents.parts import is_broad
 from agents.select import Part, RankedChunk
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
@@ -216,13 +217,13 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                                                  relevance)
         else:
             eligible.append((req, part, ranked))
-    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model))
+    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model, limits))
     judged.update(_conflicting_sources(judged, same_duty_overlap))
     return [judged[r.requirement_id] for r in requirements]
 
 
 def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
-                   model: Any) -> dict[str, JudgedRequirement]:
+                   model: Any, limits: EvidenceSettings = _EVIDENCE) -> dict[str, JudgedRequirement]:
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
     verified quotes of other passages are rejected, with both relevances in the rationale."""
@@ -234,8 +235,10 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         viable = {r.chunk_id: k.relevance for r, p, k in eligible
                   if p.index == index and quoted[r.requirement_id].verified}
         ids = list(viable)
-        chosen = {ids[i] for i in cut([viable[c] for c in ids], float(t["select_floor"]), float(t["select_gap"]),
-                                      int(t["select_max"]))}
+        question = next(p.question for _, p, _ in eligible if p.index == index)
+        gap, most = (1.0, limits.broad_max_passages) if is_broad(question) else (float(t["select_gap"]),
+                                                                                   int(t["select_max"]))
+        chosen = {ids[i] for i in cut([viable[c] for c in ids], float(t["select_floor"]), gap, most)}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             verdict = quoted[req.requirement_id]

@@ -81,6 +81,10 @@ class EvidenceSettings(BaseModel):
     extra_candidates: int = Field(default=3, ge=0,
                                   description="Chunks below the selection cut that are extracted and judged too "
                                               "(rejected, on record).")
+    broad_max_passages: int = Field(default=8, ge=1,
+                                    description="Passages a broad question ('What must we do when ...?', 'What are "
+                                                "the obligations of ...?') may cite per part, every one above the "
+                                                "selection floor, instead of the model's select_max within its gap.")
 
 
 class ResearchStepSettings(BaseModel):
@@ -112,6 +116,8 @@ class AnswerSettings(BaseModel):
     max_parts: int = Field(default=4, ge=1, description="Parts a question is answered in at most.")
     min_part_terms: int = Field(default=1, ge=0, description="Key terms a part needs to stand alone.")
     max_supporting_per_part: int = Field(default=4, ge=0, description="Supporting quotes shown per part.")
+    broad_max_supporting: int = Field(default=12, ge=0, description="Supporting quotes shown for a broad question "
+                                                                    "('What must we do when ...?'), law first.")
     direct_max_words: int = Field(default=18, ge=1, description="Length of a direct answer (words; a time answer "
                                                                 "may take twice as many).")
     same_duty_overlap: float = Field(default=0.6, ge=0.0, le=1.0,

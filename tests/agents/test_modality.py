@@ -114,3 +114,19 @@ def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
     assert quotes[0].endswith("acting in their judicial capacity;")  # the lead-in and its first point
     assert [q[:3] for q in quotes[1:]] == ["(b)", "(c)"]  # each further point, whole
     assert all(not q.rstrip().endswith(("(b)", "(c)", "(b) the core activities of")) for q in quotes)
+
+
+@pytest.mark.parametrize(("question", "broad"), [
+    ("What must happen when an employee leaves the company?", True),  # policies
+    ("What must we do when a security incident occurs?", True),
+    ("What must a financial entity do when a major ICT-related incident happens?", True),  # an EU act
+    ("What are the requirements for managing administrator (privileged) access?", True),  # a catalogue
+    ("What do I have to do when I redistribute Apache 2.0 software?", True),  # licences
+    ("What are the obligations of a Fund Administrator regarding records, as stated in Rule 17.1.5(f)?", False),
+    ("How long must transaction records be kept?", False),  # the sample corpus
+    ("What is the minimum capital ratio?", False),
+], ids=lambda x: str(x)[:40])
+def test_broad_questions_ask_for_every_duty(question: str, broad: bool) -> None:
+    from agents.parts import is_broad
+
+    assert is_broad(question) is broad
