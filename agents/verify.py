@@ -55,7 +55,7 @@ _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verif
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
 # circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
 # questions that a bare when/within/period rule took as asking a time ask none).
-_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|promptly|often|frequently)\b|"
+_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often|frequently|regularly)\b|"
                         r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
                         # "When must / do / is ..." asks for circumstances as often as for a time ("When must a
                         # controller designate an officer?"): it asks a time only of when a thing falls due,

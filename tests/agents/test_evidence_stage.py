@@ -440,6 +440,8 @@ def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
     ("When is the annual registration fee due?", True),
     ("By when must the incident report be filed?", True),
     ("Within how many hours must the authority be warned?", True),
+    ("How fast do we have to roll out the fix?", True),  # a control catalogue
+    ("How regularly do our security policies have to be looked over again?", True),
     ("How often must the business risk assessment be reviewed?", True),
     ("What is the retention period and how must records be stored?", True),  # the parts split it
     ("Could you clarify the frequency and circumstances under which the assessment should be updated?", False),
