@@ -1,6 +1,7 @@
 """Development corpora beyond ObliQA: the whole `ask` over every labelled set in bench/corpora/.
 
     python bench/corpora.py [--corpus NAME ...] [--limit N] [--out FILE.jsonl]
+    python bench/corpora.py --summarize FILE.jsonl
 
 Each corpus (bench/corpora/<name>/questions.yaml, its layout in bench/corpora/README.md) is ingested
 into a database of its own and every question is asked as `evidence ask` asks it (research loop,
@@ -18,6 +19,9 @@ statement cites it. Printed per corpus:
 * both parts: two-part questions citing a right section in each part;
 * conflicts: conflict questions whose answer shows a conflict and cites both documents;
 * refused: out-of-scope questions answered with no cited requirement;
+* right extracted: answerable questions with a passage of a right section among those weighed;
+* refused by gate / time rule: answerable questions whose right passage was weighed, none cited, and one
+  set aside by the relevance gate / by the time rule (false refusals of a rule that can refuse);
 * ask p50 seconds.
 
 The last line is one JSON object with every figure. Sets here are development data: a figure used to
@@ -115,7 +119,8 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
     row["extracted"] = [{"id": r["requirement_id"], "chunk": r["chunk_id"], "part": r.get("part"),
                          "relevance": r.get("relevance"), "score": r.get("score"), "verified": r.get("verified"),
                          "reason": r.get("rejection_reason"), "why": (r.get("rationale") or "")[:90],
-                         "right": r["requirement_id"] in right_ids, "binding": r.get("binding", True)}
+                         "right": r["requirement_id"] in right_ids, "binding": r.get("binding", True),
+                         "answering": any(overlaps(r["exact_quote"], g["text"]) for g in gold)}
                         for r in extracted]
     if not gold:
         return row
@@ -162,6 +167,14 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
     def share(values: list[Any]) -> float | None:
         return round(sum(map(bool, values)) / len(values), 4) if values else None
 
+    def refused_by(rule: str) -> int:
+        """Answerable questions citing no right passage whose answering quote (one that overlaps a gold text)
+        was weighed and set aside by `rule`."""
+        return sum(1 for r in answerable
+                   if not any(e["right"] and e["verified"] for e in r.get("extracted", []))
+                   and any(e.get("answering", e["right"]) and rule in (e["why"] or "")
+                           for e in r.get("extracted", [])))
+
     return {"questions": len(rows), "answerable": len(answerable),
             "answered": share([r["answered"] for r in answerable]),
             "section": share([r["section"] for r in answerable]),
@@ -172,6 +185,9 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
             "both_parts": share(two), "conflicts_flagged": share(conflicts),
             "out_of_scope_refused": share([not r["answered"] for r in out_of_scope]),
             "high_confidence_out_of_scope": sum(r["answered"] and r["confidence"] == "high" for r in out_of_scope),
+            "right_extracted": share([r.get("best_right_relevance") is not None for r in answerable]),
+            "refused_by_gate": refused_by("below the gate"),
+            "refused_by_time_rule": refused_by("asks for a time"),
             "ask_seconds_p50": round(statistics.median(seconds), 3) if seconds else None}
 
 
@@ -214,7 +230,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", action="append", default=None, help="a folder name under bench/corpora")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each corpus")
     parser.add_argument("--out", type=Path, default=None, help="one JSON line per question")
+    parser.add_argument("--summarize", type=Path, default=None, help="print the figures of a file --out wrote, "
+                                                                     "asking nothing")
     args = parser.parse_args(argv)
+    if args.summarize:
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for line in args.summarize.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rows.setdefault(row["corpus"], []).append(row)
+        for name, mine in rows.items():
+            print(name, json.dumps(summary(mine, [])))
+        return
 
     settings = Settings(memory_enabled=False)
     embedder = Embedder.from_settings(settings)
