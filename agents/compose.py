@@ -156,10 +156,19 @@ def _direct(question: str, req: Requirement, part: int, max_words: int) -> State
                      part=part, kind="direct")
 
 
+_OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|These|Such|No|Within|For)\b")
+
+
+def _inside(span: str) -> str:
+    """A span set inside a sentence: its opening function word in lower case ("while the Data Protection
+    Officer must ..."), names and acronyms as they are."""
+    return span[:1].lower() + span[1:] if _OPENING.match(span) else span
+
+
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = direct_span(question, a.exact_quote, max_words), direct_span(question, b.exact_quote, max_words)
+    first, second = (_inside(direct_span(question, r.exact_quote, max_words)) for r in (a, b))
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 

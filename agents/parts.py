@@ -41,6 +41,17 @@ _BROAD = re.compile(r"^\W*what\s+(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+d
 _NAMES_PROVISION = re.compile(r"\b(?:rule|article|section|regulation|paragraph|clause|§)\s*\d", re.IGNORECASE)
 
 
+# Words of a broad question that ask for duties rather than name their subject.
+_ASKING = frozenset(key_terms("done do does happen happens take place obligations duties requirements "
+                              "responsibilities steps all our we us i you have need needs required"))
+
+
+def broad_topic(question: str) -> list[str]:
+    """The subject terms of a broad question ("data", "breach", "discov" of "What must be done when a data
+    breach is discovered?"): what a passage must speak of to state one of its duties. Pure."""
+    return [t for t in key_terms(question) if t not in _ASKING]
+
+
 def is_broad(question: str) -> bool:
     """The question asks for every duty on a matter (cited up to EvidenceSettings.broad_max_passages). Pure."""
     return bool(_BROAD.search(question)) and not _NAMES_PROVISION.search(question)

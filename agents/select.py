@@ -149,7 +149,7 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
         floor = float(t["select_floor"])
     gap, most = float(t["select_gap"]), int(t["select_max"])
     if is_broad(question):  # every duty the sources state, not the best one to three passages
-        gap, most = 1.0, limits.broad_max_passages
+        floor, gap, most = min(floor, limits.broad_floor), 1.0, limits.broad_max_passages
     chosen = cut(probs, floor, gap, most)
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
     keep = order[: len(chosen) + limits.extra_candidates]

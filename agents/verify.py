@@ -39,7 +39,7 @@ from agents.extract import (
     long_enough,
     states_requirement,
 )
-from agents.parts import is_broad
+from agents.parts import broad_topic, is_broad
 from agents.select import Part, RankedChunk
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
@@ -236,9 +236,10 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
                   if p.index == index and quoted[r.requirement_id].verified}
         ids = list(viable)
         question = next(p.question for _, p, _ in eligible if p.index == index)
-        gap, most = (1.0, limits.broad_max_passages) if is_broad(question) else (float(t["select_gap"]),
-                                                                                   int(t["select_max"]))
-        chosen = {ids[i] for i in cut([viable[c] for c in ids], float(t["select_floor"]), gap, most)}
+        floor, gap, most = float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"])
+        if is_broad(question):
+            floor, gap, most = min(floor, limits.broad_floor), 1.0, limits.broad_max_passages
+        chosen = {ids[i] for i in cut([viable[c] for c in ids], floor, gap, most)}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             verdict = quoted[req.requirement_id]
@@ -268,6 +269,20 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -
     return out
 
 
+def _further_duty(question: str, req: Requirement, text: str, relevance: float, limits: EvidenceSettings) -> bool:
+    """For a broad question: the passage holds `limits.broad_topic_coverage` of its subject terms, is weighed
+    (relevance at least `limits.broad_floor`) and the quote imposes a duty or a prohibition. Pure."""
+    from engine.search.lexical import tokenize
+
+    topic = broad_topic(question)
+    if not is_broad(question) or not topic or relevance < limits.broad_floor:
+        return False
+    if req.modality not in (Modality.OBLIGATION, Modality.PROHIBITION):
+        return False
+    held = set(tokenize(text))
+    return sum(t in held for t in topic) / len(topic) >= limits.broad_topic_coverage
+
+
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
                   chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
     """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
@@ -294,15 +309,21 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     for req, part, _ in eligible:
         key = (part.index, req.chunk_id)
         best[key] = max(best.get(key, 0.0), scores[req.requirement_id])
+    # A broad question's part is in scope once one chosen passage passes the gate on its own; then every other
+    # passage that speaks of its subject and states a duty is one of the duties asked for.
+    anchored = {part.index for req, part, ranked in eligible
+                if ranked.selected and (passage[(part.index, req.chunk_id)] >= gate or ranked.relevance >= confident)}
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
+        further = (part.index in anchored and passage[key] < gate and ranked.relevance < confident
+                   and _further_duty(part.question, req, chunks[req.chunk_id]["text"], ranked.relevance, limits))
         if asks_time(part.question) and not states_time(req.exact_quote):
             out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
                                               "the quote states none", score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
             out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
-        elif passage[key] < gate and ranked.relevance < confident:
+        elif passage[key] < gate and ranked.relevance < confident and not further:
             out[req.requirement_id] = _reject(req, "does_not_address_question",
                                               f"its passage's relevance {passage[key]:.3f} is below the gate "
                                               f"({gate:.3f})", score, part.index, ranked.relevance)
@@ -318,8 +339,11 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
                           f"{part.best:.3f}) and the sentence {score:.3f}" + (
-                              f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but the "
-                              f"ranking is sure of it (at least {confident:.3f})" if passage[key] < gate else ""))
+                              f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but "
+                              + ("it states a further duty on the broad question's subject, which another passage "
+                                 "of this part answers" if further else
+                                 f"the ranking is sure of it (at least {confident:.3f})") if passage[key] < gate
+                              else ""))
     return out
 
 

@@ -85,6 +85,12 @@ class EvidenceSettings(BaseModel):
                                     description="Passages a broad question ('What must we do when ...?', 'What are "
                                                 "the obligations of ...?') may cite per part, every one above the "
                                                 "selection floor, instead of the model's select_max within its gap.")
+    broad_floor: float = Field(default=0.02, ge=0.0, le=1.0,
+                               description="Relevance a passage needs to be weighed for a broad question.")
+    broad_topic_coverage: float = Field(default=0.5, ge=0.0, le=1.0,
+                                        description="For a broad question with one passage that passes the gate, "
+                                                    "another passage that holds this share of the question's "
+                                                    "subject terms and states a duty passes too.")
 
 
 class ResearchStepSettings(BaseModel):

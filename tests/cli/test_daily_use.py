@@ -253,3 +253,17 @@ def test_ask_of_an_empty_corpus_says_how_to_ingest(conn, settings) -> None:
     assert result.exit_code == 7, result.output
     assert "nothing is ingested yet" in result.stderr and "evidence ingest" in result.stderr
     assert "no authoritative evidence" not in result.output.lower()
+
+
+def test_a_broad_question_gets_every_duty_law_first(trail_conn, trail_settings) -> None:
+    result = _cli(trail_settings, "ask", "What must be done when a data breach is discovered?")
+    assert result.exit_code == 0, result.output
+    record = _record(trail_conn, _audit_id(result.stdout))
+    cited = [r for r in record["requirements"] if r["cited"]]
+    acts = {r["citation"] for r in cited if r["requirement_id"].startswith("REQ-S")}
+    # the Act's duties (notify within 72 hours, contain, document), not only the policy's internal steps
+    assert {"Section 4.1", "Section 4.3"} <= acts, sorted(acts)
+    assert any(r["requirement_id"].startswith("REQ-P") for r in cited)
+    statements = [s for s in record["answer"]["statements"] if s["kind"] == "supporting"]
+    order = [s["requirement_ids"][0][4] for s in statements]
+    assert order == sorted(order, key=lambda k: k != "S")  # the law's duties before the policies'
