@@ -100,7 +100,8 @@ _CLAUSE_WORDS = frozenset("when if where whenever unless before after until with
 def _imperative(text: str) -> Modality | None:
     """Obligation for "Disable accounts ...", prohibition for "Do not use ..." / "Never share ...", None
     for a sentence that does not open with a requirement verb in its base form."""
-    body = text[_LABEL.match(text).end():]
+    label = _LABEL.match(text)  # it matches the empty string at least
+    body = text[label.end():] if label else text
     if re.match(r"(?:Do\s+not|Don't|Never)\s+[a-z]", body):
         return Modality.PROHIBITION
     words = _WORDS.findall(body)[:9]
