@@ -18,16 +18,21 @@ from engine.text import NUMBER_WORDS, PERIOD, normalize_ws
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
 # Duties are compared by what they make someone do: the verb after the modal, in families of synonyms.
-_DUTY = re.compile(r"\b(?:must|shall|should|(?:is|are)\s+(?:required|obliged)\s+to|(?:has|have)\s+a\s+duty\s+to|"
-                   r"(?:is|are)\s+to)\s+(?:not\s+)?(?:\w+ly\s+)?(be\s+)?([a-z]+)", re.IGNORECASE)
+_DUTY = re.compile(r"\b(?:must|shall|should|will|(?:is|are)\s+(?:required|obliged)\s+to|(?:has|have)\s+a\s+duty\s+to|"
+                   r"(?:is|are)\s+to)\s+(?:not\s+)?(?:\w+ly\s+)?(be\s+)?([a-z]+)|"
+                   # a policy's duty in the present passive: "The incident response plan is tested annually"
+                   r"\b(is|are)\s+(?:\w+ly\s+)?([a-z]+(?:ed|wn|en))\b", re.IGNORECASE)
 _FAMILIES = {stem: family for family, words in {
     "retain": "retain keep kept store stored maintain preserv hold held archiv",
     "notify": "notifi report inform tell alert",
     "destroy": "destroy delet dispos shred eras",
-    "review": "review reassess re-assess updat",
+    "review": "review reassess re-assess updat check examin",
     "provide": "provid give given send sent deliv suppli",
     "approve": "approv author consent",
     "acknowledge": "acknowledg confirm",
+    "test": "test exercis rehears drill simul",
+    "revoke": "revok disabl deactiv remov suspend",
+    "rotate": "rotat replac regener",
 }.items() for stem in words.split()}
 _OBJECT_END = re.compile(r"\b(?:for|within|in|to|by|from|at|after|before|without|where|when|unless|and|or|not|"
                          r"immediately|promptly|no|until)\b|[,;.]", re.IGNORECASE)
@@ -94,9 +99,10 @@ def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     match = _DUTY.search(text)
     if match is None:
         return None
-    verb = key_terms(match.group(2))
-    family = _FAMILIES.get(verb[0], verb[0]) if verb else match.group(2).lower()
-    if match.group(1):  # passive: "Transaction records must be kept" -> what stands before the modal
+    word = match.group(2) or match.group(4)
+    verb = key_terms(word)
+    family = _FAMILIES.get(verb[0], verb[0]) if verb else word.lower()
+    if match.group(1) or match.group(3):  # passive: "Transaction records must be kept" -> what stands before
         obj = text[max(0, match.start() - 60):match.start()]
         obj = re.split(r"[,;.]", obj)[-1]
     else:

@@ -28,8 +28,9 @@ NUMBER_WORDS = (f"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[-
 NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
 _EVERY = r"(?:hour|day|business\s+day|week|month|quarter|year|calendar\s+year|financial\s+year|annum)s?"
 # How often, in the words policies use: "once a year", "twice per quarter", "three times each month",
+# "twice in each calendar year",
 # "per annum"; "every 12 months", "every other week".
-FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:a|an|per|each|every)\s+{_EVERY}\b|"
+FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:in\s+)?(?:a|an|per|each|every)\s+{_EVERY}\b|"
              rf"\bper\s+{_EVERY}\b|\bevery\s+(?:(?:\d+|{NUMBER_WORDS}|other)\s+)?{_EVERY}\b")
 # A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
 # "business"/"clear" days), a frequency ("annually", "once per quarter") or an urgency ("without undue delay").
