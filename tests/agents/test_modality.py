@@ -135,7 +135,7 @@ def test_broad_questions_ask_for_every_duty(question: str, broad: bool) -> None:
 @pytest.mark.parametrize(("a", "b"), [
     ("The incident response plan must be exercised at least twice in each calendar year.",
      "The incident response plan is tested annually."),  # a regulation and a policy's present passive
-    ("Cryptographic keys must be replaced every six months.", "Encryption keys must be rotated annually."),
+    ("Encryption keys must be replaced every six months.", "Encryption keys must be rotated annually."),
 ], ids=["exercise-vs-test", "replace-vs-rotate"])
 def test_the_same_duty_in_other_verbs_conflicts(a: str, b: str) -> None:
     from agents.duties import conflicting_figures
