@@ -102,6 +102,8 @@ def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     word = match.group(2) or match.group(4)
     verb = key_terms(word)
     family = _FAMILIES.get(verb[0], verb[0]) if verb else word.lower()
+    if match.group(4) and (not verb or verb[0] not in _FAMILIES):
+        return None  # a present passive states a duty only in a known family ("is tested"), not "is required"
     if match.group(1) or match.group(3):  # passive: "Transaction records must be kept" -> what stands before
         obj = text[max(0, match.start() - 60):match.start()]
         obj = re.split(r"[,;.]", obj)[-1]
