@@ -4,7 +4,7 @@ Usage:  python render.py SRC_DIR
 SRC_DIR holds ISM_catalog.json, ISM_catalog.xml and ISM_catalog.yaml from
 github.com/AustralianCyberSecurityCentre/ism-oscal (see SOURCE.md for the commit).
 
-Writes docs/ism-controls.md and oscal/ism-system-monitoring_catalog.{json,xml,yaml} next to this file.
+Writes docs/ism-controls.md and oscal/ism-subset_catalog.{json,xml,yaml} next to this file.
 Standard library and PyYAML only.
 """
 import json
@@ -27,7 +27,7 @@ SUBSET = [
     ("Guidelines for system management", "Data backup and restoration"),
     ("Guidelines for system monitoring", None),
 ]
-FIXTURE_GUIDELINE = "Guidelines for system monitoring"
+FIXTURE_GUIDELINES = ("Guidelines for cyber security documentation", "Guidelines for system monitoring")
 NS = "http://csrc.nist.gov/ns/oscal/1.0"
 
 _LINK = re.compile(r"\[([^\]]+)\]\(#[0-9a-f-]+\)")
@@ -114,10 +114,10 @@ def hrefs_json(node, found: set) -> None:
 
 
 def cut_dict(doc: dict) -> dict:
-    """The catalog with only the fixture guideline's group and the back-matter resources it links to."""
+    """The catalog with only the fixture guidelines' groups and the back-matter resources it links to."""
     cat = doc["catalog"]
     out = {k: v for k, v in cat.items() if k not in ("groups", "back-matter")}
-    out["groups"] = [g for g in cat["groups"] if g["title"] == FIXTURE_GUIDELINE]
+    out["groups"] = [g for g in cat["groups"] if g["title"] in FIXTURE_GUIDELINES]
     found: set = set()
     hrefs_json({k: v for k, v in out.items()}, found)
     if "back-matter" in cat:
@@ -129,9 +129,12 @@ def cut_xml(src: Path, dst: Path) -> None:
     ET.register_namespace("", NS)
     tree = ET.parse(src)
     root = tree.getroot()
-    q = lambda tag: f"{{{NS}}}{tag}"
+
+    def q(tag: str) -> str:
+        return f"{{{NS}}}{tag}"
+
     for group in root.findall(q("group")):
-        if group.findtext(q("title")) != FIXTURE_GUIDELINE:
+        if group.findtext(q("title")) not in FIXTURE_GUIDELINES:
             root.remove(group)
     found = {el.get("href")[1:] for el in root.iter() if (el.get("href") or "").startswith("#")
              and el.tag != q("rlink")}
@@ -163,7 +166,7 @@ def main(src_dir: str) -> None:
 
     out = HERE / "oscal"
     out.mkdir(exist_ok=True)
-    base = "ism-system-monitoring_catalog"
+    base = "ism-subset_catalog"
     small = cut_dict(doc)
     (out / f"{base}.json").write_text(json.dumps(small, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     cut_xml(src / "ISM_catalog.xml", out / f"{base}.xml")
