@@ -16,7 +16,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from engine.text import normalize_ws
+from engine.text import PERIOD, normalize_ws
 
 
 class Modality(StrEnum):
@@ -132,6 +132,14 @@ def _imperative(text: str) -> Modality | None:
 _ADVERBS = frozenset("also promptly immediately annually regularly then periodically formally".split())
 
 
+# A policy's duty in the present passive with its period: "The incident response plan is tested annually",
+# "Access rights are reviewed at least quarterly", "Logs are retained for one year".
+# Not a consequence under a condition ("Your licence is reinstated if you cure the violation within 30 days").
+_PERIODIC_PASSIVE = re.compile(rf"^(?!.*\b(?:if|unless|provided\s+that|in\s+the\s+event)\b)"
+                               rf"(?:(?!\b(?:when|where)\b)[^,;:])*?\b(?:is|are)\s+(?:\w+ly\s+)?"
+                               rf"[a-z]+(?:ed|wn|en|pt)\b[^.;]*?(?:{PERIOD.pattern})", re.IGNORECASE)
+
+
 def _present_duty(text: str) -> bool:
     """A named party's duty in the present tense: "IT terminates access within five business days",
     "The Security Team reviews firewall rules quarterly", "Managers approve access requests"."""
@@ -173,6 +181,6 @@ def classify_modality(sentence: str) -> Modality:
     for pattern, modality in ((_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
         if pattern.search(text):
             return modality
-    return Modality.OBLIGATION if _present_duty(text) else Modality.NONE
+    return Modality.OBLIGATION if _present_duty(text) or _PERIODIC_PASSIVE.search(text) else Modality.NONE
 
 

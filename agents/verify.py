@@ -252,12 +252,13 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
 
 
 def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -> dict[str, JudgedRequirement]:
-    """A requirement set aside by the selection cut is cited after all when it imposes the same duty
-    as a verified one of another document with different figures: a conflict is shown, never hidden."""
+    """A requirement set aside as not addressing the question (below the selection cut or the gate) is cited
+    after all when it imposes the same duty as a verified one of another document with different figures: a
+    conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year")."""
     verified = [j for j in judged.values() if j.verified]
     out = {}
     for j in judged.values():
-        if j.verified or j.decided_by == "code" or not j.rationale.startswith(_BELOW_CUT):
+        if j.verified or j.decided_by == "code" or j.rejection_reason != "does_not_address_question":
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
                       and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
