@@ -84,8 +84,21 @@ def asks_time(question: str) -> bool:
     return bool(_ASKSTIME_PHRASE.search(question)) and not _NOT_ONLY_TIME.search(question)
 
 
-def states_time(text: str) -> bool:
-    return bool(TIME_PHRASE.search(text))
+# How often is answered by a frequency or a period; a deadline ("by when", "how soon", "timeframe") also by
+# the event it falls before or after ("prior to the establishment of a business relationship", "before the
+# CDD is completed"), which answers no "how often".
+_ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently|regularly|many\s+times)\b|\b(?:frequency|intervals?)\b",
+                             re.IGNORECASE)
+_RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
+                            r"[a-z]", re.IGNORECASE)
+
+
+def states_time(text: str, question: str = "") -> bool:
+    """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE); for a question
+    that asks a deadline rather than how often, also the event it falls before or after."""
+    if TIME_PHRASE.search(text):
+        return True
+    return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
 
 
 class Verdict(BaseModel):
@@ -123,7 +136,7 @@ def decide(question: str, quote: str, score: float, threshold: float) -> tuple[b
     """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
     if score < threshold:
         return False, "does_not_address_question", f"relevance {score:.3f} is below the gate ({threshold:.3f})"
-    if asks_time(question) and not states_time(quote):
+    if asks_time(question) and not states_time(quote, question):
         return False, "requires_inference", "the question asks for a time or period; the quote states none"
     if leans_on_context(quote):
         return False, "incomplete_quote", "the quote depends on preceding text"
@@ -144,7 +157,7 @@ def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = 
     threshold = float(model.thresholds["gate"])
     verified, reason, rationale = decide(question, quote, score, threshold)
     return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=round(score, 4),
-                   features={"asks_time": asks_time(question), "states_time": states_time(quote),
+                   features={"asks_time": asks_time(question), "states_time": states_time(quote, question),
                              "modality": classify_modality(quote).value, "gate": threshold})
 
 
@@ -318,7 +331,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
         further = (part.index in anchored and passage[key] < gate and ranked.relevance < confident
                    and _further_duty(part.question, req, chunks[req.chunk_id]["text"], ranked.relevance, limits))
-        if asks_time(part.question) and not states_time(req.exact_quote):
+        if asks_time(part.question) and not states_time(req.exact_quote, part.question):
             out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
                                               "the quote states none", score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):

@@ -159,3 +159,21 @@ def test_a_periodic_present_passive_is_a_duty(sentence: str) -> None:
 ])
 def test_a_present_passive_without_a_period_or_under_a_condition_is_no_duty(sentence: str) -> None:
     assert classify_modality(sentence) is N
+
+
+@pytest.mark.parametrize(("question", "quote", "states"), [
+    # a deadline is answered by the event it falls before (ADGM rules, a control catalogue)
+    ("What is the expected timeframe for reflecting the change in the level of CDD?",
+     "This process must be completed before the CDD is completed for the customer.", True),
+    ("How soon must a new starter's access be approved?",
+     "Access is approved prior to the creation of the account.", True),
+    # how often is not: it needs a frequency or a period (policies, an EU act)
+    ("How often must access rights be reviewed?", "Access rights must be reviewed before granting access.", False),
+    ("How often must access rights be reviewed?", "Access rights must be reviewed every six months.", True),
+    ("How frequently must the plan be tested?", "Every employee must know the plan.", False),
+], ids=["deadline-before-event", "deadline-prior-to", "frequency-before-event", "frequency-period",
+        "every-employee"])
+def test_what_states_a_time_depends_on_what_is_asked(question: str, quote: str, states: bool) -> None:
+    from agents.verify import states_time
+
+    assert states_time(quote, question) is states
