@@ -66,6 +66,16 @@ def cut(probs: list[float], floor: float, gap: float, most: int) -> list[int]:
     return [i for i in order if probs[i] >= floor and probs[i] >= best - gap][:most]
 
 
+def cut_limits(question: str, floor: float, gap: float, most: int, limits: EvidenceSettings = _EVIDENCE
+               ) -> tuple[float, float, int]:
+    """The cut's (floor, gap, most) for a part: the model's, or for a broad question every passage above
+    `limits.broad_floor`, up to `limits.broad_max_passages` (every duty the sources state, not the best one
+    to three passages). Pure."""
+    if is_broad(question):
+        return min(floor, limits.broad_floor), 1.0, limits.broad_max_passages
+    return floor, gap, most
+
+
 def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[dict[str, Any]]:
     cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
     return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
@@ -147,10 +157,7 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
             c["rank"] = position.get(i)
         probs = model.rank(question, candidates)
         floor = float(t["select_floor"])
-    gap, most = float(t["select_gap"]), int(t["select_max"])
-    if is_broad(question):  # every duty the sources state, not the best one to three passages
-        floor, gap, most = min(floor, limits.broad_floor), 1.0, limits.broad_max_passages
-    chosen = cut(probs, floor, gap, most)
+    chosen = cut(probs, *cut_limits(question, floor, float(t["select_gap"]), int(t["select_max"]), limits))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))
     keep = order[: len(chosen) + limits.extra_candidates]
     keep += rivals(evidence, chosen, [i for i in order[len(keep):] if searched is None or i < searched], overlap)

@@ -40,9 +40,10 @@ from agents.extract import (
     states_requirement,
 )
 from agents.parts import broad_topic, is_broad
-from agents.select import Part, RankedChunk
+from agents.select import Part, RankedChunk, cut, cut_limits
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
+from engine.search.lexical import tokenize
 from engine.text import TIME_PHRASE, normalize_ws
 
 if TYPE_CHECKING:
@@ -240,8 +241,6 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
     verified quotes of other passages are rejected, with both relevances in the rationale."""
-    from agents.select import cut
-
     t = model.thresholds if model is not None else {"select_floor": 0.0, "select_gap": 1.0, "select_max": 99}
     out = dict(quoted)
     for index in {p.index for _, p, _ in eligible}:
@@ -249,10 +248,8 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
                   if p.index == index and quoted[r.requirement_id].verified}
         ids = list(viable)
         question = next(p.question for _, p, _ in eligible if p.index == index)
-        floor, gap, most = float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"])
-        if is_broad(question):
-            floor, gap, most = min(floor, limits.broad_floor), 1.0, limits.broad_max_passages
-        chosen = {ids[i] for i in cut([viable[c] for c in ids], floor, gap, most)}
+        chosen = {ids[i] for i in cut([viable[c] for c in ids], *cut_limits(
+            question, float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]), limits))}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             verdict = quoted[req.requirement_id]
@@ -286,8 +283,6 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -
 def _further_duty(question: str, req: Requirement, text: str, relevance: float, limits: EvidenceSettings) -> bool:
     """For a broad question: the passage holds `limits.broad_topic_coverage` of its subject terms, is weighed
     (relevance at least `limits.broad_floor`) and the quote imposes a duty or a prohibition. Pure."""
-    from engine.search.lexical import tokenize
-
     topic = broad_topic(question)
     if not is_broad(question) or not topic or relevance < limits.broad_floor:
         return False

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import psycopg
+from spellchecker import SpellChecker
 
 from engine.search import store
 from engine.search.lexical import MODALS, QUERY_STOPWORDS, STOPWORDS, stem
@@ -60,9 +61,7 @@ _ENDINGS = ("s", "es", "ed", "d", "ing", "er", "ers", "ion", "ions", "ly")
 
 @lru_cache(maxsize=1)
 def dictionary_words() -> frozenset[str]:
-    """pyspellchecker's English word list (lower-case letters only)."""
-    from spellchecker import SpellChecker  # a 1 MB word list: loaded on the first correction, not on import
-
+    """pyspellchecker's English word list (lower-case letters only), read on the first correction."""
     return frozenset(w for w in SpellChecker(language="en").word_frequency.dictionary if w.isalpha())
 
 
