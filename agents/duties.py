@@ -13,7 +13,7 @@ import re
 
 from engine.config import AnswerSettings
 from engine.search.lexical import key_terms
-from engine.text import NUMBER_WORDS, PERIOD, normalize_ws
+from engine.text import NUMBER, PERIOD, normalize_ws
 
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
@@ -47,7 +47,6 @@ _ADVERBS = {"hourly": 1 / 24, "daily": 1, "weekly": 7, "monthly": 365 / 12, "qua
 _COUNTS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                                       "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
-_NUMBER_WORD = re.compile(rf"\b(?:\d+(?:\.\d+)?|{NUMBER_WORDS})\b", re.IGNORECASE)
 _UNIT = re.compile(r"\b(business\s+|working\s+)?(hour|day|week|month|quarter|year|annum)s?\b", re.IGNORECASE)
 
 
@@ -64,7 +63,7 @@ def _value(word: str) -> float:
 
 
 def _days(phrase: str) -> float | None:
-    """A period or frequency in days: "72 hours" 3, "five business days" 7, "every 12 months" 360, "twice a
+    """A period or frequency in days: "72 hours" 3, "five business days" 7, "every 12 months" 365, "twice a
     year" 182.5, "annually" 365; None for an urgency ("without undue delay", "promptly")."""
     text = phrase.lower()
     if text in _ADVERBS:
@@ -73,7 +72,7 @@ def _days(phrase: str) -> float | None:
     if unit is None:
         return None
     days = _DAYS[unit.group(2).lower()] * (1.4 if unit.group(1) else 1.0)  # five business days: a calendar week
-    number = _NUMBER_WORD.search(text[: unit.start()])
+    number = NUMBER.search(text[: unit.start()])
     count = _value(number.group(0)) if number else (2.0 if "other" in text else 1.0)
     if re.match(r"(?:once|twice|.+\s+times)\b", text):  # "twice a year": a period of half a year
         times = 1.0 if text.startswith("once") else 2.0 if text.startswith("twice") else count

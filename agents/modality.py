@@ -72,8 +72,11 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
 @lru_cache(maxsize=1)
 def _data() -> dict[str, frozenset[str]]:
     data = json.loads((Path(__file__).with_name("requirement_verbs.json")).read_text(encoding="utf-8"))
+    duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
-            "acronyms": frozenset(data["acronyms"]), "duties": frozenset(data["verbs"]) - frozenset(data["stative"])}
+            "acronyms": frozenset(data["acronyms"]),
+            # a duty verb as a party states it: "Managers approve", "IT terminates"
+            "duty_forms": duties | frozenset(_third_person(v) for v in duties)}
 
 
 def _third_person(verb: str) -> str:
@@ -148,12 +151,11 @@ def _present_duty(text: str) -> bool:
         return False
     if words[0].lower() in ("the", "all", "each", "every", "our", "any"):
         words = words[1:]
-    verbs = _data()["duties"]
+    data = _data()
     for k in range(1, min(4, len(words) - 1) + 1):
         rest = [w for w in words[k:] if w.lower() not in _ADVERBS]
         party = words[k - 1].strip(",")
-        if (party.lower() in _data()["parties"] or party in _data()["acronyms"]) and rest and any(
-                rest[0] in (v, _third_person(v)) for v in verbs):
+        if (party.lower() in data["parties"] or party in data["acronyms"]) and rest and rest[0] in data["duty_forms"]:
             return True
     return False
 

@@ -280,15 +280,14 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -
     return out
 
 
-def _further_duty(question: str, req: Requirement, text: str, relevance: float, limits: EvidenceSettings) -> bool:
-    """For a broad question: the passage holds `limits.broad_topic_coverage` of its subject terms, is weighed
-    (relevance at least `limits.broad_floor`) and the quote imposes a duty or a prohibition. Pure."""
-    topic = broad_topic(question)
-    if not is_broad(question) or not topic or relevance < limits.broad_floor:
+def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance: float,
+                  limits: EvidenceSettings) -> bool:
+    """For a broad question with subject terms `topic`: the passage (its terms `held`) holds
+    `limits.broad_topic_coverage` of them, is weighed (relevance at least `limits.broad_floor`) and the
+    quote imposes a duty or a prohibition. Pure."""
+    if not topic or relevance < limits.broad_floor or req.modality not in (Modality.OBLIGATION,
+                                                                           Modality.PROHIBITION):
         return False
-    if req.modality not in (Modality.OBLIGATION, Modality.PROHIBITION):
-        return False
-    held = set(tokenize(text))
     return sum(t in held for t in topic) / len(topic) >= limits.broad_topic_coverage
 
 
@@ -320,12 +319,16 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         best[key] = max(best.get(key, 0.0), scores[req.requirement_id])
     # A broad question's part is in scope once one chosen passage passes the gate on its own; then every other
     # passage that speaks of its subject and states a duty is one of the duties asked for.
+    topics = {p.index: broad_topic(p.question) for _, p, _ in eligible if is_broad(p.question)}
     anchored = {part.index for req, part, ranked in eligible
-                if ranked.selected and (passage[(part.index, req.chunk_id)] >= gate or ranked.relevance >= confident)}
+                if part.index in topics and ranked.selected
+                and (passage[(part.index, req.chunk_id)] >= gate or ranked.relevance >= confident)}
+    held: dict[str, set[str]] = {}  # each passage's terms, read once
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
         further = (part.index in anchored and passage[key] < gate and ranked.relevance < confident
-                   and _further_duty(part.question, req, chunks[req.chunk_id]["text"], ranked.relevance, limits))
+                   and _further_duty(topics[part.index], req, held.setdefault(
+                       req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits))
         if asks_time(part.question) and not states_time(req.exact_quote, part.question):
             out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
                                               "the quote states none", score, part.index, ranked.relevance)
