@@ -28,8 +28,7 @@ NUMBER_WORDS = (f"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[-
 NUMBER = re.compile(rf"\b\d+(?:[.,]\d+)*\b|\b(?:{NUMBER_WORDS})\b", re.IGNORECASE)
 _EVERY = r"(?:hour|day|business\s+day|week|month|quarter|year|calendar\s+year|financial\s+year|annum)s?"
 # How often, in the words policies use: "once a year", "twice per quarter", "three times each month",
-# "twice in each calendar year",
-# "per annum"; "every 12 months", "every other week".
+# "twice in each calendar year", "per annum"; "every 12 months", "every other week".
 FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:in\s+)?(?:a|an|per|each|every)\s+{_EVERY}\b|"
              rf"\bper\s+{_EVERY}\b|\bevery\s+(?:(?:\d+|{NUMBER_WORDS}|other)\s+)?{_EVERY}\b")
 # A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
@@ -38,8 +37,8 @@ PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|wor
                     rf"{UNITS}\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
                     rf"immediately|promptly|without\s+undue\s+delay)\b|{FREQUENCY}",
                     re.IGNORECASE)
-# A duration as conflicts compare them ("six years" vs "five years", "24 hours" vs "five business days")
-# and the time rule of the gate reads it: a whole number in digits or words and its unit.
+# A duration as the time rule of the gate reads it (TIME_PHRASE): a whole number in digits or words and
+# its unit. Conflicts compare every PERIOD in days instead (agents.duties.periods).
 DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})\s+"
                       rf"(business\s+|calendar\s+|working\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
 # A catalogue states a time it leaves to the organisation as a parameter: "[Assignment: organization-defined

@@ -2,17 +2,17 @@
 
 A query word whose stem no current chunk holds, and which is no English word either, is replaced by
 the corpus word nearest to it by edit distance (optimal string alignment: insertions, deletions,
-substitutions and swaps of neighbours), compared as written or by
-stems: at most 1 edit for words under 8 letters and 2 for longer ones, a changed first letter counting
-half an edit more; ties go to the more frequent stem. Stopwords and words under 4 letters are left
-alone. Cheap: two small queries (store.vocabulary_near, store.term_frequencies).
+substitutions and swaps of neighbours), compared as written or by stems: at most 1 edit for words
+under 8 letters and 2 for longer ones, a changed first letter counting half an edit more; ties go to
+the more frequent stem. Stopwords and words under 4 letters are left alone. Cheap: two small queries
+(store.vocabulary_near, store.term_frequencies).
 
 An English word is never corrected: one of pyspellchecker's English dictionary (about 160,000 words,
 from OpenSubtitles and SCOWL) or of the relevance encoder's WordPiece vocabulary, with plural and
 -ed/-ing/-er/-ion endings taken off ('staking' is 'stake'), in British spelling ('synchronised' is
-'synchronized'), or a compound of two dictionary words, the first of four letters or more or a particle ('offsite',
-'backup').
-Correcting a real word answers another question ('rehearse' -> 'require', 'login' -> 'logic').
+'synchronized'), or a compound of two dictionary words, the first of four letters or more or a particle
+('offsite', 'backup'). Correcting a real word answers another question ('rehearse' -> 'require',
+'login' -> 'logic').
 """
 
 from __future__ import annotations
