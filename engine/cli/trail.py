@@ -174,6 +174,8 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
                       f"{f' ({len(notes)} published)' if notes else ''}, "
                       f"{report.quotes_checked} quote(s) located, {report.proposals_checked} rejected proposal(s) "
                       f"hashed, not located (rule {report.quote_rule})", highlight=False)
+            for notice in report.notices:
+                err.print(f"[yellow]note[/] {escape(notice)}", highlight=False)
             for p in report.problems:
                 where = f"seq {p.seq}" if p.seq is not None else "trail"
                 err.print(f"[red]FAIL[/] {where} {p.audit_id or ''} [{p.check}] {escape(p.message)}", highlight=False)
@@ -223,13 +225,15 @@ def public_key_cmd(
     vkey: Annotated[bool, typer.Option("--vkey", help="The C2SP note verifier key instead of PEM")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write it to this file")] = None,
 ) -> None:
-    """Print the trail's public key (PEM): what an outside verifier needs. Created on first use."""
+    """Print the trail's public key (PEM): what an outside verifier needs. Created on first use (only while the
+    log has no signed checkpoint: a lost key is restored, never replaced)."""
     from engine.trail import signing
-    from engine.trail.checkpoints import origin_of
+    from engine.trail.checkpoints import origin_of, signing_key
 
     def body() -> int:
         cfg = settings()
-        key, created = signing.load_or_create(cfg.signing_key_file)
+        with dbmod.connection(cfg) as conn:
+            key, created = signing_key(conn, cfg)
         public = key.public_key()
         fp = signing.fingerprint(public)
         text = signing.verifier_key(origin_of(cfg, fp), public) + "\n" if vkey else signing.public_pem(public)

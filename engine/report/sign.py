@@ -73,7 +73,10 @@ def _trail_key_cert(trail_key: Any, now: datetime) -> x509.Certificate:
 
 def _new_identity(settings: Settings) -> bytes:
     """PEM of a new P-256 key and its certificate chain (leaf issued by the trail key, then the trail key's)."""
-    trail_key, _ = signing.load_or_create(settings.signing_key_file)
+    trail_key = signing.load_existing(settings.signing_key_file)  # never made here: a checkpoint signs first
+    if trail_key is None:
+        raise ConfigError(f"the trail signing key {settings.signing_key_file} is missing; restore it from your "
+                          "backup, or set EVIDENCE_TRAIL_KEY_FILE to the key this deployment shares")
     now = datetime.now(UTC)
     issuer = _trail_key_cert(trail_key, now)
     key = ec.generate_private_key(ec.SECP256R1())

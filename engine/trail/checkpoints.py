@@ -9,18 +9,19 @@ A checkpoint is the note
     — <origin> <base64(key ID || Ed25519 signature)>
 
 signed with the Ed25519 key kept outside the database (`engine.trail.signing`). Each one is stored in the
-database (`trail_checkpoints`) and appended to a local log next to the key (`checkpoints.jsonl`), so
+database (`trail_checkpoints`) and appended to a local log next to the key (`engine.trail.local_log`), so
 deleting checkpoints from the database is noticed; `publish` appends the note to a witness file in a
-folder of your choice (outside the database: another disk, a ticket system, an email). A new
-checkpoint is refused when the live log no longer reproduces the latest signed root: the engine never
-signs a rewritten history. Rows written before the signed-note format (a signed
-`{seq, head_hash, signed_at}`) are still read and verified (`format = 'json-v1'`).
+folder of your choice (outside the database: another disk, a ticket system, an email). Before signing,
+`engine.trail.presign` verifies the previous checkpoints (local log and database) with this host's key
+and checks that the live log extends them: the engine never signs a rewritten history, never two roots
+for one tree size, and never with a key other than the one that signed the log so far. Rows written
+before the signed-note format (a signed `{seq, head_hash, signed_at}`) are still read and verified
+(`format = 'json-v1'`).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
 from engine.report.standalone_verify import SIG_PREFIX, VerifyError, parse_checkpoint, split_note, verified_checkpoint
-from engine.trail import signing
+from engine.trail import local_log, presign, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import utc_timestamp
@@ -55,7 +56,7 @@ class Checkpoint(BaseModel):
 
 
 def log_path(settings: Settings) -> Path:
-    return settings.signing_key_file.parent / "checkpoints.jsonl"
+    return local_log.log_path(settings)
 
 
 def origin_of(settings: Settings, key_fingerprint: str) -> str:
@@ -69,18 +70,12 @@ def origin_of(settings: Settings, key_fingerprint: str) -> str:
 
 def file_checkpoints(settings: Settings) -> list[dict[str, Any]]:
     """Checkpoints recorded in the local log (empty when there is none), both formats."""
-    path = log_path(settings)
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        if line.strip():
-            item = json.loads(line)
-            if item.get("note"):
-                out.append({**item, "format": "c2sp-note", "head_hash": item.get("head_hash")})
-            else:
-                out.append({**item, "format": "json-v1", "head_hash": json.loads(item["payload"])["head_hash"]})
-    return out
+    return local_log.entries(settings)
+
+
+def signing_key(conn: psycopg.Connection, settings: Settings) -> tuple[Any, bool]:
+    """This host's signing key, created only while the log has no checkpoint (`presign.signing_key`)."""
+    return presign.signing_key(conn, settings, local_log.entries(settings))
 
 
 def _row(row: dict[str, Any], created: bool, key_file: Path) -> Checkpoint:
@@ -90,35 +85,38 @@ def _row(row: dict[str, Any], created: bool, key_file: Path) -> Checkpoint:
 
 
 def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoint:
-    """Sign the current tree. Raises EngineError when the trail is empty, IntegrityError when the live log
-    no longer reproduces the latest signed checkpoint (it would bless a rewritten history)."""
-    previous = audit_trail.latest_note_checkpoint(conn)  # read before the head: the head is then never behind it
+    """Sign the current tree. Raises EngineError when the trail is empty; ConfigError when the key is missing
+    although checkpoints exist (`presign.signing_key`); IntegrityError when a previous checkpoint is not signed
+    by this key or the live log does not extend it (`presign.check`): signing would bless another history.
+
+    Inside a transaction the caller has not committed yet (a batch), the local log's entry names that
+    transaction, so a rollback leaves a recognisable leftover rather than a false tamper alarm.
+    """
+    local = local_log.entries(settings)
+    priors = presign.previous(conn, settings, local)  # read before the head: the head is then never behind them
     head = audit_trail.head(conn)
     if head is None:
         raise EngineError("the trail is empty: there is nothing to checkpoint yet; answer a question first")
     size = head[0]
-    key, created = signing.load_or_create(settings.signing_key_file)
+    key, created = presign.signing_key(conn, settings, local)
     fingerprint = signing.fingerprint(key.public_key())
     origin = origin_of(settings, fingerprint)
     leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=size))
-    sizes = [size] + ([previous["seq"]] if previous and previous["seq"] <= size else [])
-    roots = trail_tree.roots_at(leaves, sizes)
-    if previous is not None and (previous["seq"] > size or roots[previous["seq"]].hex() != previous["root_hash"]):
-        raise IntegrityError(f"the live log does not reproduce the checkpoint signed at tree size {previous['seq']}: "
-                             "it was rewritten or cut; no new checkpoint is signed. Run 'evidence trail verify'")
-    root = roots[size]
+    presign.check(priors, key, origin, leaves, settings)
+    root = trail_tree.root(leaves)
     body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
     note = signing.sign_note(key, origin, body)
     _, sigs = split_note(note)
     now = datetime.now(UTC)
-    row = {"seq": size, "head_hash": head[1], "signed_at": now, "key_fingerprint": fingerprint, "payload": body,
-           "signature": sigs[0][1][4:].hex(), "format": "c2sp-note", "root_hash": root.hex(), "origin": origin,
-           "note": note}
+    row: dict[str, Any] = {
+        "seq": size, "head_hash": head[1], "signed_at": now, "key_fingerprint": fingerprint, "payload": body,
+        "signature": sigs[0][1][4:].hex(), "format": "c2sp-note", "root_hash": root.hex(), "origin": origin,
+        "note": note}
+    xact = audit_trail.open_xact(conn)
     audit_trail.insert_checkpoint(conn, **row)
-    with log_path(settings).open("a") as handle:
-        handle.write(json.dumps({"seq": size, "payload": body, "signature": row["signature"], "note": note,
-                                 "key_fingerprint": fingerprint, "head_hash": head[1],
-                                 "root_hash": root.hex()}) + "\n")
+    local_log.append(settings, {"seq": size, "payload": body, "signature": row["signature"], "note": note,
+                                "key_fingerprint": fingerprint, "head_hash": head[1], "root_hash": root.hex(),
+                                **({"xact": xact} if xact else {})})
     return _row(row, created, settings.signing_key_file)
 
 
@@ -131,9 +129,17 @@ def latest(conn: psycopg.Connection) -> dict[str, Any] | None:
 def covering(conn: psycopg.Connection, settings: Settings, seq: int) -> Checkpoint:
     """The latest signed-note checkpoint when it covers audit `seq`, else a new one of the current tree."""
     row = audit_trail.latest_note_checkpoint(conn)
-    if row is not None and row["seq"] >= seq:
+    if row is not None and row["seq"] >= seq and _signed_here(row, settings):
         return _row(row, False, settings.signing_key_file)
-    return create_checkpoint(conn, settings)
+    return create_checkpoint(conn, settings)  # an unsigned or foreign row: create_checkpoint says what is wrong
+
+
+def _signed_here(row: dict[str, Any], settings: Settings) -> bool:
+    public = signing.load_public(settings.signing_key_file)
+    try:
+        return public is not None and verified_checkpoint(row["note"] or "", public).size == row["seq"]
+    except VerifyError:
+        return False
 
 
 def after_append(conn: psycopg.Connection, settings: Settings, seq: int) -> Checkpoint | None:

@@ -1,7 +1,8 @@
 """The Ed25519 key that signs trail checkpoints (and vouches for report signatures). It lives in a
 file outside the database.
 
-The private key is created on first use (PEM, PKCS#8, mode 0600) at `Settings.trail_key_file`;
+The private key is created on first use (PEM, PKCS#8, mode 0600) at `Settings.trail_key_file`, and
+only while the log has no signed checkpoint (`engine.trail.presign.signing_key` decides);
 its public key is written next to it (`.pub`, raw hex) so that a verifier can be given only the
 public half (`evidence trail public-key` prints it as PEM). The fingerprint is the SHA-256 of the
 raw public key, in hex. Checkpoints are C2SP signed notes (`sign_note`): the text, a blank line,
@@ -51,6 +52,11 @@ def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
         return _load(key_file), False
     publish_file(public_key_path(key_file), (key.public_key().public_bytes(*_RAW).hex() + "\n").encode())
     return key, True
+
+
+def load_existing(key_file: Path) -> Ed25519PrivateKey | None:
+    """The signing key when its file exists, else None: never creates one (see `engine.trail.presign`)."""
+    return _load(key_file) if key_file.exists() else None
 
 
 def _load(key_file: Path) -> Ed25519PrivateKey:

@@ -9,6 +9,7 @@ fork. Writes run as the role `evidence_trail_writer` (INSERT and SELECT only) wh
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Sequence
 from datetime import datetime
@@ -144,10 +145,15 @@ def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+AUDIT_ID_CASE = re.compile(r"(?i)aud-[0-9]{0,8}(-[0-9a-f]*)?$")
+
+
 def resolve_id(conn: psycopg.Connection, given: str) -> str:
     """The audit id that `given` names: the id itself or any unique start of one (a pasted 'AUD-20261…'
     works too). NotFoundError when none matches, InputError when several do."""
     text = given.strip().rstrip("…").rstrip(".").strip()
+    if AUDIT_ID_CASE.match(text):  # ids are 'AUD-' + date + lower-case hex; a copy may have changed the case
+        text = "AUD-" + text[4:].lower()
     if not text:
         raise InputError("an audit id is empty; 'evidence trail list' shows the stored ones")
     if conn.execute("SELECT 1 FROM audits WHERE audit_id = %s", (text,)).fetchone():
@@ -279,6 +285,43 @@ def latest_note_checkpoint(conn: psycopg.Connection) -> dict[str, Any] | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM trail_checkpoints WHERE format = 'c2sp-note' "
                            "ORDER BY seq DESC, id DESC LIMIT 1").fetchone()
+
+
+def latest_checkpoint(conn: psycopg.Connection) -> dict[str, Any] | None:
+    """The checkpoint of the largest tree in either format (the latest signed of those), or None."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM trail_checkpoints ORDER BY seq DESC, id DESC "
+                           "LIMIT 1").fetchone()
+
+
+def has_checkpoint(conn: psycopg.Connection, payload: str, signature: str) -> bool:
+    """Whether the database holds the checkpoint signed over `payload` with `signature`."""
+    return conn.execute("SELECT 1 FROM trail_checkpoints WHERE payload = %s AND signature = %s LIMIT 1",
+                        (payload, signature)).fetchone() is not None
+
+
+def hash_at(conn: psycopg.Connection, seq: int) -> str | None:
+    """The record hash of audit `seq`, or None when there is none."""
+    row = conn.execute("SELECT hash FROM audits WHERE seq = %s", (seq,)).fetchone()
+    return row[0] if row else None
+
+
+def open_xact(conn: psycopg.Connection) -> str | None:
+    """The id of the transaction `conn` is inside (one the caller opened and will commit), else None."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.INTRANS:
+        return None
+    return str(conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0])  # type: ignore[index]
+
+
+def xact_status(conn: psycopg.Connection, xact: str) -> str | None:
+    """'committed', 'aborted' or 'in progress' for a transaction id; None when the server cannot say (too old,
+    or an id from another server)."""
+    try:
+        with conn.transaction():  # a savepoint when inside a transaction: an error must not abort it
+            row = conn.execute("SELECT pg_xact_status(%s::xid8)", (xact,)).fetchone()
+    except psycopg.Error:
+        return None
+    return row[0] if row else None
 
 
 def document_texts(conn: psycopg.Connection, ids: Sequence[str]) -> dict[str, str]:

@@ -41,12 +41,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.config import Settings
 from engine.report.standalone_verify import VerifyError, split_note, verified_checkpoint
 from engine.text import normalize_ws
-from engine.trail import signing
+from engine.trail import local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_timestamp
-from engine.trail.checkpoints import file_checkpoints
-from engine.trail.checkpoints import log_path as checkpoint_log
 
 QUOTE_RULE = "quotes@2"
 PROPOSAL_REASON = "not_verbatim"  # the verdict that makes a requirement a proposal under quotes@2
@@ -76,6 +74,8 @@ class VerifyReport(BaseModel):
     quote_rule: str = Field(default=QUOTE_RULE, description="The versioned rule deciding what is located")
     first_bad_seq: int | None
     problems: list[Problem]
+    notices: list[str] = Field(default_factory=list, description="Not failures: e.g. a local-log checkpoint "
+                                                                  "whose transaction rolled back")
 
 
 def _check_rows(rows: list[dict[str, Any]]) -> tuple[list[Problem], dict[str, dict[str, Any]], dict[int, str]]:
@@ -163,18 +163,26 @@ def _check_tables(conn: psycopg.Connection, records: dict[str, dict[str, Any]]) 
     return problems
 
 
-def _stored_checkpoints(conn: psycopg.Connection, settings: Settings) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Checkpoints in the database and the local log (deduplicated); a local one missing from the database is
-    a problem (checkpoints were deleted)."""
+def _stored_checkpoints(conn: psycopg.Connection, settings: Settings
+                        ) -> tuple[list[dict[str, Any]], list[Problem], list[str]]:
+    """Checkpoints in the database and the local log (deduplicated). A local one missing from the database is
+    a problem (checkpoints were deleted), unless the transaction it was signed in rolled back: then it is an
+    uncommitted leftover (a notice), and so is one whose transaction is still open."""
     stored = audit_trail.checkpoints(conn)
     known = {(c["payload"], c["signature"]) for c in stored}
-    problems, extra = [], []
-    for c in file_checkpoints(settings):
-        if (c["payload"], c["signature"]) not in known:
+    problems, extra, notices = [], [], []
+    for c, state in local_log.settle(conn, local_log.entries(settings), known):
+        where = f"the local log {local_log.log_path(settings)}:{c['line']}"
+        if state == "missing":
             problems.append(Problem(seq=c["seq"], check="checkpoint",
                                     message=f"checkpoint at seq {c['seq']} is in the local log, not in the database"))
-            extra.append({**c, "where": f"the local log {checkpoint_log(settings)}"})
-    return [{**c, "where": "the database"} for c in stored] + extra, problems
+            extra.append({**c, "where": where})
+        elif state == "rolled_back":
+            notices.append(f"checkpoint at seq {c['seq']} in {where} was signed in transaction {c['xact']}, which "
+                           "rolled back: an uncommitted leftover (its audits were never recorded), not tampering")
+        elif state == "pending":
+            notices.append(f"checkpoint at seq {c['seq']} in {where}: its transaction {c['xact']} is still open")
+    return [{**c, "where": "the database"} for c in stored] + extra, problems, notices
 
 
 def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[str, Any]], list[Problem]]:
@@ -209,16 +217,17 @@ def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[s
 
 
 def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dict[int, str],
-                       head_seq: int | None, published: list[tuple[str, str]]) -> tuple[list[Problem], int, bool]:
+                       head_seq: int | None, published: list[tuple[str, str]]
+                       ) -> tuple[list[Problem], int, bool, list[str]]:
     """Every signed checkpoint (database, local log, published witness files) against the live log."""
-    everything, problems = _stored_checkpoints(conn, settings)
+    everything, problems, notices = _stored_checkpoints(conn, settings)
     everything += [{"format": "c2sp-note", "note": note, "seq": None, "where": where} for where, note in published]
     public = signing.load_public(settings.signing_key_file)
     if everything and public is None:
         problems.append(Problem(seq=None, check="checkpoint", message=(
             f"{len(everything)} checkpoint(s) cannot be checked: no public key at "
             f"{signing.public_key_path(settings.signing_key_file)}")))
-        return problems, len(everything), False
+        return problems, len(everything), False, notices
     heads, bad = _signed_heads(everything, public)
     problems += bad
     size = head_seq or 0
@@ -237,7 +246,7 @@ def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dic
                 f"seq {last_good + 1} and {seq}")))
         else:
             last_good = max(last_good, seq)
-    return problems, len(everything), True
+    return problems, len(everything), True, notices
 
 
 def _check_proposal(rec: dict[str, Any], r: dict[str, Any]) -> Problem | None:
@@ -284,7 +293,7 @@ def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str 
     problems, records, hashes = _check_rows(rows)
     problems += _check_tables(conn, records)
     head_seq = rows[-1]["seq"] if rows else None
-    cp_problems, n_checkpoints, signed = _check_checkpoints(conn, settings, hashes, head_seq, published or [])
+    cp_problems, n_checkpoints, signed, notices = _check_checkpoints(conn, settings, hashes, head_seq, published or [])
     problems += cp_problems
     if audit_id is not None:
         audit_trail.get(conn, audit_id)  # NotFoundError when unknown
@@ -297,4 +306,4 @@ def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str 
     return VerifyReport(ok=not problems, audits_checked=len(rows), head_seq=head_seq,
                         head_hash=rows[-1]["hash"] if rows else None, checkpoints_checked=n_checkpoints,
                         signatures_checked=signed, quotes_checked=n_quotes, proposals_checked=n_proposals,
-                        first_bad_seq=min(seqs) if seqs else None, problems=problems)
+                        first_bad_seq=min(seqs) if seqs else None, problems=problems, notices=notices)

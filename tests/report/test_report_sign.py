@@ -69,8 +69,17 @@ def test_wrong_pkcs12_password_is_a_clear_configuration_error(tmp_path) -> None:
         report_sign.identity(settings)
 
 
+def test_engine_identity_never_makes_the_trail_key(tmp_path) -> None:
+    """The trail key is made only where a checkpoint is signed (and only while the log has none)."""
+    settings = Settings(home=tmp_path, database_url=None)
+    with pytest.raises(ConfigError, match="trail signing key .* is missing"):
+        report_sign.identity(settings)
+    assert not settings.signing_key_file.exists()
+
+
 def test_engine_identity_is_made_once_and_issued_by_the_trail_key(tmp_path) -> None:
     settings = Settings(home=tmp_path, database_url=None)
+    signing.load_or_create(settings.signing_key_file)  # as the first checkpoint does
     first, again = report_sign.identity(settings), report_sign.identity(settings)
     assert first.fingerprint == again.fingerprint
     trail = signing.load_public(settings.signing_key_file)
@@ -84,6 +93,7 @@ def test_engine_identity_is_made_once_and_issued_by_the_trail_key(tmp_path) -> N
 
 def _engine_signed(home: Path) -> tuple[bytes, Any]:
     settings = Settings(home=home, database_url=None)
+    signing.load_or_create(settings.signing_key_file)  # as the first checkpoint does
     signed = report_sign.sign_pdf(_pdf(), report_sign.identity(settings), reason="test")
     return signed, signing.load_public(settings.signing_key_file)
 

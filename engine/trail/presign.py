@@ -1,0 +1,132 @@
+"""Checks before the engine signs a checkpoint: one signing identity, and never two signed histories.
+
+A signature is the one thing a database-only attacker cannot make. So before signing the current tree
+the engine takes the previous checkpoints it can find, the latest of the local log beside the key
+(`engine.trail.local_log`, out of the database's reach) and the latest row of the database, and
+
+* verifies each one's signature with this host's key: an unsigned or forged row inserted with the
+  writer role's INSERT right, or a checkpoint signed by another host's key, stops it;
+* checks that the live log extends each one (an RFC 6962 consistency proof from its size to the
+  current size, verified against its signed root): a rewritten record (the same size with another
+  root) or removed records (a shrinking tree) stop it.
+
+Signing on would be equivocation: two signed checkpoints that no single append-only log can satisfy.
+The engine refuses (`IntegrityError`, exit 6) and says what differs. It also never creates a signing
+key while the log already has signed checkpoints (`signing_key`): a key lost or deleted is restored,
+not silently replaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from engine.config import Settings
+from engine.errors import ConfigError, IntegrityError
+from engine.report.standalone_verify import VerifyError, verified_checkpoint, verify_consistency
+from engine.trail import local_log, signing
+from engine.trail import store as audit_trail
+from engine.trail import tree as trail_tree
+
+SHARED_KEY_HINT = ("every host that records audits must sign with the one shared key: set EVIDENCE_TRAIL_KEY_FILE "
+                   "to it (docs/usage.md, 'Workers on several machines')")
+
+
+def signing_key(conn: psycopg.Connection, settings: Settings,
+                local: list[dict[str, Any]]) -> tuple[Ed25519PrivateKey, bool]:
+    """This host's signing key; a new one only while no checkpoint was ever signed. Returns (key, created).
+
+    Raises ConfigError naming the key file when it is missing but the database or the local log holds
+    checkpoints: a new key would be a second identity, able to sign another history.
+    """
+    key_file = settings.signing_key_file
+    key = signing.load_existing(key_file)
+    if key is not None:
+        return key, False
+    row = audit_trail.latest_checkpoint(conn)
+    if row is None and not local:
+        return signing.load_or_create(key_file)
+    latest = row or max(local, key=lambda c: c["seq"])
+    where = "the database" if row is not None else f"the local log {local_log.log_path(settings)}"
+    raise ConfigError(
+        f"the trail signing key {key_file} is missing, but {where} holds checkpoints signed by key "
+        f"{str(latest.get('key_fingerprint'))[:16]}… (latest: tree size {latest['seq']}). A new key would start a "
+        f"second identity, so none is created. Restore {key_file} (and {signing.public_key_path(key_file).name}) "
+        f"from your backup, or set EVIDENCE_TRAIL_KEY_FILE to the key this deployment shares")
+
+
+def previous(conn: psycopg.Connection, settings: Settings, local: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checkpoints a new one must extend: the latest committed one of the local log, then the database's
+    latest signed note. Read them before the head, so the head is never behind them."""
+    out = []
+    for item in sorted((c for c in local if c["format"] == "c2sp-note"), key=lambda c: -c["seq"]):
+        (_, state), = local_log.settle(conn, [item])
+        if state in ("stored", "missing"):  # a rolled-back or still-open transaction's note is no checkpoint
+            out.append({**item, "where": f"the local log {local_log.log_path(settings)}:{item['line']}"})
+            break
+    row = audit_trail.latest_note_checkpoint(conn)
+    if row is not None:
+        out.append({**row, "where": "the database"})
+    return out
+
+
+def check(priors: list[dict[str, Any]], key: Ed25519PrivateKey, origin: str, leaves: list[bytes],
+          settings: Settings) -> None:
+    """Refuse (IntegrityError) unless every prior checkpoint is signed by `key` and the live log extends it."""
+    public = key.public_key()
+    fingerprint = signing.fingerprint(public)
+    verified = [(c, _verified(c, public, fingerprint, settings)) for c in priors]
+    for c, cp in verified:
+        if cp.origin != origin:
+            raise ConfigError(f"refusing to sign: the checkpoint at tree size {cp.size} in {c['where']} names the "
+                              f"log '{cp.origin}', this host would sign as '{origin}'. Set EVIDENCE_TRAIL_ORIGIN="
+                              f"{cp.origin} (one log, one name); {SHARED_KEY_HINT}")
+    if len(verified) == 2 and verified[0][1].size == verified[1][1].size and verified[0][1].root != verified[1][1].root:
+        (a, one), (b, two) = verified
+        raise IntegrityError(f"refusing to sign: two checkpoints of tree size {one.size} with different roots, "
+                             f"{one.root.hex()[:16]}… in {a['where']} and {two.root.hex()[:16]}… in {b['where']}: "
+                             "the log was already forked. Run 'evidence trail verify'")
+    root = trail_tree.root(leaves)
+    for c, cp in verified:
+        _extends(c["where"], cp.size, cp.root, leaves, root)
+
+
+def _verified(item: dict[str, Any], public: Ed25519PublicKey, fingerprint: str, settings: Settings) -> Any:
+    try:
+        cp = verified_checkpoint(item["note"] or "", public)
+    except VerifyError as exc:
+        signer = str(item.get("key_fingerprint") or "")
+        if signer and signer != fingerprint:
+            raise IntegrityError(
+                f"refusing to sign: the checkpoint at tree size {item['seq']} in {item['where']} was signed by key "
+                f"{signer[:16]}…, this host's key {settings.signing_key_file} is {fingerprint[:16]}…: "
+                f"{SHARED_KEY_HINT}. (Or the row was forged in the database: 'evidence trail verify' tells.)") from exc
+        raise IntegrityError(f"refusing to sign: the checkpoint at tree size {item['seq']} in {item['where']} does "
+                             f"not verify with this host's key ({exc}); it was inserted or altered outside the "
+                             "engine. Run 'evidence trail verify'") from exc
+    if cp.size != item["seq"] or (item.get("root_hash") and item["root_hash"] != cp.root.hex()):
+        raise IntegrityError(f"refusing to sign: the checkpoint row at tree size {item['seq']} in {item['where']} "
+                             f"differs from its signed note (size {cp.size}, root {cp.root.hex()[:16]}…): it was "
+                             "altered outside the engine. Run 'evidence trail verify'")
+    return cp
+
+
+def _extends(where: str, size: int, signed_root: bytes, leaves: list[bytes], root: bytes) -> None:
+    """The live tree (`leaves`, root `root`) must extend the signed tree of `size`: an RFC 6962 consistency
+    proof from the live leaves, verified against the signed root."""
+    if size > len(leaves):
+        raise IntegrityError(f"refusing to sign: {where} holds a checkpoint for tree size {size}, the live log holds "
+                             f"{len(leaves)} audits: records were removed (the tree shrank); a checkpoint of size "
+                             f"{len(leaves)} would contradict it. Run 'evidence trail verify'")
+    proof = trail_tree.consistency_proof(size, leaves)
+    if verify_consistency(size, len(leaves), signed_root, root, proof):
+        return
+    live = trail_tree.roots_at(leaves, [size])[size]
+    what = ("another root for the same tree size" if size == len(leaves)
+            else f"a tree of size {len(leaves)} that does not extend it")
+    raise IntegrityError(f"refusing to sign: the checkpoint at tree size {size} in {where} has root "
+                         f"{signed_root.hex()[:16]}…, the live log's root at that size is {live.hex()[:16]}…: "
+                         f"records 1..{size} were rewritten; signing {what} would be equivocation. "
+                         "Run 'evidence trail verify'")
