@@ -20,6 +20,9 @@ from engine.errors import ConfigError
 # (a PKCS#12 password) never reach an audit record.
 NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
                                  "report_signing_p12_password"})
+# How batch workers run (attempts, back-off, waits, reconnects): they change no answer, so no settings hash.
+BATCH_OPERATION = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
+                             "batch_poll_s", "batch_reconnect_s"})
 SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
 
 
@@ -281,6 +284,22 @@ class Settings(BaseSettings):
         default=60.0, gt=0, le=3600,
         description="Seconds a batch question stays leased to a worker without a heartbeat; a worker whose host "
                     "hangs or loses the network has its question taken over after this long.")
+    batch_max_attempts: int = Field(
+        default=3, ge=1, le=100,
+        description="Attempts at one batch question (an error, or a worker that died answering it, ends one); "
+                    "then the question is failed, its last error stored, until 'evidence audit retry'.")
+    batch_retry_backoff_s: float = Field(
+        default=10.0, ge=0, description="Wait before a failed attempt's question is claimed again; doubles per "
+                                        "attempt.")
+    batch_retry_backoff_max_s: float = Field(default=300.0, ge=0, description="Longest wait between attempts.")
+    batch_poll_s: float = Field(
+        default=5.0, gt=0, le=300,
+        description="A worker with nothing to claim waits for a wake-up (LISTEN/NOTIFY) at most this long before "
+                    "it looks again (a dead worker's question sends none).")
+    batch_reconnect_s: float = Field(
+        default=60.0, ge=0, le=3600,
+        description="How long a batch worker that lost its database connection (a restart, a failover) keeps "
+                    "reconnecting, with back-off, before it gives up (exit 4).")
     # Audit trail.
     trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
     trail_origin: str | None = Field(
@@ -337,7 +356,7 @@ class Settings(BaseSettings):
         """SHA-256 of the settings that change results (stored with every audit)."""
         data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
                                                           "llm_api_key", "trail_key_file", "actor", "fault_injection",
-                                                          *NOT_RESULT_SETTINGS})
+                                                          *NOT_RESULT_SETTINGS, *BATCH_OPERATION})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

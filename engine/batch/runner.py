@@ -11,6 +11,13 @@ from its research checkpoint; a worker that wakes up to find its lease lost stop
 recording. The trail accepts one audit per run id, so a question is recorded once, and the trail
 stays one chain because every append is serialized in the database. Workers are processes sharing
 one PostgreSQL, on one machine (`--workers N`) or several (`evidence audit worker BATCH`).
+
+A question that raises ends its attempt, not its worker: the error is stored on the item, which is
+claimed again after a back-off, and failed after `batch_max_attempts` (a question whose worker dies
+on every attempt too); the worker goes on with the other questions. A worker whose connection breaks
+(a server restart, a failover) reconnects with back-off for `batch_reconnect_s` and resumes the
+question it held. Idle workers wait for a NOTIFY (an item freed, done, failed or reset) rather than
+polling, with a poll as the fallback (a dead worker's question sends none).
 """
 
 from __future__ import annotations
@@ -23,8 +30,11 @@ import signal
 import socket
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,8 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import db as dbmod
 from engine.batch import store as batch_store
 from engine.batch.checklist import AuditDefinition, Expectation, Question, Scope
-from engine.config import Settings
-from engine.errors import ConfigError, EngineError, ExitCode
+from engine.config import Settings, secret_values
+from engine.errors import ConfigError, EngineError, ExitCode, StorageError, redact
 from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
@@ -59,6 +69,9 @@ class QuestionOutcome(BaseModel):
     grounding_confidence: str | None
     verified_requirements: int
     expectations: list[dict[str, Any]]
+    state: str = Field(description="done | failed | skipped | leased | retrying | open")
+    attempts: int = Field(description="Attempts made at the question (claims by workers)")
+    last_error: str | None = Field(description="The last failed attempt's error (kept after a later success)")
 
 
 class BatchOutcome(BaseModel):
@@ -70,6 +83,9 @@ class BatchOutcome(BaseModel):
     questions: list[QuestionOutcome]
     no_evidence: list[str]
     expectations_missed: list[str]
+    failed: list[str] = Field(description="Questions whose attempts all failed ('evidence audit retry')")
+    skipped: list[str] = Field(description="Questions set aside by an operator ('evidence audit skip')")
+    queue: dict[str, Any] = Field(description="Items by state, live leases, the oldest lease's age, attempts")
     fail_on: str
     exit_code: int
 
@@ -193,6 +209,8 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
         if beat.lost.is_set():
             raise LeaseLost(f"lease on {question.id} was taken over by another worker")
         crash_point(settings.fault_injection, f"batch:{node}")
+        if settings.fault_injection == f"raise@batch:{node}:{question.id}":
+            raise RuntimeError(f"injected fault at batch:{node} in question {question.id}")
         emit(("node", question.id, node))
 
     scope = batch["definition"].get("resolved_scope")
@@ -217,44 +235,204 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
     return appended
 
 
-def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worker_id: str | None = None) -> int:
-    """Answer the batch's questions until every one has its audit. Returns how many this worker recorded.
+class _ConnectionLost(Exception):
+    """A connection of the worker broke (a server restart, a failover): reconnect and go on."""
 
-    When nothing is free but questions are still open (leased to other workers), the worker waits and
-    looks again: a lease that runs out, or a worker that dies, hands its question to whoever claims next.
+
+@dataclass
+class _Session:
+    """A worker's connections: research and recording (`conn`), leases and wake-ups (`control`), and
+    LangGraph's checkpoints (`saver`, on a connection of its own)."""
+
+    conn: psycopg.Connection
+    control: psycopg.Connection
+    saver: Any
+
+    def broken(self) -> bool:
+        return any(c.broken or c.closed for c in (self.conn, self.control, self.saver.conn))
+
+
+@dataclass
+class _Worker:
+    """What a worker keeps across its sessions (reconnects)."""
+
+    batch_id: str
+    settings: Settings
+    embedder: Any
+    emit: Event
+    worker_id: str
+    done: int = 0
+    drops: dict[str, list[str]] = field(default_factory=dict)  # question -> connection losses while answering it
+
+
+RECONNECT_FIRST_S, RECONNECT_MAX_S = 0.5, 5.0
+
+
+class _Reconnect:
+    """Back-off between reconnects (0.5 s doubling to 5 s), for at most `window_s` from the first loss."""
+
+    def __init__(self, window_s: float, worker: _Worker) -> None:
+        self.window_s, self.worker = window_s, worker
+        self.since: float | None = None
+        self.tries = 0
+
+    def lost(self, exc: BaseException) -> None:
+        """Sleep before the next try, or raise StorageError when the window is spent."""
+        now = time.monotonic()
+        self.since = self.since if self.since is not None else now
+        left = self.window_s - (now - self.since)
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                        secret_values())
+        if left <= 0:
+            raise StorageError(
+                f"batch worker {self.worker.worker_id} lost its connection to PostgreSQL and could not reconnect "
+                f"in {self.window_s:g} s ({self.tries} tries; last: {reason}). The question it held goes to another "
+                f"worker; check the server ('evidence db status') and start the worker again "
+                f"('evidence audit worker {self.worker.batch_id}').") from exc
+        delay = min(RECONNECT_MAX_S, RECONNECT_FIRST_S * 2 ** self.tries, left)
+        self.tries += 1
+        logger.warning("%s: %s lost its database connection (%s); reconnecting in %.1f s (try %d, for %g s more)",
+                       self.worker.batch_id, self.worker.worker_id, reason, delay, self.tries, left)
+        self.worker.emit(("reconnect", "-", f"connection lost ({reason}); reconnecting in {delay:.1f} s"))
+        time.sleep(delay)
+
+    def connected(self) -> None:
+        if self.since is not None:
+            logger.warning("%s: %s reconnected after %.1f s (%d tries)", self.worker.batch_id, self.worker.worker_id,
+                           time.monotonic() - self.since, self.tries)
+            self.worker.emit(("reconnect", "-", f"reconnected after {time.monotonic() - self.since:.1f} s"))
+        self.since, self.tries = None, 0
+
+
+def _open_session(settings: Settings, stack: ExitStack, checkpointer: Callable[[Settings], Any]) -> _Session:
+    """The worker's connections, closed with `stack`; _ConnectionLost when the server cannot be reached."""
+    try:
+        conn = stack.enter_context(dbmod.connection(settings))
+        control = stack.enter_context(dbmod.connection(settings))
+        saver = stack.enter_context(checkpointer(settings))
+    except StorageError as exc:
+        if isinstance(exc.__cause__, psycopg.OperationalError):
+            raise _ConnectionLost(str(exc)) from exc
+        raise
+    except psycopg.OperationalError as exc:
+        raise _ConnectionLost(str(exc)) from exc
+    return _Session(conn, control, saver)
+
+
+def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worker_id: str | None = None) -> int:
+    """Answer the batch's questions until every one has its audit, or failed, or was skipped. Returns how many
+    this worker recorded.
+
+    When nothing is free but questions are still open (leased to other workers, or waiting out a back-off),
+    the worker waits for a wake-up and looks again: a lease that runs out, or a worker that dies, hands its
+    question to whoever claims next. A lost connection is reopened (`batch_reconnect_s`).
     """
     from agents.research import postgres_checkpointer
 
-    worker_id = worker_id or new_worker_id()
-    lease_s = settings.batch_lease_s
-    done = 0
-    with dbmod.connection(settings) as conn, dbmod.connection(settings) as control, \
-            postgres_checkpointer(settings) as saver:
-        batch_store.register_worker(control, worker_id)
-        batch = batch_store.get(conn, batch_id)
+    worker = _Worker(batch_id, settings, embedder, emit, worker_id or new_worker_id())
+    reconnect = _Reconnect(settings.batch_reconnect_s, worker)
+    while True:
+        try:
+            with ExitStack() as stack:
+                session = _open_session(settings, stack, postgres_checkpointer)
+                reconnect.connected()
+                _work_connected(session, worker)
+                return worker.done
+        except _ConnectionLost as exc:
+            reconnect.lost(exc.__cause__ or exc)
+
+
+def _work_connected(s: _Session, worker: _Worker) -> None:
+    """The worker's loop on one set of connections; _ConnectionLost when one of them breaks."""
+    try:
+        batch_store.register_worker(s.control, worker.worker_id)
+        batch_store.listen(s.control)
+        batch = batch_store.get(s.conn, worker.batch_id)
         definition = AuditDefinition.model_validate(batch["definition"]["checklist"])
         questions = {q.id: q for q in definition.questions}
-        run_settings = effective_settings(settings, definition)
+        run_settings = effective_settings(worker.settings, definition)
+        cfg = worker.settings
+        # the question this worker held when its connection broke, if no other worker took it over meanwhile
+        item = batch_store.reclaim(s.control, worker.batch_id, worker.worker_id, cfg.batch_lease_s)
         while True:
-            item = batch_store.claim_next(control, batch_id, worker_id, lease_s)
             if item is None:
-                if batch_store.open_count(control, batch_id) == 0:
-                    return done
-                time.sleep(min(2.0, lease_s / 3))
+                batch_store.drop_wakeups(s.control)
+                for qid in batch_store.fail_exhausted(s.control, worker.batch_id, cfg.batch_max_attempts):
+                    logger.error("%s: %s failed: no attempt of %d finished", worker.batch_id, qid,
+                                 cfg.batch_max_attempts)
+                    worker.emit(("failed", qid, f"no attempt of {cfg.batch_max_attempts} finished (its workers "
+                                                "died)"))
+                item = batch_store.claim_next(s.control, worker.batch_id, worker.worker_id, cfg.batch_lease_s)
+            if item is None:
+                if batch_store.open_count(s.control, worker.batch_id) == 0:
+                    return
+                due = batch_store.next_change_in(s.control, worker.batch_id)
+                wait = cfg.batch_poll_s if due is None else min(cfg.batch_poll_s, due + 0.05)
+                batch_store.wait_for_change(s.control, worker.batch_id, max(0.05, wait))
                 continue
-            logger.debug("%s: %s claimed %s", batch_id, worker_id, item["question_id"])
-            emit(("start", item["question_id"], item["position"]))
-            try:
-                with _Heartbeat(control, item, worker_id, lease_s) as beat:
-                    appended = _answer_item(conn, run_settings, embedder, saver, batch,
-                                            questions[item["question_id"]], item, worker_id, beat, emit)
-            except LeaseLost as exc:
-                logger.info("%s: %s lost its lease: %s", batch_id, worker_id, exc)
-                emit(("lost", item["question_id"], str(exc)))
-                continue
-            if appended is not None:
-                done += 1
-                emit(("done", item["question_id"], appended.audit_id))
+            _attempt(s, worker, batch, questions[item["question_id"]], item, run_settings)
+            item = None
+    except psycopg.Error as exc:
+        if s.broken():
+            raise _ConnectionLost(str(exc)) from exc
+        raise
+
+
+def _attempt(s: _Session, worker: _Worker, batch: dict[str, Any], question: Question, item: dict[str, Any],
+             run_settings: Settings) -> None:
+    """One attempt at a claimed question: recorded, lost to another worker, or failed (error stored)."""
+    qid, cfg = question.id, worker.settings
+    logger.debug("%s: %s claimed %s (attempt %d)", worker.batch_id, worker.worker_id, qid, item["claims"])
+    worker.emit(("start", qid, item["position"]))
+    if len(drops := worker.drops.get(qid, [])) >= cfg.batch_max_attempts:
+        _failed(s, worker, item, f"the connection to PostgreSQL broke {len(drops)} times while this question was "
+                                 f"answered (last: {drops[-1]})", final=True)
+        return
+    try:
+        with _Heartbeat(s.control, item, worker.worker_id, cfg.batch_lease_s) as beat:
+            appended = _answer_item(s.conn, run_settings, worker.embedder, s.saver, batch, question, item,
+                                    worker.worker_id, beat, worker.emit)
+    except Exception as exc:  # noqa: BLE001 - a question's failure is stored with it; the worker goes on
+        if s.broken():
+            worker.drops.setdefault(qid, []).append(_describe(exc))
+            raise _ConnectionLost(str(exc)) from exc
+        if isinstance(exc, LeaseLost):
+            logger.info("%s: %s lost its lease: %s", worker.batch_id, worker.worker_id, exc)
+            worker.emit(("lost", qid, str(exc)))
+            return
+        logger.error("%s: %s: attempt %d at %s failed", worker.batch_id, worker.worker_id, item["claims"], qid,
+                     exc_info=exc)
+        _failed(s, worker, item, _describe(exc), final=False)
+        if isinstance(exc, ConfigError):
+            raise  # a setting is wrong for every question: end the worker (exit 2), the error stays on the item
+        return
+    worker.drops.pop(qid, None)
+    if appended is not None:
+        worker.done += 1
+        worker.emit(("done", qid, appended.audit_id))
+
+
+def _describe(exc: BaseException) -> str:
+    """A failed attempt's error for the item and the operator: type, message, where it was raised; redacted."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    text = f"{type(exc).__name__}: {str(exc).strip()}{where}"
+    return redact(text, secret_values())[:2000]
+
+
+def _failed(s: _Session, worker: _Worker, item: dict[str, Any], error: str, *, final: bool) -> None:
+    cfg, qid = worker.settings, item["question_id"]
+    row = batch_store.fail_attempt(s.control, worker.batch_id, qid, worker.worker_id, error,
+                                   max_attempts=cfg.batch_max_attempts, backoff_s=cfg.batch_retry_backoff_s,
+                                   backoff_max_s=cfg.batch_retry_backoff_max_s, final=final)
+    if row is None:
+        worker.emit(("lost", qid, f"lease on {qid} was taken over while its attempt failed: {error}"))
+    elif row["failed_at"] is not None:
+        worker.emit(("failed", qid, f"{error} [attempt {row['claims']} of {cfg.batch_max_attempts}; "
+                                    f"'evidence audit retry {worker.batch_id} {qid}' tries again]"))
+    else:
+        worker.emit(("retry", qid, f"{error} [attempt {row['claims']} of {cfg.batch_max_attempts}; "
+                                   f"claimed again from {row['retry_at']:%H:%M:%S}]"))
 
 
 def _die_with_parent() -> None:
@@ -318,12 +496,13 @@ def run_batch(settings: Settings, batch_id: str, *, workers: int = 1, embedder: 
 
 
 def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = None) -> BatchOutcome:
-    """Per-question results and the exit status the checklist's gate gives."""
+    """Per-question results, the queue's state and the exit status: the checklist's gate, or 1 when a
+    question failed (its attempts all raised; `evidence audit retry`)."""
     batch = batch_store.get(conn, batch_id)
     definition = AuditDefinition.model_validate(batch["definition"]["checklist"])
     texts = {q.id: q for q in definition.questions}
     rows = []
-    for item in batch_store.items(conn, batch_id):
+    for item in batch_store.items_with_state(conn, batch_id):
         q = texts[item["question_id"]]
         rec = audit_trail.get(conn, item["audit_id"])["record"] if item["audit_id"] else None
         answer = (rec or {}).get("answer") or {}
@@ -331,15 +510,19 @@ def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = No
             question_id=q.id, question=q.text, control_id=q.control_id, audit_id=item["audit_id"],
             status=answer.get("status"), grounding_confidence=answer.get("grounding_confidence"),
             verified_requirements=sum(1 for r in (rec or {}).get("requirements", []) if r["verified"]),
-            expectations=((rec or {}).get("batch") or {}).get("expectations", [])))
+            expectations=((rec or {}).get("batch") or {}).get("expectations", []), state=item["state"],
+            attempts=item["claims"], last_error=item["last_error"]))
     no_evidence = [r.question_id for r in rows if r.status not in (None, "ANSWERED")]
     missed = [r.question_id for r in rows if any(not e["met"] for e in r.expectations)]
+    failed = [r.question_id for r in rows if r.state == "failed"]
     gate = fail_on or definition.fail_on
-    failed = {"any": bool(no_evidence or missed), "no-evidence": bool(no_evidence), "expect": bool(missed),
-              "never": False}[gate]
+    gate_failed = {"any": bool(no_evidence or missed), "no-evidence": bool(no_evidence), "expect": bool(missed),
+                   "never": False}[gate]
+    code = ExitCode.GENERIC if failed else ExitCode.GATE_FAILED if gate_failed else ExitCode.SUCCESS
     return BatchOutcome(batch_id=batch_id, name=batch["name"], all_ran=all(r.audit_id for r in rows), questions=rows,
-                        no_evidence=no_evidence, expectations_missed=missed, fail_on=gate,
-                        exit_code=ExitCode.GATE_FAILED if failed else ExitCode.SUCCESS)
+                        no_evidence=no_evidence, expectations_missed=missed, failed=failed,
+                        skipped=[r.question_id for r in rows if r.state == "skipped"],
+                        queue=batch_store.queue_stats(conn, batch_id), fail_on=gate, exit_code=code)
 
 
 def compare(conn: psycopg.Connection, batch_a: str, batch_b: str) -> dict[str, Any]:

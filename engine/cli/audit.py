@@ -16,6 +16,7 @@ from engine.batch import store as batch_store
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings, secret_values
 from engine.errors import ExitCode, redact
+from engine.trail.record import default_actor
 
 audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                         help="Audit checklists run as batches (audits/*.yaml).")
@@ -43,6 +44,13 @@ class _Display:
             self.progress.console.print(f"done {qid} -> {event[2]} ({secs:.1f} s)", highlight=False)
         elif kind == "lost":
             self.progress.console.print(f"[yellow]lease lost:[/] {escape(str(event[2]))}", highlight=False)
+        elif kind in ("retry", "failed", "reconnect"):
+            colour = "red" if kind == "failed" else "yellow"
+            label = {"retry": f"{qid} attempt failed", "failed": f"{qid} failed", "reconnect": "database"}[kind]
+            self.progress.console.print(f"[{colour}]{escape(label)}:[/] "
+                                        f"{escape(redact(str(event[2]), secret_values()))}", highlight=False)
+            if kind == "failed":
+                self.progress.advance(self.task)
         elif kind == "error":
             self.progress.console.print(f"[red]worker error:[/] {escape(redact(str(event[2]), secret_values()))}")
 
@@ -75,11 +83,23 @@ def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fa
                   for e in q.expectations if not e["met"]]
         exp = f"; expectations: {len(q.expectations)} met" if q.expectations else ""
         exp = f"; [red]missed {'; '.join(missed)}[/]" if missed else exp
-        status = q.status or "not run"
+        status = q.status or (q.state.upper() if q.state in ("failed", "skipped") else f"not run ({q.state})")
         colour = "green" if status == "ANSWERED" else "red"
+        tries = f"; attempts {q.attempts}" if q.attempts > 1 or q.state != "done" else ""
         out.print(f"{escape(q.question_id)}  {q.audit_id or '-'}  [{colour}]{status}[/]  "
-                  f"{q.grounding_confidence or '-'}  {q.verified_requirements} verified{exp}", highlight=False)
-    if result.exit_code:
+                  f"{q.grounding_confidence or '-'}  {q.verified_requirements} verified{exp}{tries}", highlight=False)
+        if q.last_error and q.state != "done":
+            out.print(f"    last error: {escape(q.last_error)}", highlight=False)
+    queue = result.queue
+    out.print(f"queue: {queue['done']} done, {queue['failed']} failed, {queue['skipped']} skipped, "
+              f"{queue['leased']} leased, {queue['retrying']} retrying, {queue['open']} open; "
+              f"{queue['attempts']} attempts" + (f"; oldest lease {queue['oldest_lease_age_s']:.0f} s"
+                                                 if queue["oldest_lease_age_s"] is not None else ""), highlight=False)
+    if result.failed:
+        out.print(f"[red]failed[/]: {', '.join(result.failed)} (every attempt raised; 'evidence audit retry "
+                  f"{batch_id}' tries again, 'evidence audit skip {batch_id} QUESTION' sets one aside)",
+                  highlight=False)
+    if result.exit_code and not result.failed:
         out.print(f"[red]gate failed[/] (fail_on {result.fail_on}): no evidence {result.no_evidence or '-'}, "
                   f"expectations missed {result.expectations_missed or '-'}; exit status {result.exit_code}")
     return result.exit_code
@@ -176,8 +196,9 @@ def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] =
         if as_json:
             emit_json({"worker": worker_id, "batch_id": batch_id, "answered": answered})
         else:
-            out.print(f"worker {worker_id} recorded {answered} question(s); batch {batch_id} has every question "
-                      f"answered ('evidence audit status {batch_id}')", highlight=False, markup=False)
+            out.print(f"worker {worker_id} recorded {answered} question(s); batch {batch_id} has no question left "
+                      f"to answer (done, failed or skipped: 'evidence audit status {batch_id}')", highlight=False,
+                      markup=False)
         return ExitCode.SUCCESS
 
     run(body)
@@ -215,8 +236,53 @@ def status_cmd(batch_id: Annotated[str | None, typer.Argument()] = None,
             emit_json(rows)
             return ExitCode.SUCCESS
         for r in rows:
-            out.print(f"{r['batch_id']}  {r['started_at']:%Y-%m-%d %H:%M}  {r['done']}/{r['questions']} done  "
+            ends = "".join(f", {r[k]} {k}" for k in ("failed", "skipped") if r[k])
+            out.print(f"{r['batch_id']}  {r['started_at']:%Y-%m-%d %H:%M}  {r['done']}/{r['questions']} done{ends}  "
                       f"{escape(r['actor'])}  {escape(r['name'])}", highlight=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("retry")
+def retry_cmd(batch_id: str,
+              questions: Annotated[list[str] | None, typer.Argument(help="Question ids (default: every failed "
+                                                                         "or skipped one)")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Give failed (or skipped) questions a fresh set of attempts; running workers claim them at once, else
+    answer them with 'evidence audit resume BATCH' or 'evidence audit worker BATCH'."""
+
+    def body() -> int:
+        with dbmod.connection(settings()) as conn:
+            reset = batch_store.retry(conn, batch_id, questions or [])
+        if as_json:
+            emit_json({"batch_id": batch_id, "retried": reset})
+        else:
+            out.print(f"{len(reset)} question(s) to try again: {', '.join(reset) or '-'}; answer them with "
+                      f"'evidence audit resume {batch_id}'", highlight=False, markup=False)
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@audit_app.command("skip")
+def skip_cmd(batch_id: str, questions: Annotated[list[str], typer.Argument(help="Question ids")],
+             reason: Annotated[str, typer.Option("--reason", help="Why (kept with the item)")],
+             actor: Annotated[str | None, typer.Option("--actor")] = None,
+             as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Set unanswered questions aside: no worker answers them (one answering now records nothing), and the
+    batch finishes without them. 'evidence audit retry' takes them back."""
+
+    def body() -> int:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
+            skipped = batch_store.skip(conn, batch_id, questions, actor=actor or cfg.actor or default_actor(),
+                                       reason=reason)
+        if as_json:
+            emit_json({"batch_id": batch_id, "skipped": skipped})
+        else:
+            out.print(f"skipped {len(skipped)} question(s): {', '.join(skipped) or '-'}", highlight=False,
+                      markup=False)
         return ExitCode.SUCCESS
 
     run(body)

@@ -49,9 +49,11 @@ def _batch(settings: Settings, tmp_path: Path, text: str) -> str:
         return start_batch(conn, settings, definition, path=path, sha256=sha, actor="auditor")
 
 
-def _worker(settings: Settings, batch_id: str, *, lease_s: float, fault: str | None = None) -> subprocess.Popen:
+def _worker(settings: Settings, batch_id: str, *, lease_s: float, fault: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "EVIDENCE_HOME": str(settings.home),
-           "EVIDENCE_BATCH_LEASE_S": str(lease_s), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+           "EVIDENCE_BATCH_LEASE_S": str(lease_s), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           **(env or {})}
     env.pop("EVIDENCE_FAULT_INJECTION", None)
     if fault:
         env["EVIDENCE_FAULT_INJECTION"] = fault
