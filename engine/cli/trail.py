@@ -278,7 +278,8 @@ def prove_cmd(audit_id: str,
 
 @trail_app.command("consistency")
 def consistency_cmd(
-    old: Annotated[str, typer.Argument(help="A tree size, or a file holding one signed checkpoint")],
+    old: Annotated[str, typer.Argument(help="A tree size, or a witness file of signed checkpoints (every note is "
+                                            "checked: a fork between them fails)")],
     new: Annotated[str | None, typer.Argument(help="The same kinds; default: the latest signed checkpoint")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -299,8 +300,12 @@ def consistency_cmd(
             out.print(f"proof: {len(result['proof'])} hash(es)")
             for h in result["proof"]:
                 out.print(f"  {h}", highlight=False)
+            if result["notes_checked"]:
+                out.print(f"witness notes checked: {result['notes_checked']}")
+            for problem in result["problems"]:
+                err.print(f"[red]FAIL[/] {escape(problem)}", highlight=False, soft_wrap=True)
             out.print("[green]OK: consistent[/]" if result["consistent"]
-                      else f"[red]INCONSISTENT[/]: {escape(result['problem'])}")
+                      else f"[red]INCONSISTENT[/]: {escape(result['problems'][0])}", highlight=False, soft_wrap=True)
         return ExitCode.SUCCESS if result["consistent"] else ExitCode.INTEGRITY
 
     run(body)

@@ -6,6 +6,7 @@ by `evidence trail public-key`), no engine, no database:
 
     python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem
     python3 evidence_verify.py --proof PROOF.json --record AUD-….json --public-key trail-key.pem
+    python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem --state seen.txt --origin NAME
 
 For a report PDF it checks, and says which check failed:
 1. the PDF signature (PAdES, CMS detached): the signed byte range covers the whole file except the
@@ -20,6 +21,9 @@ For a report PDF it checks, and says which check failed:
    Ed25519 by the trail key.
 
 Only the signed bytes are read for step 2, so nothing outside the signature can change what is checked.
+3. with `--state FILE`: the report's checkpoints against every checkpoint this verifier accepted before
+   (kept in FILE, a witness file): one tree size with two roots is a fork, and fails; the log's name is
+   pinned (`--origin`, else the one in FILE). A verified report's checkpoints are added to FILE.
 Exit status: 0 when everything verifies, 6 when anything does not, 2 on bad usage.
 """
 
@@ -220,6 +224,46 @@ def load_public_key(text: str | bytes) -> ed25519.Ed25519PublicKey:
         raise VerifyError(f"cannot read the public key: {exc}") from exc
     raise VerifyError("cannot read the public key: expected a PEM public key (evidence trail public-key), "
                       "64 hex characters, or a note verifier key")
+
+
+# --------------------------------------------------------------------------------------------------
+# Witness files and forks: every checkpoint accepted so far, and what no single log can have signed
+# --------------------------------------------------------------------------------------------------
+
+def witness_notes(text: str) -> list[tuple[int, str]]:
+    """The signed notes of a witness file (notes one after another, a blank line after each one's
+    signatures), each with the line it starts on."""
+    notes: list[tuple[int, str]] = []
+    lines: list[str] = []
+    start, seen_sig = 1, False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line and seen_sig:
+            notes.append((start, "\n".join(lines) + "\n"))
+            lines, start, seen_sig = [], number + 1, False
+            continue
+        lines.append(line)
+        seen_sig = seen_sig or line.startswith(SIG_PREFIX)
+    if any(lines):
+        notes.append((start, "\n".join(lines) + "\n"))
+    return notes
+
+
+def forks(seen: list[tuple[str, Checkpoint]]) -> list[str]:
+    """What no single append-only log can have signed, in words: checkpoints naming two logs (origins), or
+    one tree size with two roots. `seen` holds (where, checkpoint) pairs, each signature already verified."""
+    problems = []
+    origins = sorted({cp.origin for _, cp in seen})
+    if len(origins) > 1:
+        problems.append(f"checkpoints of {len(origins)} different logs: {', '.join(origins)}")
+    first: dict[tuple[str, int], tuple[str, Checkpoint]] = {}
+    told: set[tuple[str, int, bytes]] = set()
+    for where, cp in seen:
+        earlier = first.setdefault((cp.origin, cp.size), (where, cp))
+        if earlier[1].root != cp.root and (cp.origin, cp.size, cp.root) not in told:
+            told.add((cp.origin, cp.size, cp.root))
+            problems.append(f"fork: {earlier[0]} and {where} both sign tree size {cp.size} of {cp.origin}, with "
+                            f"different roots {earlier[1].root.hex()[:16]}… and {cp.root.hex()[:16]}…")
+    return problems
 
 
 # --------------------------------------------------------------------------------------------------
@@ -574,6 +618,8 @@ class Result:
     signature: dict[str, Any] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)  # the signed notes the proven records are in
+    state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -581,7 +627,7 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "ok": self.ok, "signature": self.signature, "records": self.records,
-                "problems": self.problems}
+                "problems": self.problems, **({"state": self.state} if self.state else {})}
 
 
 def _dictionary_time(after_gap: bytes) -> datetime | None:
@@ -653,6 +699,7 @@ def check_records(signed: bytes, key: ed25519.Ed25519PublicKey, result: Result) 
         try:
             result.records.append(verify_bundle(proof, record, key))
             proven.add(digest)
+            result.checkpoints.append(str(proof["checkpoint"]))
         except VerifyError as exc:
             result.problems.append(str(exc))
     for digest, record in records.items():
@@ -669,6 +716,42 @@ def verify_report(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x509.
     if signed is not None:
         check_records(signed, key, result)
     return result
+
+
+def check_state(result: Result, key: ed25519.Ed25519PublicKey, state_file: Path | None, origin: str | None) -> None:
+    """Hold the report's checkpoints against those accepted before (`state_file`, a witness file this verifier
+    keeps) and the pinned origin (`origin`, else the state's). A fork from them is a problem; when the
+    report verifies, its checkpoints are added to the state file.
+
+    Offline, a fork shows as one tree size with two roots (or another origin); checkpoints of different
+    sizes need a consistency proof (`evidence trail consistency STATE-FILE` where the trail is).
+    """
+    seen: list[tuple[str, Checkpoint]] = []
+    if state_file is not None and state_file.exists():
+        for line, note in witness_notes(state_file.read_text(encoding="utf-8")):
+            try:
+                seen.append((f"{state_file}:{line}", verified_checkpoint(note, key)))
+            except VerifyError as exc:
+                result.problems.append(f"state file {state_file}:{line}: {exc}")
+                return
+    pinned = origin or (seen[0][1].origin if seen else None)
+    new: list[tuple[str, Checkpoint, str]] = []
+    for note in dict.fromkeys(result.checkpoints):
+        cp = verified_checkpoint(note, key)
+        new.append((f"{result.file} (tree size {cp.size})", cp, note))
+        if pinned is not None and cp.origin != pinned:
+            result.problems.append(f"the report's checkpoint names the log '{cp.origin}', expected '{pinned}' "
+                                   f"({'--origin' if origin else f'the state file {state_file}'})")
+    result.problems.extend(forks(seen + [(where, cp) for where, cp, _ in new]))
+    known = {(cp.origin, cp.size, cp.root) for _, cp in seen}
+    added = [note for _, cp, note in new if (cp.origin, cp.size, cp.root) not in known]
+    if state_file is not None and result.ok and added:
+        before = "\n" if state_file.exists() and state_file.stat().st_size else ""
+        with state_file.open("a", encoding="utf-8") as handle:
+            handle.write(before + "\n".join(added))
+    sizes = sorted({cp.size for _, cp in seen})
+    result.state = {"file": str(state_file) if state_file else None, "origin": pinned, "remembered": len(seen),
+                    "added": len(added) if result.ok else 0, "sizes_seen": sizes}
 
 
 def _anchors(paths: list[str]) -> list[x509.Certificate]:
@@ -690,6 +773,10 @@ def _print(result: dict[str, Any]) -> None:
     for r in result.get("records", []):
         print(f"proven {r['audit_id']}: record {r['record_hash']} is leaf {r['leaf_index']} of the tree of size "
               f"{r['tree_size']}, root {r['root_hash']}, checkpoint signed by {r['origin']}")
+    state = result.get("state")
+    if state:
+        print(f"state: {state['remembered']} checkpoint(s) accepted before (sizes {state['sizes_seen']}), origin "
+              f"{state['origin']}; {state['added']} added to {state['file']}")
     for p in result.get("problems", []):
         print(f"FAIL {p}", file=sys.stderr)
     print("OK: the report verifies" if result["ok"] else "FAILED: the report does not verify")
@@ -706,6 +793,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proof", help="an inclusion-proof bundle (evidence trail prove AUD-…), with --record")
     parser.add_argument("--record", help="the canonical record it proves (evidence trail show AUD-… --json, or "
                                          "the AUD-….json extracted from a report)")
+    parser.add_argument("--state", help="a file this verifier keeps (a witness file of the checkpoints it accepted): "
+                        "a report whose checkpoint forks from them fails; a verified one's are added")
+    parser.add_argument("--origin", help="the log's name (origin) every checkpoint must carry, e.g. "
+                        "evidence-engine/1a2b3c4d5e6f7a8b; default: the one in --state, if any")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     args = parser.parse_args(argv)
     try:
@@ -717,14 +808,17 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--proof and --record go together, without a PDF")
         outcome = Result(file=args.record)
         try:
-            outcome.records.append(verify_bundle(json.loads(Path(args.proof).read_text(encoding="utf-8")),
-                                                 Path(args.record).read_bytes().rstrip(b"\n"), key))
+            bundle = json.loads(Path(args.proof).read_text(encoding="utf-8"))
+            outcome.records.append(verify_bundle(bundle, Path(args.record).read_bytes().rstrip(b"\n"), key))
+            outcome.checkpoints.append(str(bundle["checkpoint"]))
         except (OSError, ValueError, VerifyError) as exc:
             outcome.problems.append(str(exc))
     elif args.pdf:
         outcome = verify_report(Path(args.pdf).read_bytes(), key, _anchors(args.trust_cert), name=args.pdf)
     else:
         parser.error("give a report PDF, or --proof and --record")
+    if args.state or args.origin:
+        check_state(outcome, key, Path(args.state) if args.state else None, args.origin)
     result = outcome.as_dict()
     if args.json:
         print(json.dumps(result, indent=2))

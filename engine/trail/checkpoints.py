@@ -32,7 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.report.standalone_verify import SIG_PREFIX, VerifyError, parse_checkpoint, split_note, verified_checkpoint
+from engine.report.standalone_verify import (
+    VerifyError,
+    parse_checkpoint,
+    split_note,
+    verified_checkpoint,
+    witness_notes,
+)
 from engine.trail import local_log, presign, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
@@ -161,19 +167,8 @@ def read_notes(path: Path) -> list[tuple[str, str]]:
     files = sorted(path.glob(f"**/{WITNESS_FILE}")) if path.is_dir() else [path]
     if path.is_dir() and not files:
         raise EngineError(f"no {WITNESS_FILE} under {path}; write one with 'evidence trail checkpoint --out {path}'")
-    notes = []
-    for file in files:
-        lines, start, seen_sig = [], 1, False
-        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if not line and seen_sig:
-                notes.append((f"{file}:{start}", "\n".join(lines) + "\n"))
-                lines, start, seen_sig = [], number + 1, False
-                continue
-            lines.append(line)
-            seen_sig = seen_sig or line.startswith(SIG_PREFIX)
-        if any(lines):
-            notes.append((f"{file}:{start}", "\n".join(lines) + "\n"))
-    return notes
+    return [(f"{file}:{line}", note) for file in files
+            for line, note in witness_notes(file.read_text(encoding="utf-8"))]
 
 
 def parse_note(note: str, settings: Settings) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import psycopg
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.report.standalone_verify import PROOF_FORMAT, verify_consistency
+from engine.report.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency
 from engine.trail import checkpoints
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
@@ -59,41 +59,70 @@ def inclusion_bundle(conn: psycopg.Connection, settings: Settings, audit_id: str
     return inclusion_bundles(conn, settings, [audit_trail.get(conn, audit_id)])[audit_id]
 
 
-def _tree_end(conn: psycopg.Connection, settings: Settings, spec: str | None, live: list[bytes]) -> dict[str, Any]:
-    """One end of a consistency check: a tree size of the live log, a signed note file, or the latest checkpoint."""
+def _file_notes(settings: Settings, spec: str) -> list[dict[str, Any]]:
+    """Every signed checkpoint of a witness file, oldest first, each verified with the trail key."""
+    notes = checkpoints.read_notes(Path(spec))
+    if not notes:
+        raise EngineError(f"{spec} holds no signed checkpoint")
+    return [{**checkpoints.parse_note(note, settings), "source": where} for where, note in notes]
+
+
+def _tree_end(conn: psycopg.Connection, spec: str | None, live: list[bytes],
+              notes: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One end of a consistency check: a tree size of the live log, a witness file (its last note, the newest),
+    or the latest checkpoint."""
     if spec is None:
         row = audit_trail.latest_note_checkpoint(conn)
         if row is None:
             raise EngineError("no signed checkpoint yet: run 'evidence trail checkpoint'")
         return {"size": row["seq"], "root_hash": row["root_hash"], "source": "latest signed checkpoint"}
+    if spec in notes:
+        return notes[spec][-1]  # a witness file grows at the end: its last note is the newest
     if spec.isdigit():
         size = int(spec)
         if size > len(live):
             raise EngineError(f"tree size {size} is beyond the log's {len(live)} audits")
         return {"size": size, "root_hash": trail_tree.roots_at(live, [size])[size].hex(), "source": "live log"}
-    path = Path(spec)
-    if not path.is_file():
-        raise EngineError(f"'{spec}' is neither a tree size nor a file holding a signed checkpoint")
-    notes = checkpoints.read_notes(path)
-    if not notes:
-        raise EngineError(f"{spec} holds no signed checkpoint")
-    where, note = notes[-1]  # a witness file grows at the end: its last note is the newest
-    return {**checkpoints.parse_note(note, settings), "source": where}
+    raise EngineError(f"'{spec}' is neither a tree size nor a file holding a signed checkpoint")
+
+
+def witness_problems(witnessed: list[dict[str, Any]], live: list[bytes]) -> list[str]:
+    """Every note of the witness files against each other (a fork: one tree size, two roots; two logs) and
+    against the live log (its root at each note's size)."""
+    problems = forks([(n["source"], Checkpoint(n["origin"], n["size"], bytes.fromhex(n["root_hash"])))
+                      for n in witnessed])
+    roots = trail_tree.roots_at(live, [n["size"] for n in witnessed if n["size"] <= len(live)])
+    for n in witnessed:
+        if n["size"] > len(live):
+            problems.append(f"{n['source']}: signs tree size {n['size']}; the live log holds {len(live)} audits: "
+                            "records were removed")
+        elif roots[n["size"]].hex() != n["root_hash"]:
+            problems.append(f"{n['source']}: tree size {n['size']} has root {n['root_hash'][:16]}…, the live log's "
+                            f"is {roots[n['size']].hex()[:16]}…: the log was rewritten, or the note is of a fork")
+    return problems
 
 
 def consistency(conn: psycopg.Connection, settings: Settings, old: str, new: str | None) -> dict[str, Any]:
     """A consistency proof from OLD to NEW (tree sizes, signed note files, NEW default the latest checkpoint),
-    built from the live log and verified against the two roots. Raises IntegrityError for a bad note."""
+    built from the live log and verified against the two roots. Every note of a witness file is checked, not
+    only its last: two notes of one size with different roots (a fork), or a note the live log does not
+    reproduce, make the answer inconsistent. Raises IntegrityError for a note not signed by the trail key."""
     live = trail_tree.leaves(audit_trail.record_hashes(conn))
-    first, second = _tree_end(conn, settings, old, live), _tree_end(conn, settings, new, live)
+    notes = {spec: _file_notes(settings, spec) for spec in (old, new)
+             if spec is not None and not spec.isdigit() and Path(spec).is_file()}
+    witnessed = [n for spec in dict.fromkeys(notes) for n in notes[spec]]
+    first, second = _tree_end(conn, old, live, notes), _tree_end(conn, new, live, notes)
     if first["size"] > second["size"]:
         raise EngineError(f"OLD (size {first['size']}) must not be larger than NEW (size {second['size']})")
+    problems = witness_problems(witnessed, live)
+    proof: list[bytes] = []
     if second["size"] > len(live):
-        return {"old": first, "new": second, "proof": [], "consistent": False,
-                "problem": f"NEW covers {second['size']} audits; the live log holds {len(live)}: records were removed"}
-    proof = trail_tree.consistency_proof(first["size"], live[:second["size"]])
-    ok = verify_consistency(first["size"], second["size"], bytes.fromhex(first["root_hash"]),
-                            bytes.fromhex(second["root_hash"]), proof)
-    return {"old": first, "new": second, "proof": [p.hex() for p in proof], "consistent": ok,
-            "problem": None if ok else "the live log does not lead from OLD to NEW: a checkpoint does not match the "
-                                       "log (rewritten history, or a note from another log)"}
+        problems.append(f"NEW covers {second['size']} audits; the live log holds {len(live)}: records were removed")
+    else:
+        proof = trail_tree.consistency_proof(first["size"], live[:second["size"]])
+        if not verify_consistency(first["size"], second["size"], bytes.fromhex(first["root_hash"]),
+                                  bytes.fromhex(second["root_hash"]), proof):
+            problems.append("the live log does not lead from OLD to NEW: a checkpoint does not match the log "
+                            "(rewritten history, or a note from another log)")
+    return {"old": first, "new": second, "proof": [p.hex() for p in proof], "notes_checked": len(witnessed),
+            "consistent": not problems, "problems": problems, "problem": "; ".join(problems) or None}
