@@ -27,6 +27,7 @@ import ssl
 import struct
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -189,6 +190,20 @@ class ExternalServer:
         user = SERVER_USER if os.geteuid() == 0 else None
         subprocess.run([str(binaries() / args[0]), *args[1:]], check=True, user=user, capture_output=True,
                        timeout=120)
+
+    def stop_backend(self) -> None:
+        """Fast shutdown of the server (every session is ended); the TLS front end stays up, refusing
+        connections meanwhile, as a managed service's endpoint does in a failover."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def start_backend(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-t", "60", "start")
+
+    def restart(self, pause_s: float) -> None:
+        """Stop the server, stay down `pause_s`, start it again."""
+        self.stop_backend()
+        time.sleep(pause_s)
+        self.start_backend()
 
     def stop(self) -> None:
         if self.front is not None:

@@ -331,14 +331,18 @@ def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worke
 
     worker = _Worker(batch_id, settings, embedder, emit, worker_id or new_worker_id())
     reconnect = _Reconnect(settings.batch_reconnect_s, worker)
+    connected = False
     while True:
         try:
             with ExitStack() as stack:
                 session = _open_session(settings, stack, postgres_checkpointer)
+                connected = True
                 reconnect.connected()
                 _work_connected(session, worker)
                 return worker.done
         except _ConnectionLost as exc:
+            if not connected and exc.__cause__ is not None:
+                raise exc.__cause__ from None  # no server at the start: a setting to fix, said at once
             reconnect.lost(exc.__cause__ or exc)
 
 

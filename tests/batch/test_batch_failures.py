@@ -15,7 +15,7 @@ from engine.batch import store as batch_store
 from engine.batch.runner import outcome, work
 from engine.cli.main import app
 from engine.config import Settings
-from engine.errors import InputError
+from engine.errors import InputError, StorageError
 from engine.trail import store as audit_trail
 from engine.trail.verify import verify_trail
 from tests.batch.test_audit import _clone
@@ -212,3 +212,12 @@ def test_a_worker_whose_connections_are_terminated_reconnects_and_records_each_q
     items = _items(batch_settings, batch_id)
     assert all(i["claims"] == 1 and i["failed_at"] is None for i in items.values())  # resumed: no new attempt
     _recorded_once(batch_settings, batch_id, 6)
+
+
+def test_a_worker_with_no_server_at_its_start_fails_at_once(batch_settings, embedder) -> None:
+    """Reconnecting is for a server that went away; none at the start is a setting to fix, said at once."""
+    cfg = batch_settings.model_copy(update={"database_url": "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"})
+    started = time.monotonic()
+    with pytest.raises(StorageError, match="cannot connect to PostgreSQL"):
+        work("B-none", cfg, embedder, lambda event: None)
+    assert time.monotonic() - started < cfg.batch_reconnect_s
