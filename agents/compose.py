@@ -23,7 +23,7 @@ from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import asks_time
 from engine.config import AnswerSettings
-from engine.search.lexical import key_terms
+from engine.search.lexical import key_terms, key_words
 from engine.text import PERIOD, normalize_ws
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
                                      -scores.get(r.requirement_id, 0.0), r.requirement_id))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
-                "a requirement that explicitly addresses: " + (", ".join(key_terms(question)) or question)]))
+                "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
             continue
         own = [c for c in conflicts if c.part == index]
         in_conflict = {i for c in own for i in c.requirement_ids}

@@ -19,7 +19,7 @@ from engine.errors import ConfigError
 # Where keys live and how reports are signed: they change no result, so no settings hash, and secrets
 # (a PKCS#12 password) never reach an audit record.
 NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
-                                 "report_signing_p12_password"})
+                                 "report_signing_p12_password", "review_approvals"})
 # How batch workers run (attempts, back-off, waits, reconnects): they change no answer, so no settings hash.
 BATCH_OPERATION = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
                              "batch_poll_s", "batch_reconnect_s"})
@@ -310,6 +310,10 @@ class Settings(BaseSettings):
         default=None, description="An organisation's PKCS#12 (key + certificate chain) that signs report PDFs; "
                                   "unset: the engine's own certificate, issued by the trail key on first use.")
     report_signing_p12_password: str | None = Field(default=None, description="Password of that PKCS#12.")
+    review_approvals: int = Field(
+        default=2, ge=1, le=10,
+        description="Distinct reviewers (never the asker) whose approval of the whole audit, since its last "
+                    "rejection, makes it approved.")
     actor: str | None = Field(default=None, description="Who asks (default: the OS user).")
     fault_injection: str | None = Field(
         default=None, description="Tests only: kill the process at a named point (e.g. 'audit:during').")

@@ -14,6 +14,7 @@ from rich.markup import escape
 from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.errors import EngineError, ExitCode
+from engine.trail import review
 from engine.trail import store as audit_trail
 
 trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
@@ -90,13 +91,17 @@ def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique 
     notes and corrections (`--json` prints the stored canonical text as is)."""
 
     def body() -> int:
-        with dbmod.connection(settings()) as conn:
+        cfg = settings()
+        with dbmod.connection(cfg) as conn:
             row = audit_trail.get(conn, audit_trail.resolve_id(conn, audit_id))
             notes = audit_trail.amendments(conn, row["audit_id"])
+            state = review.review_of(conn, row["audit_id"], required=cfg.review_approvals)
         if as_json:
             sys.stdout.write(row["canonical"] + "\n")
             return ExitCode.SUCCESS
         _print_record(row, notes, show_rejected=not brief)
+        if row["record"]["kind"] == "answer":
+            out.print(f"review: [bold]{state.label}[/]: {escape(state.summary())}", highlight=False)
         return ExitCode.SUCCESS
 
     run(body)

@@ -91,6 +91,17 @@ def user_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     run(body)
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+ANY_ADDRESS = ("0.0.0.0", "::")
+
+
+def served_hosts(host: str, allowed: list[str] | None) -> list[str]:
+    """The Host header values `serve` answers: those given, else loopback names plus the address bound."""
+    if allowed:
+        return [h for item in allowed for h in item.split(",") if h.strip()]
+    return list(dict.fromkeys([*LOOPBACK_HOSTS, *([] if host in ANY_ADDRESS else [host])]))
+
+
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on; 0.0.0.0 exposes it to the network.")
                     ] = "127.0.0.1",
@@ -98,10 +109,20 @@ def serve(
     tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="PEM certificate: serve HTTPS (cookies "
                                                                       "then Secure).")] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")] = None,
+    forwarded_allow_ips: Annotated[str | None, typer.Option(
+        "--forwarded-allow-ips", envvar="EVIDENCE_FORWARDED_ALLOW_IPS",
+        help="Addresses of the reverse proxies whose X-Forwarded-For / -Proto are believed (comma-separated, as "
+             "uvicorn reads them). Unset: none are, and the login limit counts the connecting address.")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", envvar="EVIDENCE_ALLOWED_HOSTS",
+        help="A Host header value served (repeat for several; '*.example.org' for subdomains). Default: "
+             "localhost, 127.0.0.1 and ::1, plus --host when it is a name or address other than 0.0.0.0/::.")
+    ] = None,
 ) -> None:
     """Serve the web view: audits, documents with highlighted quotes, asking with live progress, sign-off.
 
-    Behind a TLS proxy on this host, its X-Forwarded-Proto makes cookies Secure.
+    Behind a TLS proxy, give its address with --forwarded-allow-ips: its X-Forwarded-Proto then makes cookies
+    Secure and its X-Forwarded-For names the client the login limit counts.
     """
     import uvicorn
 
@@ -121,9 +142,13 @@ def serve(
                       markup=False, highlight=False)
         err.print(f"serving on {'https' if tls_cert else 'http'}://{host}:{port}/ (Ctrl-C stops)",
                   markup=False, highlight=False)
-        uvicorn.run(create_app(cfg), host=host, port=port, log_level="info", proxy_headers=True,
-                    forwarded_allow_ips="127.0.0.1", ssl_certfile=str(tls_cert) if tls_cert else None,
-                    ssl_keyfile=str(tls_key) if tls_key else None)
+        hosts = served_hosts(host, allowed_host)
+        if host in ANY_ADDRESS and not allowed_host:
+            err.print(f"note: listening on {host} but answering only Host headers {', '.join(hosts)}; give "
+                      "--allowed-host NAME for each name clients use", markup=False, highlight=False)
+        uvicorn.run(create_app(cfg, allowed_hosts=hosts), host=host, port=port, log_level="info",
+                    proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips or "",
+                    ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         return ExitCode.SUCCESS
 
     run(body)

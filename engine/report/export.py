@@ -2,8 +2,11 @@
 auditor pastes into working papers: audit, REQ-ID, citation, verbatim quote, modality, verdict, and the
 document's title, id, version and SHA-256. Read from the hashed records, never recomputed.
 
-Quotes are written verbatim. In XLSX every value is a string or a number, never a formula (a quote
-that starts with '=' stays text); CSV is plain text, so a spreadsheet opening it decides for itself.
+Formula injection (OWASP CSV injection): a spreadsheet runs a cell that starts with = + - @, a tab or a
+carriage return. In CSV such a cell gets a leading apostrophe ("'=HYPERLINK(...)"), the mark spreadsheets
+read as "text"; in XLSX every value is a string or a number, never a formula, and such a cell also carries
+Excel's quote-prefix style (it stays text when someone edits it), its text unchanged. The JSON export and
+the hashed record keep every quote verbatim.
 """
 
 from __future__ import annotations
@@ -58,11 +61,24 @@ def requirement_rows(conn: psycopg.Connection, audit_ids: list[str], *, cited_on
     return rows
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_like(value: Any) -> bool:
+    """Whether a spreadsheet would take the cell for a formula."""
+    return isinstance(value, str) and value.startswith(FORMULA_STARTS)
+
+
+def neutralised(value: Any) -> Any:
+    """The cell as CSV writes it: a formula-like text gets a leading apostrophe."""
+    return f"'{value}" if formula_like(value) else value
+
+
 def to_csv(rows: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: neutralised(v) for k, v in row.items()} for row in rows)
     return buffer.getvalue()
 
 
@@ -86,6 +102,7 @@ def write_xlsx(rows: list[dict[str, Any]], path: Path) -> Path:
         for cell in sheet[sheet.max_row]:
             if isinstance(cell.value, str):
                 cell.data_type = "s"  # '=...' in a quote is text, not a formula
+                cell.quotePrefix = formula_like(cell.value)  # and stays text when edited
     quote = COLUMNS.index("exact_quote") + 1
     for index in range(2, sheet.max_row + 1):
         sheet.cell(row=index, column=quote).alignment = Alignment(wrap_text=True, vertical="top")

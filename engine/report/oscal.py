@@ -19,7 +19,9 @@ import psycopg
 
 from engine.batch import store as batch_store
 from engine.batch.runner import outcome
+from engine.config import Settings, load_settings
 from engine.text import normalize_ws
+from engine.trail import review
 from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
 from engine.trail.record import engine_version
@@ -74,13 +76,16 @@ def _evidence(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str,
     return relevant, resources
 
 
-def _observation(rec: dict[str, Any], qid: str, relevant: list[dict[str, Any]]) -> dict[str, Any]:
+def _observation(rec: dict[str, Any], qid: str, relevant: list[dict[str, Any]], state: review.Review
+                 ) -> dict[str, Any]:
     answer = rec["answer"]
     obs = {"uuid": _uuid(rec["audit_id"], "observation"), "title": f"{qid}: {rec['question']}",
            "description": answer.get("final_answer") or answer["status"], "methods": ["EXAMINE", "TEST"],
            "types": ["control-objective"],
            "props": [_prop("audit-id", rec["audit_id"]), _prop("result", answer["status"]),
-                     _prop("grounding-confidence", answer.get("grounding_confidence"))],
+                     _prop("grounding-confidence", answer.get("grounding_confidence")),
+                     _prop("review-state", state.state)],
+           "remarks": f"Review: {state.label}: {state.summary()}",
            "origins": [{"actors": [{"type": "tool", "actor-uuid": _tool_uuid()}]}],
            "collected": rec["recorded_at"]}
     if relevant:
@@ -109,10 +114,13 @@ def _control(statement_id: str) -> str:
     return statement_id.split("_smt")[0]
 
 
-def export_batch(conn: psycopg.Connection, batch_id: str) -> dict[str, Any]:
-    """The OSCAL Assessment Results document of a batch (answered questions only)."""
+def export_batch(conn: psycopg.Connection, batch_id: str, *, settings: Settings | None = None) -> dict[str, Any]:
+    """The OSCAL Assessment Results document of a batch (answered questions only); each observation carries
+    its audit's review state now (`engine.trail.review`, approvals needed from `settings`)."""
     batch = batch_store.get(conn, batch_id)
     result = outcome(conn, batch_id)
+    reviews = review.reviews(conn, [q.audit_id for q in result.questions if q.audit_id],
+                             required=(settings or load_settings()).review_approvals)
     observations, findings = [], []
     resources = [{"uuid": _uuid(batch_id, "definition"), "title": f"Audit definition: {batch['name']}",
                   "description": "The checklist run (stands in for the assessment plan).",
@@ -122,7 +130,7 @@ def export_batch(conn: psycopg.Connection, batch_id: str) -> dict[str, Any]:
         rec = audit_trail.get(conn, q.audit_id)["record"]
         relevant, res = _evidence(rec)
         resources += res
-        observations.append(_observation(rec, q.question_id, relevant))
+        observations.append(_observation(rec, q.question_id, relevant, reviews[q.audit_id]))
         if q.control_id:
             findings.append(_finding(rec, q.question_id, q.control_id, [e for e in q.expectations if not e["met"]]))
     controls = sorted({_control(q.control_id) for q in result.questions if q.control_id})

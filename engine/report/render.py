@@ -35,7 +35,7 @@ from engine.errors import EngineError
 from engine.report import sign as report_sign
 from engine.report.pdf import Embedded, html_to_pdf
 from engine.report.view import audit_view, batch_item_view
-from engine.trail import checkpoints
+from engine.trail import checkpoints, review
 from engine.trail import proofs as trail_proofs
 from engine.trail import store as audit_trail
 
@@ -86,11 +86,13 @@ def _now() -> str:
 
 
 def load_view(conn: psycopg.Connection, audit_id: str, *, prefix: str | None = None,
-              checkpoint: dict[str, Any] | None = None, pdf: PdfContext | None = None
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
+              checkpoint: dict[str, Any] | None = None, pdf: PdfContext | None = None,
+              settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trail row of an answer audit and its report view. Raises NotFoundError / EngineError.
 
-    `pdf` (for signed PDFs) brings the audit's inclusion proof and the signer into the view.
+    `pdf` (for signed PDFs) brings the audit's inclusion proof and the signer into the view; the view's
+    `review` is the audit's review state now (`engine.trail.review`; approvals needed from `settings`,
+    default the environment's).
     """
     row = pdf.rows[audit_id] if pdf is not None and audit_id in pdf.rows else audit_trail.get(conn, audit_id)
     if row["record"].get("kind") != "answer":
@@ -102,6 +104,7 @@ def load_view(conn: psycopg.Connection, audit_id: str, *, prefix: str | None = N
     view = audit_view(row, checkpoint=checkpoint if checkpoint is not None else checkpoints.latest(conn),
                       amendments=audit_trail.amendments(conn, audit_id), prefix=prefix,
                       proof=pdf.proofs.get(audit_id) if pdf else None, signer=pdf.signer if pdf else None)
+    view["review"] = review.review_of(conn, audit_id, required=(settings or load_settings()).review_approvals)
     return row, view
 
 

@@ -103,6 +103,16 @@ def key_terms(text: str) -> list[str]:
                               if t not in MODALS and t not in INTERROGATIVES and "_" not in t))
 
 
+def key_words(text: str) -> list[str]:
+    """`key_terms` as the words were written ('approval', 'disposal'), for messages a reader sees."""
+    keys, out = set(key_terms(text)), []
+    for word in re.findall(r"[\w][\w'-]*", text):
+        stems = tokenize(word, query=True)
+        if stems and stems[0] in keys and word.lower() not in out:
+            out.append(word.lower())
+    return out
+
+
 def term_sequence(text: str) -> list[str]:
     """Content tokens in order (modal verbs and question adverbs dropped), for phrase matching."""
     return [t for t in tokenize(text, query=True) if t not in MODALS and t not in INTERROGATIVES and "_" not in t]

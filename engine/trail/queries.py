@@ -230,7 +230,8 @@ def impact(conn: psycopg.Connection, target: str) -> dict[str, Any]:
 
 def stale_audits(conn: psycopg.Connection) -> list[dict[str, Any]]:
     """Every answer not yet answered again (`trail rerun`) that cites a quote which changed or vanished in
-    its document's current version, oldest first, with the quotes gone."""
+    its document's current version, oldest first, with the quotes gone and `since`: when the first of them
+    changed (the changed version's ingest time; None when the document was removed)."""
     rows = audit_trail.citing(conn, None, None)
     current = {d.source_key: d for d in store.list_documents(conn)}
     texts = audit_trail.document_texts(conn, [d.id for d in current.values()])
@@ -244,8 +245,11 @@ def stale_audits(conn: psycopg.Connection) -> list[dict[str, Any]]:
             continue  # the version cited is still the current one
         if now is not None and quote_still_there(r["exact_quote"], texts.get(now.id)):
             continue
+        changed_at = now.ingested_at if now is not None else None
         entry = out.setdefault(r["audit_id"], {"audit_id": r["audit_id"], "seq": r["seq"],
-                                               "question": r["question"], "quotes_gone": []})
+                                               "question": r["question"], "quotes_gone": [], "since": changed_at})
+        if changed_at is not None and (entry["since"] is None or changed_at < entry["since"]):
+            entry["since"] = changed_at
         entry["quotes_gone"].append({"requirement_id": r["requirement_id"], "document_id": r["document_id"],
                                      "exact_quote": r["exact_quote"]})
     return sorted(out.values(), key=lambda e: e["seq"])

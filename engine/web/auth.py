@@ -7,12 +7,15 @@ is logged (`security.deny`) before the error page or JSON is sent.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi import Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from engine.web import security
 from engine.web import store as web_store
@@ -81,6 +84,44 @@ def close_session(request: Request, response: Response) -> None:
     clear_cookie(response, request, SESSION_COOKIE)
 
 
+class Flashes:
+    """One-time messages for a session's next page (kept server-side, keyed by the session's digest: a link
+    cannot make the app show text it did not say). At most `keep` pending; the oldest go first."""
+
+    def __init__(self, keep: int = 1000) -> None:
+        self._pending: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        self._keep = keep
+
+    def put(self, key: str, message: str) -> None:
+        with self._lock:
+            self._pending[key] = message
+            self._pending.move_to_end(key)
+            while len(self._pending) > self._keep:
+                self._pending.popitem(last=False)
+
+    def take(self, key: str) -> str | None:
+        with self._lock:
+            return self._pending.pop(key, None)
+
+
+def _session_key(request: Request) -> str | None:
+    secret = request.cookies.get(cookie_name(request, SESSION_COOKIE))
+    return security.secret_digest(secret) if secret else None
+
+
+def flash(request: Request, message: str) -> None:
+    """Show `message` once, on this session's next page."""
+    key = _session_key(request)
+    if key:
+        request.app.state.flashes.put(key, message)
+
+
+def take_flash(request: Request) -> str | None:
+    key = _session_key(request)
+    return request.app.state.flashes.take(key) if key and hasattr(request.app.state, "flashes") else None
+
+
 def current_user(request: Request) -> User | None:
     """The session's user, or for /api/* a bearer token's; None when neither is valid."""
     backend = request.app.state.backend
@@ -110,7 +151,7 @@ def need(role: str) -> Callable[..., Any]:
     """A dependency: the user, when logged in with at least `role` (and, on POST, a valid CSRF token)."""
 
     async def dependency(request: Request) -> User:
-        user = current_user(request)
+        user = await run_in_threadpool(current_user, request)  # a database read: not on the event loop
         if user is None:
             raise Denied(401, "not logged in")
         request.state.user = user

@@ -20,8 +20,13 @@ from typing import Any
 import psycopg
 
 from engine import db as dbmod
+from engine.batch import runner as batch_runner
+from engine.batch import store as batch_store
 from engine.config import Settings
 from engine.errors import NotFoundError
+from engine.search.embeddings import Embedder
+from engine.trail import review
+from engine.trail.rerun import rerun_one
 
 
 def format_utc(value: Any) -> str:
@@ -113,7 +118,7 @@ class Backend:
         from engine.report.view import statement_parts
 
         with self.connection() as conn:
-            row, view = load_view(conn, audit_id)
+            row, view = load_view(conn, audit_id, settings=self.settings)
         direct = (row["record"].get("answer") or {}).get("direct_answer")
         view["direct_parts"] = statement_parts(direct, {}) if isinstance(direct, str) and direct else []
         return row, view
@@ -165,11 +170,17 @@ class Backend:
         return api.search(query, k=k, settings=self.settings)
 
     # -- batches ---------------------------------------------------------------------------------
-    def batch(self, batch_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        from engine.batch import store as batch_store
-
+    def batch(self, batch_id: str) -> tuple[dict[str, Any], Any, dict[str, dict[str, Any]]]:
+        """(the batch, its outcome as `evidence audit status` gives it, each question's item with its `state`)."""
         with self.connection() as conn:
-            return batch_store.get(conn, batch_id), batch_store.items(conn, batch_id)
+            batch = batch_store.get(conn, batch_id)
+            states = {i["question_id"]: i for i in batch_store.items_with_state(conn, batch_id)}
+            return batch, batch_runner.outcome(conn, batch_id), states
+
+    def batches(self) -> list[dict[str, Any]]:
+        """Every batch, oldest first, with its counts of questions, done, failed and skipped."""
+        with self.connection() as conn:
+            return batch_store.list_batches(conn)
 
     # -- asking ----------------------------------------------------------------------------------
     def ask(self, question: str, *, actor: str, progress: Callable[[str], None] | None = None,
@@ -184,6 +195,14 @@ class Backend:
         return {"audit_id": audit.audit_id, "seq": audit.entry.seq, "hash": audit.entry.hash,
                 "run_id": audit.research.run_id, "rejected": audit.refused}
 
+    def rerun(self, audit_id: str, *, actor: str, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Answer a stale audit's question again against the current documents (`evidence trail rerun`): a new
+        audit that supersedes it, and a correction on the old one. {audit_id (the new one), old_audit_id, summary}."""
+        with self._ask_lock, dbmod.connection(self.settings) as conn:
+            done = rerun_one(conn, self.settings, audit_id, embedder=Embedder.from_settings(self.settings),
+                             actor=actor, progress=progress)
+        return {"audit_id": done.new_audit_id, "old_audit_id": done.old_audit_id, "summary": done.summary}
+
     # -- sign-offs -------------------------------------------------------------------------------
     @staticmethod
     def amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str) -> dict[str, Any]:
@@ -193,14 +212,23 @@ class Backend:
         return build_amendment(target, kind=kind, reason=reason, text=text, actor=actor)
 
     def append_signoff(self, record: dict[str, Any]) -> Any:
-        """Append a sign-off record to the trail and sign a checkpoint covering it (as `trail amend` does)."""
+        """Append a sign-off record to the trail unless it repeats its signer's decision or approves stale
+        evidence (`engine.trail.review.record_decision`), and sign a checkpoint covering it (as `trail amend` does)."""
         from engine.trail import checkpoints
-        from engine.trail import store as audit_trail
 
         with self.connection() as conn:
-            appended = audit_trail.append(conn, record)
+            appended = review.record_decision(conn, record, required=self.settings.review_approvals)
             checkpoints.after_append(conn, self.settings, appended.seq)
         return appended
+
+    def reviews(self, audit_ids: list[str] | None = None) -> dict[str, Any]:
+        """The review (`engine.trail.review.Review`) of each audit that has a decision or stale evidence, or
+        of each of `audit_ids`."""
+        with self.connection() as conn:
+            return review.reviews(conn, audit_ids, required=self.settings.review_approvals)
+
+    def unreviewed(self) -> Any:
+        return review.review_state([], required=self.settings.review_approvals)
 
     def amendments(self, audit_id: str) -> list[dict[str, Any]]:
         from engine.trail import store as audit_trail

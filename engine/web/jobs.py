@@ -16,6 +16,18 @@ from engine.errors import EngineError
 log = logging.getLogger(__name__)
 
 
+# What a reader of the progress page is told for each research or evidence node (and the steps after them);
+# the research loop's nodes run once per round, shown as one line per round.
+STEP_LABELS = {
+    "prepare": "Reading the question", "guard": "Screening the question", "classify": "Planning the research",
+    "plan": "Planning the research", "rewrite": "Searching the documents", "retrieve": "Searching the documents",
+    "crossref": "Searching the documents", "evaluate": "Searching the documents", "replan": "Searching the documents",
+    "extract": "Extracting requirement quotes", "verify": "Checking each quote against its source",
+    "compose": "Writing the answer", "review": "Reviewing the answer", "recording the audit": "Recording the audit",
+}
+ROUND_STARTS = "rewrite"
+
+
 @dataclass
 class Job:
     """One question being answered: who asked it, and what happened so far."""
@@ -33,6 +45,18 @@ class Job:
         with self._cond:
             self.events.append({"event": kind, "at": time.time(), **data})
             self._cond.notify_all()
+
+    def step(self, name: str) -> None:
+        """A node started: a `node` event when what the reader is told changes (its `step` is the node's name);
+        each research round is one line."""
+        label = STEP_LABELS.get(name, name[:1].upper() + name[1:])
+        with self._cond:
+            rounds = sum(1 for e in self.events if e.get("step") == ROUND_STARTS)
+            last = next((e["name"] for e in reversed(self.events) if e["event"] == "node"), "")
+        if name == ROUND_STARTS:
+            self.emit("node", name=label if not rounds else f"{label} (round {rounds + 1})", step=name)
+        elif not last.startswith(label):
+            self.emit("node", name=label, step=name)
 
     def wait(self, seen: int, timeout: float) -> list[dict[str, Any]]:
         """Events after the first `seen`, waiting up to `timeout` seconds for one."""
@@ -66,9 +90,9 @@ class Jobs:
 
     @staticmethod
     def _run(job: Job, ask: Callable[..., dict[str, Any]]) -> None:
-        job.emit("node", name="queued")
+        job.emit("node", name="Queued", step="queued")
         try:
-            result = ask(job.question, actor=job.actor, progress=lambda name: job.emit("node", name=name))
+            result = ask(job.question, actor=job.actor, progress=job.step)
         except EngineError as exc:
             job.error = str(exc)
         except Exception as exc:  # the web layer catches broadly: the traceback goes to the log

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader
 
 from engine.config import resource_dir
+from engine.web.auth import take_flash
 from engine.web.backend import format_utc
 
 
@@ -23,7 +24,9 @@ def environment() -> Environment:
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """A page; the layout gets the user (or None) and their CSRF token for the logout form."""
+    """A page; the layout gets the user (or None), their CSRF token for the logout form, and the session's
+    one-time message (`auth.flash`), shown once as the page's status line."""
     user = getattr(request.state, "user", None)
-    html = environment().get_template(template).render(request=request, user=user, **context)
+    flash = take_flash(request) if user is not None else None
+    html = environment().get_template(template).render(request=request, user=user, flash=flash, **context)
     return HTMLResponse(html, status_code=status)

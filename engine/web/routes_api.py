@@ -19,18 +19,25 @@ def api_audits(request: Request, user: Annotated[User, Depends(need("viewer"))],
                stale: str = "", signed: Annotated[str, Query(alias="signoff")] = "", document: str = ""
                ) -> list[dict[str, Any]]:
     rows = audit_rows(request, q=q, status=status, stale=stale, signed=signed, document=document)
-    return [{k: r[k] for k in ("audit_id", "seq", "question", "actor", "created_at", "status",
-                               "grounding_confidence", "hash", "stale", "signoff")} for r in rows]
+    return [{**{k: r[k] for k in ("audit_id", "seq", "question", "actor", "created_at", "status",
+                                  "grounding_confidence", "hash", "stale", "signoff")},
+             "review": _brief(r["review"])} for r in rows]
+
+
+def _brief(review: Any) -> dict[str, Any]:
+    return {k: v for k, v in review.to_dict().items() if k != "decisions"}
 
 
 @router.get("/audits/{audit_id}")
 def api_audit(request: Request, audit_id: str, user: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
-    """The stored record with its place in the chain, and the records that amend it (notes, sign-offs)."""
+    """The stored record with its place in the chain, its review (`engine.trail.review`), and the records that
+    amend it (notes, sign-offs)."""
     backend = request.app.state.backend
     row = backend.audit_row(backend.resolve_audit(audit_id))
     amendments = backend.amendments(row["audit_id"])
+    review = backend.reviews([row["audit_id"]])[row["audit_id"]]
     return {"audit_id": row["audit_id"], "seq": row["seq"], "hash": row["hash"], "prev_hash": row["prev_hash"],
-            "record": row["record"],
+            "record": row["record"], "review": review.to_dict(),
             "amendments": [{"audit_id": a["audit_id"], "seq": a["seq"], "kind": a["kind"], "hash": a["hash"],
                             "record": a["record"]} for a in amendments]}
 

@@ -58,7 +58,7 @@ def login_form(request: Request, next: str = "/audits") -> Response:  # noqa: A0
 def login(request: Request, name: Annotated[str, Form(max_length=64)], password: Annotated[str, Form(max_length=1024)],
           next: Annotated[str, Form()] = "/audits") -> Response:  # noqa: A002
     limiter, client = request.app.state.limiter, client_of(request)
-    wait = limiter.retry_after(name, client)
+    wait = limiter.begin(name, client)
     if wait:
         raise Denied(429, f"too many failed logins for '{name}' or from {client}; try again in {wait} s",
                      headers={"Retry-After": str(wait)})
@@ -69,11 +69,10 @@ def login(request: Request, name: Annotated[str, Form(max_length=64)], password:
         if ok and rehashed:
             web_store.set_password_hash(conn, name, rehashed)
     if not ok:
-        limiter.failed(name, client)
         security.deny(401, user=name, role=None, method="POST", path="/login", client=client,
                       reason="wrong user name or password")
         return _login_page(request, status=401, error="Wrong user name or password.", name=name, next_path=next)
-    limiter.succeeded(name)
+    limiter.succeeded(name, client)
     response = RedirectResponse(_safe_next(next), status_code=303)
     open_session(request, response, name)
     return response

@@ -1,8 +1,9 @@
-"""Pages: the audit list, one audit (with sign-off), its report downloads, a document with the quote
-highlighted at its recorded offsets, and the users page (admin)."""
+"""Pages: the audit list, a reviewer's queue, one audit (with its review and sign-off), its report downloads,
+the documents, a document with the quote highlighted at its recorded offsets, and the users page (admin)."""
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Any
 from urllib.parse import quote as urlquote
 
@@ -11,30 +12,30 @@ from fastapi.responses import RedirectResponse, Response
 
 from engine.errors import InputError, NotFoundError
 from engine.text import normalize_ws
+from engine.trail import review
 from engine.web import security, signoff
 from engine.web import store as web_store
-from engine.web.auth import User, need
+from engine.web.auth import User, flash, need
 from engine.web.pages import render
 
 router = APIRouter()
 REPORT_FORMATS = ("pdf", "html", "json", "csv")
-SIGNOFF_STATES = ("none", "approved", "rejected", "partial")
+REVIEW_STATES = review.STATES
+WAITING = ("unreviewed", "in_review")  # what a reviewer's queue holds (changes requested: the asker acts first)
 
 
 def audit_rows(request: Request, *, q: str = "", status: str = "", stale: str = "", signed: str = "",
                document: str = "") -> list[dict[str, Any]]:
-    """Answer audits, newest first, filtered; each with `stale` and `signoff` (its sign-off state)."""
+    """Answer audits, newest first, filtered; each with `stale` and its `review` (`engine.trail.review`),
+    whose state is also `signoff` (the filter's and the API's name)."""
     backend = request.app.state.backend
     rows = backend.list_audits(status=status or None, documents=[document] if document else None)
-    stale_ids = backend.stale_audit_ids()
-    with backend.connection() as conn:
-        by_audit: dict[str, list[dict[str, Any]]] = {}
-        for s in web_store.signoffs(conn):
-            by_audit.setdefault(s["amends"], []).append(s)
+    reviews, unreviewed = backend.reviews(), backend.unreviewed()
     needle = q.strip().lower()
     out = []
     for r in rows:
-        row = {**r, "stale": r["audit_id"] in stale_ids, "signoff": signoff.state(by_audit.get(r["audit_id"], []))}
+        state = reviews.get(r["audit_id"], unreviewed)
+        row = {**r, "stale": state.stale_since is not None, "review": state, "signoff": state.state}
         if needle and needle not in r["question"].lower() and needle not in r["audit_id"].lower():
             continue
         if (stale == "yes" and not row["stale"]) or (stale == "no" and row["stale"]):
@@ -50,9 +51,23 @@ def audits(request: Request, user: Annotated[User, Depends(need("viewer"))], q: 
            stale: str = "", signed: Annotated[str, Query(alias="signoff")] = "", document: str = "") -> Response:
     rows = audit_rows(request, q=q, status=status, stale=stale, signed=signed, document=document)
     documents = request.app.state.backend.documents()
-    return render(request, "audits.html.j2", rows=rows, documents=documents,
+    return render(request, "audits.html.j2", rows=rows, documents=documents, heading="Audits",
                   filters={"q": q, "status": status, "stale": stale, "signoff": signed, "document": document},
-                  statuses=("ANSWERED", "NO_AUTHORITATIVE_EVIDENCE", "REJECTED"), signoff_states=SIGNOFF_STATES)
+                  statuses=("ANSWERED", "NO_AUTHORITATIVE_EVIDENCE", "REJECTED"), signoff_states=REVIEW_STATES,
+                  labels=review.LABELS)
+
+
+def waiting_for(rows: list[dict[str, Any]], user: User) -> list[dict[str, Any]]:
+    """The audits `user` can review now: not theirs, not stale, not approved, and not approved by them this round."""
+    return [r for r in rows if r["actor"] != user.name and r["review"].state in WAITING
+            and user.name not in r["review"].approvers]
+
+
+@router.get("/reviews")
+def review_queue(request: Request, user: Annotated[User, Depends(need("reviewer"))]) -> Response:
+    rows = waiting_for(audit_rows(request), user)
+    return render(request, "audits.html.j2", rows=rows, documents=[], heading="Waiting for my review", queue=True,
+                  filters={}, statuses=(), signoff_states=(), labels=review.LABELS)
 
 
 def document_link(req: dict[str, Any], audit_id: str) -> str:
@@ -61,23 +76,34 @@ def document_link(req: dict[str, Any], audit_id: str) -> str:
             f"&req={urlquote(req['requirement_id'])}#quote")
 
 
-@router.get("/audits/{audit_id}")
-def audit_page(request: Request, audit_id: str, user: Annotated[User, Depends(need("viewer"))],
-               message: str = "") -> Response:
+def _plain(parts: list[dict[str, Any]]) -> str:
+    return normalize_ws("".join(p.get("text", "") for p in parts)).strip(" .")
+
+
+def _audit_page(request: Request, full: str, user: User, *, status: int = 200, form_error: str | None = None,
+                form: dict[str, str] | None = None) -> Response:
     backend = request.app.state.backend
-    full = backend.resolve_audit(audit_id)
-    if full != audit_id:
-        return RedirectResponse(f"/audits/{urlquote(full)}", status_code=303)
     row, view = backend.audit_view(full)
     report = backend.verify_audit(full)
-    with backend.connection() as conn:
-        signoffs = web_store.signoffs(conn, [full])
     links = {r["requirement_id"]: document_link(r, full) for r in row["record"].get("requirements", [])}
     asker = row["record"].get("actor")
-    return render(request, "audit.html.j2", row=row, v=view, links=links, verify=report, signoffs=signoffs,
-                  signoff_state=signoff.state(signoffs), formats=REPORT_FORMATS, message=message,
+    state = view["review"]
+    statements = view["answer"].get("statements") or []
+    if statements and view["direct_parts"] and _plain(view["direct_parts"]) == _plain(statements[0]["parts"]):
+        view["direct_parts"] = []  # the direct answer would repeat the first statement word for word
+    return render(request, "audit.html.j2", status=status, row=row, v=view, links=links, verify=report,
+                  review=state, formats=REPORT_FORMATS, form_error=form_error, form=form or {},
                   may_sign=security.allows(user.role, "reviewer") and asker != user.name,
+                  may_rerun=security.allows(user.role, "analyst") and state.state == "stale",
                   own_audit=asker == user.name)
+
+
+@router.get("/audits/{audit_id}")
+def audit_page(request: Request, audit_id: str, user: Annotated[User, Depends(need("viewer"))]) -> Response:
+    full = request.app.state.backend.resolve_audit(audit_id)
+    if full != audit_id:
+        return RedirectResponse(f"/audits/{urlquote(full)}", status_code=303)
+    return _audit_page(request, full, user)
 
 
 @router.get("/audits/{audit_id}/report.{fmt}")
@@ -97,17 +123,24 @@ def audit_report(request: Request, audit_id: str, fmt: str, user: Annotated[User
 def signoff_post(request: Request, audit_id: str, user: Annotated[User, Depends(need("reviewer"))],
                  decision: Annotated[str, Form()], comment: Annotated[str, Form(max_length=4000)] = "",
                  requirement_id: Annotated[str, Form()] = "") -> Response:
+    """Record a decision; a refused one (no comment on a rejection, a repeat, stale evidence) comes back on the
+    audit page with the form as it was filled in."""
     backend = request.app.state.backend
     full = backend.resolve_audit(audit_id)
-    if decision not in signoff.DECISIONS:
-        raise InputError(f"decision must be one of {', '.join(signoff.DECISIONS)}, not '{decision}'")
-    ask = signoff.SignoffRequest(decision=decision, comment=comment,  # type: ignore[arg-type]
-                                 requirement_id=requirement_id.strip() or None)
-    record = signoff.build_signoff(backend.audit_row(full), signer=user.name, role=user.role, request=ask,
-                                   amendment=backend.amendment)
-    appended = backend.append_signoff(record)
-    note = f"Recorded {record['reason']} as {appended.audit_id} (seq {appended.seq})."
-    return RedirectResponse(f"/audits/{urlquote(full)}?message={urlquote(note)}#signoffs", status_code=303)
+    form = {"decision": decision, "comment": comment, "requirement_id": requirement_id}
+    try:
+        if decision not in signoff.DECISIONS:
+            raise InputError(f"decision must be one of {', '.join(signoff.DECISIONS)}, not '{decision}'")
+        ask = signoff.SignoffRequest(decision=decision, comment=comment,  # type: ignore[arg-type]
+                                     requirement_id=requirement_id.strip() or None)
+        record = signoff.build_signoff(backend.audit_row(full), signer=user.name, role=user.role, request=ask,
+                                       amendment=backend.amendment)
+        appended = backend.append_signoff(record)
+    except InputError as exc:
+        return _audit_page(request, full, user, status=409 if isinstance(exc, review.DuplicateDecision) else 400,
+                           form_error=str(exc), form=form)
+    flash(request, f"Recorded {record['reason']} as {appended.audit_id} (seq {appended.seq}).")
+    return RedirectResponse(f"/audits/{urlquote(full)}#signoffs", status_code=303)
 
 
 def _highlight(text: str, start: int, end: int) -> dict[str, Any]:
@@ -140,6 +173,11 @@ def _located(request: Request, doc: Any, text: str, audit: str, req: str, start:
     return parts, requirement, note
 
 
+@router.get("/documents")
+def documents_page(request: Request, user: Annotated[User, Depends(need("viewer"))]) -> Response:
+    return render(request, "documents.html.j2", documents=request.app.state.backend.documents())
+
+
 @router.get("/documents/{document_id}")
 def document_page(request: Request, document_id: str, user: Annotated[User, Depends(need("viewer"))],
                   version: int | None = None, audit: str = "", req: str = "", start: int | None = None,
@@ -153,15 +191,17 @@ def document_page(request: Request, document_id: str, user: Annotated[User, Depe
                                 f"{', '.join(str(d.version) for d in versions)})")
         doc, text, versions = backend.document(other.id)
     parts, requirement, note = _located(request, doc, text, audit, req, start, end)
+    # Where the file lay on the server is for admins; others see its name only.
+    source = doc.source_key if user.role == "admin" else PurePath(doc.source_key).name
     return render(request, "document.html.j2", doc=doc, parts=parts, versions=versions, requirement=requirement,
-                  note=note, audit=audit, req=req)
+                  note=note, audit=audit, req=req, source=source)
 
 
 @router.get("/users")
-def users_page(request: Request, user: Annotated[User, Depends(need("admin"))], message: str = "") -> Response:
+def users_page(request: Request, user: Annotated[User, Depends(need("admin"))]) -> Response:
     with request.app.state.backend.connection() as conn:
         rows = web_store.list_users(conn)
-    return render(request, "users.html.j2", users=rows, roles=web_store.ROLES, message=message)
+    return render(request, "users.html.j2", users=rows, roles=web_store.ROLES)
 
 
 @router.post("/users")
@@ -173,4 +213,5 @@ def users_add(request: Request, user: Annotated[User, Depends(need("admin"))], n
         raise InputError(f"a password needs at least {security.MIN_PASSWORD_CHARS} characters")
     with request.app.state.backend.connection() as conn:
         web_store.add_user(conn, name, role, security.hash_password(password))
-    return RedirectResponse(f"/users?message={urlquote(f'added {name} ({role})')}", status_code=303)
+    flash(request, f"Added {name} ({role}).")
+    return RedirectResponse("/users", status_code=303)

@@ -75,17 +75,29 @@ def deny(status: int, *, user: str | None, role: str | None, method: str, path: 
 
 
 class LoginLimiter:
-    """At most `attempts` failed logins per `window_s` seconds for one user name, and for one client
-    address; further tries are refused (HTTP 429) until the oldest failure leaves the window.
+    """Failed logins within `window_s` seconds, counted before the password is checked (so parallel guesses
+    cannot all pass the check while the slow hash runs) under three keys:
 
-    Kept in memory: one `evidence serve` process; a restart forgets (the Argon2 cost still bounds guessing).
+    * one account from one address: `attempts` failures, then that pair waits;
+    * one account from anywhere: `attempts * spread` (a guesser with many addresses);
+    * one address for any account: `attempts * spread` (password spraying).
+
+    A few typos lock out neither other users behind the same address nor the same user elsewhere. Each
+    `begin` reserves a failure; `succeeded` gives it back and forgets the pair's failures. Kept in memory:
+    one `evidence serve` process; a restart forgets (the Argon2 cost still bounds guessing).
     """
 
-    def __init__(self, attempts: int = 5, window_s: float = 300.0) -> None:
+    def __init__(self, attempts: int = 5, window_s: float = 300.0, spread: int = 4) -> None:
         self.attempts = attempts
         self.window_s = window_s
+        self.spread = spread
         self._failures: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+
+    def _keys(self, user: str, client: str) -> dict[str, int]:
+        name = user.lower()
+        return {f"p:{name}\x00{client}": self.attempts, f"u:{name}": self.attempts * self.spread,
+                f"c:{client}": self.attempts * self.spread}
 
     def _recent(self, key: str, now: float) -> deque[float]:
         times = self._failures.setdefault(key, deque())
@@ -93,21 +105,24 @@ class LoginLimiter:
             times.popleft()
         return times
 
-    def retry_after(self, user: str, client: str) -> int:
-        """Seconds until a login for (user, client) may be tried again; 0 when it may now."""
+    def begin(self, user: str, client: str) -> int:
+        """Seconds to wait before (user, client) may try again, or 0 after reserving this attempt as a failure."""
         now = time.monotonic()
         with self._lock:
-            waits = [self.window_s - (now - t[0]) for t in (self._recent(f"u:{user.lower()}", now),
-                                                             self._recent(f"c:{client}", now))
-                     if len(t) >= self.attempts]
-        return int(max(waits) + 1) if waits else 0
+            keys = self._keys(user, client)
+            recent = {k: self._recent(k, now) for k in keys}
+            waits = [self.window_s - (now - t[0]) for k, t in recent.items() if len(t) >= keys[k]]
+            if waits:
+                return int(max(waits) + 1)
+            for t in recent.values():
+                t.append(now)
+        return 0
 
-    def failed(self, user: str, client: str) -> None:
-        now = time.monotonic()
+    def succeeded(self, user: str, client: str) -> None:
+        """The reserved attempt was a good login: forget the pair's failures and give back its reservation."""
         with self._lock:
-            self._recent(f"u:{user.lower()}", now).append(now)
-            self._recent(f"c:{client}", now).append(now)
-
-    def succeeded(self, user: str) -> None:
-        with self._lock:
-            self._failures.pop(f"u:{user.lower()}", None)
+            keys = list(self._keys(user, client))
+            self._failures.pop(keys[0], None)
+            for k in keys[1:]:
+                if self._failures.get(k):
+                    self._failures[k].pop()

@@ -88,23 +88,6 @@ def build_signoff(row: dict[str, Any], *, signer: str, role: str, request: Signo
     return record
 
 
-def state(signoffs: list[dict[str, Any]]) -> str:
-    """An audit's sign-off state from its sign-off rows (oldest first): none, approved, rejected, partial.
-
-    The latest whole-audit decision counts; without one, requirement decisions make it 'partial'
-    (or 'rejected' when any requirement's latest decision is a rejection).
-    """
-    whole = [s for s in signoffs if (s["signoff"] or {}).get("scope") == "audit"]
-    if whole:
-        return "approved" if whole[-1]["signoff"]["decision"] == "approve" else "rejected"
-    latest: dict[str, str] = {}
-    for s in signoffs:
-        latest[s["signoff"]["requirement_id"]] = s["signoff"]["decision"]
-    if not latest:
-        return "none"
-    return "rejected" if "reject" in latest.values() else "partial"
-
-
 def feedback_pairs(signoffs: list[dict[str, Any]], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """(question, passage, label) pairs from reviewers' decisions, in the format `engine.relevance.pairs` reads.
 

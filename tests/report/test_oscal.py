@@ -8,6 +8,9 @@ import pytest
 from trestle.oscal.common import Finding, Observation, Resource
 
 from engine.report import oscal
+from engine.trail.review import review_state
+
+UNREVIEWED = review_state([], required=2)
 
 SHA = "a" * 64
 
@@ -44,7 +47,9 @@ def test_a_finding_is_satisfied_only_by_a_grounded_answer_that_meets_its_expecta
 def test_an_observation_points_at_its_verified_quotes_with_the_source_hash() -> None:
     record = _record()
     relevant, resources = oscal._evidence(record)
-    observation = Observation.model_validate(oscal._observation(record, "REC-1", relevant))
+    observation = Observation.model_validate(oscal._observation(record, "REC-1", relevant, UNREVIEWED))
+    assert {p.name: p.value for p in observation.props}["review-state"] == "unreviewed"
+    assert observation.remarks == "Review: unreviewed: not reviewed yet (2 approvals needed)"
     (resource,) = [Resource.model_validate(r) for r in resources]
     assert [e.href for e in observation.relevant_evidence] == [f"#{resource.uuid}"]
     assert resource.citation.text == "A firm must retain transaction records for six years."  # whitespace folded
@@ -57,7 +62,8 @@ def test_rejected_quotes_are_no_evidence() -> None:
     record = _record(status="NO_AUTHORITATIVE_EVIDENCE", confidence="none", verified=False)
     relevant, resources = oscal._evidence(record)
     assert relevant == [] and resources == []
-    assert Observation.model_validate(oscal._observation(record, "GAP-1", relevant)).relevant_evidence is None
+    assert Observation.model_validate(oscal._observation(record, "GAP-1", relevant, UNREVIEWED)
+                                      ).relevant_evidence is None
 
 
 def test_uuids_are_stable_and_distinct() -> None:

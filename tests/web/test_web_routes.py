@@ -88,7 +88,8 @@ def batches(web_env: WebEnv, asked: dict[str, Any]) -> dict[str, str]:
     from engine.trail import store as audit_trail
     from engine.trail.record import build_amendment
 
-    definition = {"questions": [{"id": "q1", "text": QUESTION}, {"id": "q2", "text": "Second?"}]}
+    definition = {"checklist": {"name": "sample checklist", "fail_on": "any", "questions": [
+        {"id": "q1", "text": QUESTION, "control_id": "IR-6"}, {"id": "q2", "text": "Second question?"}]}}
     with web_env.backend.connection() as conn:
         note = build_amendment(audit_trail.get(conn, asked["audit_id"])["record"], kind="note",
                                reason="batch fixture", text="", actor="rita")
@@ -103,7 +104,9 @@ def batches(web_env: WebEnv, asked: dict[str, Any]) -> dict[str, str]:
 
 def test_ask_streams_each_research_node_then_the_audit(asked: dict[str, Any], clients) -> None:
     nodes = [data["name"] for kind, data in asked["events"] if kind == "node"]
-    assert nodes[0] == "queued" and "guard" in nodes and "recording the audit" in nodes, nodes
+    steps = [data["step"] for kind, data in asked["events"] if kind == "node"]
+    assert nodes[0] == "Queued" and "Screening the question" in nodes and "Recording the audit" in nodes, nodes
+    assert "guard" in steps and len(nodes) == len(set(nodes)) and len(nodes) <= 12, nodes  # one line per stage
     assert asked["events"][-1][1]["url"] == f"/audits/{asked['audit_id']}"
     page = clients["rita"].get(asked["job_url"])
     assert page.status_code == 200 and asked["audit_id"] in page.text
@@ -185,7 +188,7 @@ def test_logout_with_the_header_token_ends_the_session(app) -> None:
 
 def test_four_eyes_the_asker_may_not_sign_off(clients, asked, caplog) -> None:
     page = clients["rita"].get(f"/audits/{asked['audit_id']}")
-    assert 'id="four-eyes"' in page.text and "Record sign-off" not in page.text
+    assert 'id="four-eyes"' in page.text and "Record decision" not in page.text
     with caplog.at_level(logging.WARNING, logger="engine.web.security"):
         r = clients["rita"].post(f"/audits/{asked['audit_id']}/signoff", {"decision": "approve"})
     assert r.status_code == 403 and "four-eyes" in r.text
@@ -215,8 +218,10 @@ def test_signoff_is_a_trail_record_shown_everywhere(clients, asked, web_env: Web
              {"decision": "reject", "requirement_id": cited[1], "comment": "Internal deadline, not the notification"}]
     for data in steps:
         r = bob.post(f"/audits/{aid}/signoff", data)
-        assert r.status_code == 303 and r.headers["location"].startswith(f"/audits/{aid}?message=")
+        assert r.status_code == 303 and r.headers["location"] == f"/audits/{aid}#signoffs"
     page = bob.get(f"/audits/{aid}").text
+    assert 'id="message">Recorded reject requirement' in page  # the one-time message, kept server-side
+    assert 'id="message"' not in bob.get(f"/audits/{aid}").text
     assert page.count('class="signoff-row"') == 2
     assert "Matches &lt;b&gt;Art. 33&lt;/b&gt;" in page and "<b>Art. 33</b>" not in page
     assert row["hash"][:16] in page and 'id="verified"><span class="verdict-ok">OK' in page
@@ -242,9 +247,9 @@ def test_signoff_is_a_trail_record_shown_everywhere(clients, asked, web_env: Web
     pairs = read_pairs(out)
     assert sorted(p.label for p in pairs) == [0, 1] and all(p.question == QUESTION for p in pairs)
 
-    listed = bob.get("/audits", params={"signoff": "rejected"}).text
+    listed = bob.get("/audits", params={"signoff": "changes_requested"}).text
     assert aid in listed
-    assert aid not in bob.get("/audits", params={"signoff": "none"}).text
+    assert aid not in bob.get("/audits", params={"signoff": "unreviewed"}).text
 
 
 def test_document_view_highlights_the_recorded_quote(clients, asked, web_env: WebEnv) -> None:
@@ -286,6 +291,10 @@ def test_audit_list_filters_and_full_ids(clients, asked) -> None:
 def test_batch_progress_page_and_events(clients, batches, asked) -> None:
     page = clients["vera"].get(f"/batches/{batches['half']}")
     assert page.status_code == 200 and "1 of 2 answered" in page.text and asked["audit_id"] in page.text
+    assert QUESTION in page.text and "Second question?" in page.text and "IR-6" in page.text  # text, control id
+    assert "Checklist gate (fails on any):" in page.text and "pending" in page.text
+    listing = clients["vera"].get("/batches")
+    assert listing.status_code == 200 and batches["half"] in listing.text and batches["done"] in listing.text
     with clients["vera"].http.stream("GET", f"/batches/{batches['done']}/events") as stream:
         body = "".join(stream.iter_text())
     assert "event: progress" in body and '"done": 1' in body and "event: finished" in body

@@ -1,4 +1,4 @@
-"""Pure parts of the web view: sign-off state and feedback pairs, the login limiter, passwords, redirects."""
+"""Pure parts of the web view: sign-offs and feedback pairs, the login limiter, passwords, redirects."""
 
 from __future__ import annotations
 
@@ -26,18 +26,6 @@ RECORD = {"question": "When must a breach be notified?", "actor": "alice", "kind
               {"requirement_id": "REQ-S002", "cited": False, "verified": False, "chunk_id": "c1",
                "exact_quote": "Rejected words.", "document_id": "d", "document_version": 1}],
           "evidence_chunks": {"c1": {"text": "4.1 The controller shall notify the Commissioner within 72 hours."}}}
-
-
-@pytest.mark.parametrize("rows,expected", [
-    ([], "none"),
-    ([_so("A", "approve", "REQ-S001")], "partial"),
-    ([_so("A", "approve", "REQ-S001"), _so("A", "reject", "REQ-P001")], "rejected"),
-    ([_so("A", "reject", "REQ-P001"), _so("A", "approve", "REQ-P001")], "partial"),
-    ([_so("A", "reject"), _so("A", "approve")], "approved"),
-    ([_so("A", "approve"), _so("A", "reject")], "rejected"),
-], ids=["none", "one-req", "a-req-rejected", "req-approved-after-rejection", "latest-approve", "latest-reject"])
-def test_signoff_state(rows, expected) -> None:
-    assert signoff.state(rows) == expected
 
 
 def test_feedback_pairs_latest_decision_per_requirement() -> None:
@@ -77,15 +65,18 @@ def test_check_signable_refuses(record, signer, request_, error) -> None:
         signoff.check_signable({"audit_id": "AUD-1", "seq": 1, "hash": "0", "record": record}, signer, request_)
 
 
-def test_login_limiter_counts_failures_per_user_and_client() -> None:
-    limiter = security.LoginLimiter(attempts=2, window_s=60)
-    assert limiter.retry_after("vera", "1.2.3.4") == 0
-    limiter.failed("vera", "1.2.3.4")
-    limiter.failed("Vera", "5.6.7.8")  # names compare without case
-    assert limiter.retry_after("vera", "9.9.9.9") > 0
-    assert limiter.retry_after("other", "9.9.9.9") == 0
-    limiter.succeeded("vera")
-    assert limiter.retry_after("vera", "9.9.9.9") == 0
+def test_login_limiter_counts_before_the_hash_per_pair_account_and_address() -> None:
+    limiter = security.LoginLimiter(attempts=2, window_s=60, spread=2)
+    assert limiter.begin("vera", "1.2.3.4") == 0 and limiter.begin("Vera", "1.2.3.4") == 0  # names without case
+    assert limiter.begin("vera", "1.2.3.4") > 0  # the pair waits ...
+    assert limiter.begin("other", "1.2.3.4") == 0  # ... not another user behind the same address
+    assert limiter.begin("vera", "5.6.7.8") == 0  # nor the same user elsewhere, until the account's own limit:
+    assert limiter.begin("vera", "5.6.7.8") == 0
+    assert limiter.begin("vera", "9.9.9.9") > 0  # 2 x 2 failures of vera from anywhere: the account waits
+    limiter.succeeded("other", "1.2.3.4")  # a good login gives its reserved attempt back
+    assert limiter.begin("third", "1.2.3.4") == 0  # the address has 3 of its 4 ...
+    assert limiter.begin("fourth", "1.2.3.4") == 0
+    assert limiter.begin("fifth", "1.2.3.4") > 0  # ... spraying from one address: it waits
 
 
 def test_passwords_are_argon2id_and_checked() -> None:

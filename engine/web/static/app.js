@@ -44,7 +44,8 @@ function followBatch(box) {
     meter.max = p.total;
     meter.value = p.done;
     meter.textContent = p.done + " of " + p.total;
-    status.textContent = p.done + " of " + p.total + " answered" + (p.finished ? ": finished" : "");
+    status.textContent = p.done + " of " + p.total + " answered" + (p.failed ? ", " + p.failed + " failed" : "") +
+      (p.finished ? ": finished (reload for the gate)" : ": running");
     for (const item of p.items) {
       const row = document.getElementById("item-" + item.question_id);
       const cell = row && row.querySelector(".audit-cell");
@@ -53,17 +54,45 @@ function followBatch(box) {
         link.href = "/audits/" + encodeURIComponent(item.audit_id);
         link.className = "mono";
         cell.replaceChildren(link);
+        const result = row.querySelector(".result-cell");
+        if (result && item.status) result.textContent = item.status.replaceAll("_", " ").toLowerCase();
       }
     }
   });
   source.addEventListener("finished", () => source.close());
 }
 
+// A deep link (query and #fragment) survives the login: the fragment never reaches the server, so the
+// login link and the login form's `next` get it here.
+function keepFragment() {
+  if (!window.location.hash) return;
+  const next = document.querySelector("input[name=next]");
+  if (next && !next.value.includes("#")) next.value += window.location.hash;
+  const link = document.getElementById("login-link");
+  if (link) {
+    const url = new URL(link.href, window.location.href);
+    const target = url.searchParams.get("next") || "/audits";
+    if (!target.includes("#")) url.searchParams.set("next", target + window.location.hash);
+    link.href = url.pathname + url.search;
+  }
+}
+
+// One submit per form: a double click records one decision, not two.
+function submitOnce(form) {
+  form.addEventListener("submit", (ev) => {
+    if (form.dataset.sent) { ev.preventDefault(); return; }
+    form.dataset.sent = "1";
+    for (const b of form.querySelectorAll("button[type=submit]")) b.disabled = true;
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const ask = document.getElementById("progress");
   if (ask && ask.dataset.events && !document.getElementById("audit-link")) followAsk(ask);
   const batch = document.getElementById("batch");
-  if (batch && batch.dataset.events) followBatch(batch);
+  if (batch && batch.dataset.events && !batch.dataset.finished) followBatch(batch);
+  keepFragment();
+  for (const form of document.querySelectorAll("form[method=post]")) submitOnce(form);
   const quote = document.getElementById("quote");
   if (quote) {
     // The browser's own jump to #quote puts it at the very top; centre it (with its context) once loaded.
