@@ -8,9 +8,9 @@ the best `LATE_DEPTH` candidates of a list, and its score is a feature of the ra
 ranking itself.
 
 * Run time: ONNX Runtime, `<relevance model>/cross/` (`model.onnx` with one score per pair,
-  `tokenizer.json`, `relevance.json` with its sha256). One pair per ONNX call: the int8 graph
-  quantizes activations over its whole input, so in a batch a pair's score would depend on its
-  neighbours.
+  `tokenizer.json`, `relevance.json` with its sha256). One pair per ONNX call, on one core, the pairs
+  of a list side by side (`OnnxArtefact.run_each`): the int8 graph quantizes activations over its whole
+  input, so in a batch a pair's score would depend on its neighbours.
 * Training (torch, `evidence relevance train-cross`): all-MiniLM-L6-v2 with a linear head over the
   mean of its last hidden states, listwise: each step takes `questions_per_step` questions, each as
   one answering passage and `group - 1` non-answering ones of the same question, and minimizes the
@@ -29,8 +29,6 @@ from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from engine.relevance.encoder import MANIFEST, OnnxArtefact
 from engine.relevance.pairs import Pair, grouped
@@ -55,15 +53,12 @@ class CrossEncoder(OnnxArtefact):
         return tok
 
     def scores(self, question: str, texts: Sequence[str]) -> list[float]:
-        """One logit per text: higher, more likely the text answers the question."""
-        out = []
-        for text in texts:  # one pair per call (see the module docstring)
-            e = self._tokenizer.encode(question, text)
-            feed = {"input_ids": np.array([e.ids], dtype=np.int64),
-                    "attention_mask": np.array([e.attention_mask], dtype=np.int64),
-                    "token_type_ids": np.array([e.type_ids], dtype=np.int64)}
-            out.append(float(self._session.run(None, feed)[0][0]))
-        return out
+        """One logit per text: higher, more likely the text answers the question. One pair per call, the
+        pairs side by side on the worker threads (see the module docstring)."""
+        if not texts:
+            return []
+        encoded = self._tokenizer.encode_batch([(question, text) for text in texts])
+        return [float(score[0]) for score in self.run_each(encoded)]
 
 
 @lru_cache(maxsize=2)

@@ -15,7 +15,7 @@ from engine.relevance.encoder import file_sha256, read_manifest
 from engine.relevance.model import LATE_DEPTH, RelevanceModel
 from engine.relevance.pairs import Pair
 from engine.relevance.scorer import CROSS_RANK_FEATURES, POOLED_RANK_FEATURES, RANK_FEATURES, Head, Scorer, load_scorer
-from tests.relevance.test_relevance import ANSWERING, OFF_TOPIC, _tiny_pairs
+from tests.relevance.test_relevance import ANSWERING, NEIGHBOURS, OFF_TOPIC, _tiny_pairs
 
 
 def test_groups_are_topped_up_and_the_plan_is_seeded() -> None:
@@ -104,3 +104,13 @@ def test_the_shipped_cross_encoder_is_what_its_manifest_says_and_scores_an_answe
     assert (cross.model_dir / "model.onnx").stat().st_size < 25 * 1024 * 1024
     answering, off_topic = cross.scores(ANSWERING[0], [ANSWERING[1], OFF_TOPIC[1]])
     assert answering > off_topic + 1.0, (answering, off_topic)
+
+
+def test_a_pairs_score_does_not_depend_on_the_pairs_scored_with_it() -> None:
+    cross = load_cross_encoder(shipped_relevance_model())
+    assert cross is not None
+    alone = cross.scores(ANSWERING[0], [ANSWERING[1]])[0]
+    for texts in NEIGHBOURS:
+        texts = [t.format(ANSWERING[1]) for t in texts]
+        scores = cross.scores(ANSWERING[0], texts)
+        assert all(scores[i] == alone for i, t in enumerate(texts) if t == ANSWERING[1])  # bitwise, not close
