@@ -252,6 +252,27 @@ def test_signoff_is_a_trail_record_shown_everywhere(clients, asked, web_env: Web
     assert aid not in bob.get("/audits", params={"signoff": "unreviewed"}).text
 
 
+def test_a_double_submit_records_one_decision(app, asked, web_env: WebEnv) -> None:
+    import threading
+
+    aid = asked["audit_id"]
+    tabs = [Client(app, "adam"), Client(app, "adam")]  # two tabs (sessions) of one reviewer, submitting at once
+    before = len(web_env.backend.reviews([aid])[aid].decisions)
+    statuses: list[int] = []
+    threads = [threading.Thread(target=lambda c=c: statuses.append(
+        c.post(f"/audits/{aid}/signoff", {"decision": "approve", "comment": "same click"}).status_code))
+        for c in tabs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [303, 409], statuses
+    decisions = web_env.backend.reviews([aid])[aid].decisions
+    assert len(decisions) == before + 1 and decisions[-1].actor == "adam"
+    again = tabs[0].post(f"/audits/{aid}/signoff", {"decision": "approve"})
+    assert again.status_code == 409 and "already recorded" in again.text and 'id="form-error"' in again.text
+
+
 def test_document_view_highlights_the_recorded_quote(clients, asked, web_env: WebEnv) -> None:
     row = web_env.backend.audit_row(asked["audit_id"])
     req = next(r for r in row["record"]["requirements"] if r["cited"])
