@@ -81,7 +81,7 @@ def file_checkpoints(settings: Settings) -> list[dict[str, Any]]:
 
 def signing_key(conn: psycopg.Connection, settings: Settings) -> tuple[Any, bool]:
     """This host's signing key, created only while the log has no checkpoint (`presign.signing_key`)."""
-    return presign.signing_key(conn, settings, local_log.entries(settings))
+    return presign.signing_key(conn, settings, local_log.latest_entries(settings))
 
 
 def _row(row: dict[str, Any], created: bool, key_file: Path) -> Checkpoint:
@@ -98,7 +98,7 @@ def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoin
     Inside a transaction the caller has not committed yet (a batch), the local log's entry names that
     transaction, so a rollback leaves a recognisable leftover rather than a false tamper alarm.
     """
-    local = local_log.entries(settings)
+    local = local_log.latest_entries(settings)
     priors = presign.previous(conn, settings, local)  # read before the head: the head is then never behind them
     head = audit_trail.head(conn)
     if head is None:

@@ -26,6 +26,7 @@ from engine.config import Settings
 from engine.trail import store as audit_trail
 
 State = Literal["stored", "missing", "rolled_back", "pending"]
+TAIL_BYTES = 1 << 18  # a few hundred checkpoints: far more than are signed while one is being signed
 
 
 def log_path(settings: Settings) -> Path:
@@ -37,14 +38,29 @@ def entries(settings: Settings) -> list[dict[str, Any]]:
     path = log_path(settings)
     if not path.exists():
         return []
-    out = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            item = json.loads(line)
-            fmt = "c2sp-note" if item.get("note") else "json-v1"
-            head = item.get("head_hash") if item.get("note") else json.loads(item["payload"])["head_hash"]
-            out.append({**item, "format": fmt, "head_hash": head, "line": number})
-    return out
+    return [_entry(line, number) for number, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+
+
+def latest_entries(settings: Settings, span: int = TAIL_BYTES) -> list[dict[str, Any]]:
+    """The entries of the last `span` bytes of the local log: what signing compares with, read without the
+    whole file (it grows by one line per checkpoint). Their `line` is None (not counted)."""
+    path = log_path(settings)
+    if not path.exists():
+        return []
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - span))
+        lines = handle.read().decode("utf-8").splitlines()
+    if size > span:
+        lines = lines[1:]  # the first one is cut
+    return [_entry(line, None) for line in lines if line.strip()]
+
+
+def _entry(line: str, number: int | None) -> dict[str, Any]:
+    item = json.loads(line)
+    fmt = "c2sp-note" if item.get("note") else "json-v1"
+    head = item.get("head_hash") if item.get("note") else json.loads(item["payload"])["head_hash"]
+    return {**item, "format": fmt, "head_hash": head, "line": number}
 
 
 def append(settings: Settings, entry: dict[str, Any]) -> None:

@@ -64,7 +64,8 @@ def previous(conn: psycopg.Connection, settings: Settings, local: list[dict[str,
     for item in sorted((c for c in local if c["format"] == "c2sp-note"), key=lambda c: -c["seq"]):
         (_, state), = local_log.settle(conn, [item])
         if state in ("stored", "missing"):  # a rolled-back or still-open transaction's note is no checkpoint
-            out.append({**item, "where": f"the local log {local_log.log_path(settings)}:{item['line']}"})
+            line = f":{item['line']}" if item.get("line") else " (near its end)"
+            out.append({**item, "where": f"the local log {local_log.log_path(settings)}{line}"})
             break
     row = audit_trail.latest_note_checkpoint(conn)
     if row is not None:

@@ -140,3 +140,23 @@ def test_checkpoint_note_in_the_local_log_is_one_json_line(trail) -> None:
     line = local_log.log_path(trail.settings).read_text().splitlines()[-1]
     entry = json.loads(line)
     assert entry["seq"] == 3 and "xact" not in entry  # signed outside any transaction: after the commit
+
+
+def test_ask_with_the_key_deleted_records_but_neither_signs_nor_makes_a_key(trail, tmp_path) -> None:
+    """Issue 34 item 1: `ask --pdf` after the private key was deleted used to exit 0 with a new key."""
+    key_file = trail.settings.signing_key_file
+    key_file.unlink()
+    result = _cli(trail.settings, "ask", "How long must transaction records be kept?", "--pdf",
+                  str(tmp_path / "answer.pdf"))
+    assert result.exit_code == ExitCode.CONFIG and str(key_file) in result.output.replace("\n", "")
+    assert not key_file.exists() and not (tmp_path / "answer.pdf").exists()
+    assert audit_trail.head(trail.conn)[0] == 4  # the audit is recorded; only the signature is withheld
+
+
+def test_signing_reads_only_the_end_of_the_local_log(trail) -> None:
+    every = local_log.entries(trail.settings)
+    last = local_log.log_path(trail.settings).read_text().splitlines()[-1]
+    tail = local_log.latest_entries(trail.settings, span=len(last) + 40)  # the line before is cut: dropped
+    assert [e["signature"] for e in tail] == [every[-1]["signature"]] and tail[0]["line"] is None
+    whole = local_log.latest_entries(trail.settings, span=1 << 20)
+    assert [e["signature"] for e in whole] == [e["signature"] for e in every]
