@@ -114,6 +114,19 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     return applied
 
 
+def applied_migrations(conn: psycopg.Connection) -> set[int]:
+    """Versions of the migrations applied in this database (read only: none when it has no schema yet)."""
+    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+        return set()
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def pending_migrations(conn: psycopg.Connection) -> list[str]:
+    """Names of the migrations this engine has and the database lacks, in order (read only)."""
+    done = applied_migrations(conn)
+    return [name for version, name, _ in migrations() if version not in done]
+
+
 PGVECTOR_MIN = (0, 8, 0)  # hnsw.iterative_scan (filtered searches that stay full) came with 0.8.0
 
 
@@ -169,10 +182,11 @@ def connect(settings: Settings, *, auto_migrate: bool = True) -> psycopg.Connect
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.OperationalError as exc:
-        raise StorageError(
-            redact(f"cannot connect to PostgreSQL at {url}: {exc}".strip())
-            + "\nStart it (the embedded one starts on demand) or fix DATABASE_URL."
-        ) from exc
+        hint = ("\nCheck that the server named by DATABASE_URL is up and reachable from here ('evidence db status' "
+                "tells), or fix DATABASE_URL." if settings.database_url else
+                "\nThe embedded server did not accept the connection: 'evidence db status' shows it; 'evidence db "
+                "stop' then any command starts it again.")
+        raise StorageError(redact(f"cannot connect to PostgreSQL at {url}: {exc}".strip()) + hint) from exc
     except psycopg.ProgrammingError as exc:  # a malformed URL or an unknown option
         raise ConfigError(redact(f"DATABASE_URL is not a valid PostgreSQL connection string ({str(exc).strip()})")
                           + "; expected a URL such as postgresql://user@host:5432/dbname") from exc
@@ -200,3 +214,43 @@ def connection(settings: Settings, *, auto_migrate: bool = True) -> Iterator[psy
         yield conn
     finally:
         conn.close()
+
+
+def server_status(settings: Settings) -> dict[str, object]:
+    """What `evidence db status` reports, starting nothing: for DATABASE_URL, whether the server answers and
+    what it is (version, TLS, role, pgvector, schema); for the embedded server, whether it runs, and the same
+    details when it does. `reachable` False carries the (redacted) error."""
+    if settings.database_url:
+        info: dict[str, object] = {"external": True, "url": redact(settings.database_url)}
+        url = settings.database_url
+    else:
+        info = {"external": False, **embedded_db.status(settings)}
+        url = str(info["uri"]) if info["running"] else ""
+        if not url:
+            return info
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            info.update(reachable=True, **_describe_server(conn))
+    except psycopg.Error as exc:
+        info.update(reachable=False, error=redact(str(exc).strip()))
+    return info
+
+
+def _describe_server(conn: psycopg.Connection) -> dict[str, object]:
+    row = conn.execute("SELECT current_setting('server_version'), current_user, current_database(), "
+                       "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
+                       "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')").fetchone()
+    version, role, database, superuser, installed, available = row
+    schema: dict[str, object] = {"schema_version": None, "pending_migrations": None}
+    if conn.execute("SELECT to_regclass('schema_migrations') IS NULL "
+                    "OR has_table_privilege('schema_migrations', 'SELECT')").fetchone()[0]:
+        applied = applied_migrations(conn)
+        schema = {"schema_version": max(applied) if applied else None,
+                  "pending_migrations": [name for number, name, _ in migrations() if number not in applied]}
+    else:
+        schema["schema_error"] = f"role {role} may not read schema_migrations ('evidence db grant {role}' as the owner)"
+    return {"server_version": version, "tls": conn.pgconn.ssl_in_use,
+            "sslmode": conn.info.get_parameters().get("sslmode", "prefer"),
+            "role": role, "superuser": superuser, "database": database, "pgvector": installed,
+            "pgvector_available": available, "pgvector_problem": pgvector_problem(installed, available), **schema}

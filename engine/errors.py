@@ -89,8 +89,12 @@ class InputError(EngineError):
 
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)(?P<user>[^\s:/@?#]*):(?P<secret>[^\s@/?#]+)@",
                               re.IGNORECASE)
+# A keyword's value: quoted as libpq reads it ('Sekrit Pw9', a \' or \\ escaped inside), or unquoted up to
+# whitespace, or to an `&` that starts the next parameter of a URL's query; a comma or a semicolon is part of
+# a libpq value (password=Sek,rit9Pw), so it is redacted with the rest.
 _KEYWORD_SECRET = re.compile(r"(?P<key>\b(?:password|passwd|pwd|api[_-]?key|token|secret)\s*[=:]\s*)"
-                             r"(?P<quote>['\"]?)(?P<secret>[^\s'\"&;,]+)(?P=quote)", re.IGNORECASE)
+                             r"(?:'(?:[^'\\\n]|\\.)*'?|\"(?:[^\"\\\n]|\\.)*\"?|(?:[^\s&'\"]|&(?![\w.-]+=))+)",
+                             re.IGNORECASE)
 REDACTED = "***"
 
 
@@ -98,7 +102,7 @@ def redact(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
     """`text` with credentials removed: `scheme://user:password@` and `password=...` forms, and any
     literal secret given (the configured LLM key, a DATABASE_URL password) wherever it appears."""
     text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", text)
-    text = _KEYWORD_SECRET.sub(lambda m: f"{m['key']}{m['quote']}{REDACTED}{m['quote']}", text)
+    text = _KEYWORD_SECRET.sub(lambda m: f"{m['key']}{REDACTED}", text)
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, REDACTED)

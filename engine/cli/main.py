@@ -43,17 +43,24 @@ relevance_app.command("export-feedback")(export_feedback)
 
 @db_app.command("status")
 def db_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Show whether the embedded server runs (does not start it)."""
+    """Show the database without starting anything: with DATABASE_URL, whether that server answers, its version,
+    TLS, the role, pgvector and the schema (pending migrations); else whether the embedded server runs (and the
+    same when it does). Exit 4 when the configured server does not answer."""
 
     def body() -> int:
         settings = load_settings()
         settings.ensure_home()  # an unusable home is an error, not a status
-        info = {"external": bool(settings.database_url), **embedded_db.status(settings)}
+        info = dbmod.server_status(settings)
         if as_json:
             emit_json(info)
         else:
             for key, value in info.items():
-                out.print(f"{key:12} {value}")
+                shown = (", ".join(value) or "none") if isinstance(value, list) else value
+                out.print(f"{key:18} {shown}", highlight=False, markup=False)
+        if info.get("reachable") is False:
+            err.print(f"error: the database at {info.get('url') or info.get('uri')} does not answer; check that the "
+                      "server is up and reachable from here, or fix DATABASE_URL", highlight=False, markup=False)
+            return ExitCode.STORAGE
         return ExitCode.SUCCESS
 
     run(body)

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli.main import app
-from engine.db import pgvector_problem
+from engine.db import migrations, pgvector_problem
 from tests import pg_server
 from tests.conftest import CORPUS
 
@@ -169,3 +169,50 @@ def test_prewarm_without_the_extension_names_who_must_create_it(env) -> None:
     code, out = _cli("db", "prewarm")
     assert code == 4, out
     assert "CREATE EXTENSION pg_prewarm;" in out and "administrator" in out
+
+
+def _status(monkeypatch, url: str) -> tuple[int, dict, str]:
+    monkeypatch.setenv("DATABASE_URL", url)
+    result = runner.invoke(app, ["db", "status", "--json"])
+    return result.exit_code, json.loads(result.stdout), result.output
+
+
+def test_db_status_reports_the_external_server(env, monkeypatch) -> None:
+    """Before: `db status` ignored DATABASE_URL and described the embedded server (exit 0)."""
+    assert _cli("db", "migrate")[0] == 0
+    code, info, _ = _status(monkeypatch, env.url("engine_app", APP_PASSWORD, "engine"))
+    assert code == 0 and info["external"] is True and info["reachable"] is True
+    assert APP_PASSWORD not in json.dumps(info) and "engine_app:***@127.0.0.1" in info["url"]
+    assert info["server_version"][0].isdigit() and info["tls"] is True and info["sslmode"] == "verify-full"
+    assert (info["role"], info["superuser"], info["database"]) == ("engine_app", False, "engine")
+    assert pgvector_problem(info["pgvector"], info["pgvector_available"]) is None and info["pgvector_problem"] is None
+    assert info["schema_version"] == max(n for n, _, _ in migrations()) and info["pending_migrations"] == []
+    assert "pgdata" not in info  # nothing about the embedded server
+
+
+def test_db_status_names_pending_migrations_and_a_missing_pgvector(env, monkeypatch) -> None:
+    code, info, _ = _status(monkeypatch, env.url("engine_app", APP_PASSWORD, "bare"))
+    assert code == 0 and info["reachable"] is True and info["schema_version"] is None
+    assert info["pending_migrations"] == [name for _, name, _ in migrations()]
+    assert info["pgvector"] is None and info["pgvector_available"]  # there to create, by an administrator
+
+
+def test_db_status_of_a_server_that_refuses_is_exit_4_without_the_password(env, monkeypatch) -> None:
+    code, info, output = _status(monkeypatch, env.url("engine_app", "not-the-password", "engine"))
+    assert code == 4 and info["reachable"] is False and "password authentication failed" in info["error"]
+    assert "not-the-password" not in output and "embedded" not in output
+
+
+def test_keyword_style_dsn_with_a_quoted_password_is_redacted_whole(env, monkeypatch) -> None:
+    """`password='Sekrit Pw9'` was printed whole, `password=Sek,rit9Pw` as `***,rit9Pw`."""
+    with env.admin() as admin:
+        admin.execute("DROP ROLE IF EXISTS kw_app")
+        admin.execute("CREATE ROLE kw_app LOGIN PASSWORD 'Sek,rit 9Pw'")
+    dsn = (f"host=127.0.0.1 port={env.port} dbname=engine user=kw_app password='Sek,rit 9Pw' "
+           f"sslmode=verify-full sslrootcert={env.ca_file}")
+    code, info, output = _status(monkeypatch, dsn)
+    assert code == 0 and info["reachable"] is True and info["role"] == "kw_app", output
+    assert "Sek" not in output and "rit 9Pw" not in output and "password=*** sslmode=verify-full" in info["url"]
+    assert info["pending_migrations"] is None and "may not read schema_migrations" in info["schema_error"]
+    code, info, output = _status(monkeypatch, dsn.replace("'Sek,rit 9Pw'", "Sek,rit9Pw-wrong"))
+    assert code == 4 and "Sek" not in output and "rit9Pw" not in output
