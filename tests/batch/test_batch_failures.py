@@ -106,6 +106,25 @@ def test_skip_takes_the_lease_away_and_an_answered_question_cannot_be_skipped(ba
     assert item["skipped_by"] == "ops" and item["skip_reason"] == "out of scope" and item["lease_owner"] is None
 
 
+def test_an_idle_worker_is_woken_by_a_change_of_its_batch_not_by_polling(batch_settings, tmp_path) -> None:
+    batch_id = _batch(batch_settings, tmp_path, TWO_QUESTIONS)
+    with dbmod.connection(batch_settings) as idle, dbmod.connection(batch_settings) as busy:
+        batch_store.listen(idle)
+        batch_store.register_worker(busy, W2)
+        held = batch_store.claim_next(busy, batch_id, W2, 60)
+        batch_store.drop_wakeups(idle)
+        started = time.monotonic()
+        assert not batch_store.wait_for_change(idle, batch_id, 0.3)  # nothing happened: the timeout
+        assert time.monotonic() - started >= 0.3
+        _fail(busy, batch_id, held["question_id"], W2)  # a question given back sends a wake-up
+        started = time.monotonic()
+        assert batch_store.wait_for_change(idle, batch_id, 30)
+        assert time.monotonic() - started < 5
+        batch_store.drop_wakeups(idle)
+        batch_store.retry(busy, batch_id, [held["question_id"]])  # so does an operator's retry
+        assert batch_store.wait_for_change(idle, batch_id, 30)
+
+
 # --- a worker that meets a failing question goes on ---------------------------------------------------
 
 def test_one_worker_fails_the_raising_question_and_answers_the_others(batch_settings, embedder, tmp_path) -> None:
