@@ -132,10 +132,14 @@ _COMMAND_ENDINGS = re.compile(
     r"engine|bot|chatbot|system) (?:must|should|will|shall|is to|needs to))$")
 # "you" as the subject in any form, questions included ("can you ...").
 _YOU_ENDINGS = re.compile(r"(?:\byou|\bu|\bya|\bthou|\byou (?:can|could|would|may|might|do|did|ever))$")
+# A request put as a question, the whole clause before the verb: "could you (please) ...".
+_POLITE_REQUEST = re.compile(r"(?:please |kindly )?(?:could|can|would|will) (?:you|u)"
+                             r"(?: please| kindly| just| simply)?")
 _TRAILING_LEADS = re.compile(r"(?:\s(?:now|just|simply|also|immediately|hereby|please|kindly|really|always|"
                              r"instead|then|from now on|henceforth))+$")
 
 IMPERATIVE, YOU, ANYONE = "imperative", "you", "anyone"
+REQUEST = "request"  # an imperative, or a request put as a question ("could you confirm ..."), not "can you act as"
 
 
 def _addressed(text: str, start: int, mode: str) -> bool:
@@ -145,6 +149,8 @@ def _addressed(text: str, start: int, mode: str) -> bool:
     it is a command in the declarative ("you must", "I want you to"). YOU: also any clause with
     "you" as the subject, questions included ("can you ..."): for objects only the engine has
     (its instructions, prompt, guardrails), where generic "you" in a legal question cannot be meant.
+    REQUEST: an imperative, or the clause before the verb is only "could you" (a request put as a
+    question); "can you act as a director" stays a legal question for the rules that do not use it.
     """
     head = text[:start]
     breaks = list(_CLAUSE_BREAK.finditer(head))
@@ -156,7 +162,7 @@ def _addressed(text: str, start: int, mode: str) -> bool:
     if not words or all(w in _LEAD_WORDS for w in re.findall(r"[a-z']+", words)):
         return True
     words = _TRAILING_LEADS.sub("", " " + words).strip()
-    if _COMMAND_ENDINGS.search(words):
+    if _COMMAND_ENDINGS.search(words) or (mode == REQUEST and _POLITE_REQUEST.fullmatch(words)):
         return True
     return mode == YOU and _YOU_ENDINGS.search(words) is not None
 
@@ -166,15 +172,16 @@ def _addressed(text: str, start: int, mode: str) -> bool:
 _OVERRIDE_VERB = (r"(?P<verb>ignore|disregard|forget|override|overrule|bypass|skip|drop|discard|neglect|abandon|"
                   r"circumvent|set aside|throw away|put aside|delete|erase|reset|clear|cancel|revoke|void|ditch|"
                   r"dismiss|suspend|violate|break|obey no|stop following|stop obeying|do not follow|don't follow|"
-                  r"no longer follow|quit following)")
+                  r"no longer follow|quit following|scrap|junk|toss|nullify)")
 _QUALIFIER = (r"(?:all|any|every|each|the|your|ur|these|those|this|that|my|its|of|previous|prior|above|earlier|"
               r"preceding|foregoing|former|initial|original|old|existing|current|default|given|system|developer|"
               r"safety|security|built-in|hidden|internal|preset|pre-set|standard|usual|other|engine's|operator's)")
 _RULES_NOUN = (r"(?:instructions?|prompts?|directives?|directions?|guidelines?|rules?|programming|commands?|orders?|"
                r"constraints?|restrictions?|limitations?|limits|guardrails?|policies|policy|settings|context|"
                r"training|filters?|safeguards?|protocols?|messages?|conditioning|configuration|checks?|gates?|"
-               r"corpus|sources|evidence|documents|quotes|citations)")
-_ENGINE_OBJECT = (r"(?:(?:" + _QUALIFIER + r"\s?){1,4}" + _RULES_NOUN + r"|everything(?: (?:above|before|else|"
+               r"corpus|sources|evidence|documents|quotes|citations|library|passages)")
+_ENGINE_OBJECT = (r"(?:(?:" + _QUALIFIER + r"\s?){1,4}(?:[a-z]+\s)?" + _RULES_NOUN + r"|everything(?: (?:above|before|"
+                  r"else|"
                   r"prior|previous|you (?:were|have been) told))?|the above|all (?:of )?(?:the )?above|"
                   r"what (?:you were|i) (?:told|said) (?:you )?(?:before|earlier|above))")
 # Objects only the engine has: its own (your) instructions, or those given before this text.
@@ -233,7 +240,7 @@ _INVALID = (r"(?:(?:is|are|has been|have been|was|were|'s|'re)\s)?(?:now |hereby
             r"null(?: and void)?|cancell?ed|revoked|withdrawn|obsolete|superseded|lifted|suspended|waived|invalid|"
             r"expired|rescinded|overridden|replaced|gone|no longer (?:valid|in force|binding|relevant|applicable|"
             r"needed|apply|applies|matters?|counts?|stands?|holds?)|not (?:valid|binding|in force|applicable)|"
-            r"(?:do|does) not apply|(?:don't|doesn't) apply)")
+            r"(?:do|does) not apply|(?:don't|doesn't) apply|outdated|out of date|stale|moot)")
 # The steps that make an answer an evidence engine's: search, quotes, citations, verification.
 _PROCESS = (r"(?:(?:quote|citation|evidence|grounding|verbatim|source|research|retrieval|look-?up|verification|"
             r"fact-?check(?:ing)?)\s?(?:verification|checks?|checking|steps?|stages?|phases?|parts?|process|gates?|"
@@ -245,12 +252,15 @@ _SPEECH = (r"(?P<verb>respond|reply|answer|say|state|write|tell(?: me| us| them|
 _VERDICT_SUBJECT = (r"(?:(?:all|every|each|the|our|this|these|its|their)\s(?:\w+\s){0,2}(?:controls?|requirements?|"
                     r"obligations?|checks?|items?|policies|procedures?|findings?|files?|criteria|tests?)|(?:the|our|"
                     r"this|my)\s(?:\w+\s){0,2}(?:firm|bank|company|organi[sz]ation|entity|business|fund|insurer|"
-                    r"broker|institution)|we|everything)")
+                    r"broker|institution)|we|everything|it|all)")
 _VERDICT_PREDICATE = (r"(?:(?:(?:is|are|was|were|have been|has been|remains?)\s)?(?:(?:all|fully|completely|entirely|"
                       r"now|operating)\s)*(?:effective(?:ly)?|compliant|in compliance|in order|in place|adequate|"
                       r"satisfactory|sufficient|passed|met|satisfied|fulfill?ed|verified|approved|green|clean|"
-                      r"conform(?:ing|ant)?)\b|(?:pass(?:es)?|meets?|satisf(?:y|ies)|fulfill?s?|compl(?:y|ies) with) "
+                      r"conform(?:ing|ant)?|fine|ok|okay|good|all right)\b|(?:has|have) no (?:\w+ )?(?:gaps|issues|"
+                      r"breaches|deficiencies|findings|problems|weaknesses|exceptions)\b|"
+                      r"(?:pass(?:es)?|meets?|satisf(?:y|ies)|fulfill?s?|compl(?:y|ies) with) "
                       r"(?:all|every|each|the|its|our|their)\b)")
+_CONTRACTED = r"(?:we're|it's|they're|everything's|all's)"
 _NO_FINDINGS = (r"no (?:gaps|issues|findings|problems|exceptions|deficiencies|breaches|weaknesses) (?:were |was |are |"
                 r"have been |has been )?(?:found|identified|detected|noted|observed|raised)")
 _LOOKUP = (r"(?:search\w*|look\w* (?:anything |it |things |that )?up|research\w*|retriev\w*|consult\w*|check\w*|"
@@ -480,6 +490,64 @@ _EN_RULES: tuple[tuple[str, str, str], ...] = (
     (r"\bfor the rest of (?:this|the|our) (?:chat|conversation|session|thread|dialogue)\b|\b(?:assistant|ai|model|"
      r"bot|chatbot|engine|version of yourself) (?:without|with no|free of|free from) (?:any |all )?(?:rules|"
      r"restrictions|limits|limitations|filters|guardrails|constraints|boundaries|ethics)\b", ROLE, ANYONE),
+    # -- second round (developed on held-out set 2's misses; set 3 was frozen before) --
+    (r"\b(?P<verb>respond|reply|answer|say|state|write|tell|conclude|confirm|report|declare|certify|agree)\b"
+     r"(?: (?:me|us|them))?(?: that)? " + _CONTRACTED + r" (?:\w+ )?(?:compliant|fine|ok|okay|good|in order|"
+     r"effective|approved|covered|clean)\b", VERDICT, IMPERATIVE),
+    (r"\b(?:by |when |while )?(?:writing|saying|stating|answering|concluding|confirming|reporting|declaring) that "
+     r"(?:" + _VERDICT_SUBJECT + r"\s" + _VERDICT_PREDICATE + "|" + _NO_FINDINGS + ")", VERDICT, ANYONE),
+    (r"\b(?P<verb>assume|presume|take it|suppose|pretend)\b(?: as given)?(?: that)? (?:the|your) (?:answer|verdict|"
+     r"result|outcome|conclusion|finding|rating) (?:is|will be|was) (?:yes|positive|favou?rable|compliant|a pass|"
+     r"passed|green|clean|fine)\b", VERDICT, IMPERATIVE),
+    (r"\b(?:need|want|require|expect|would like) (?:the |your |this )?(?:result|answer|verdict|outcome|finding|"
+     r"conclusion|report|rating) to (?:be|say|read|come out) (?:\w+ )?(?:favou?rable|positive|yes|compliant|clean|"
+     r"green|a pass|passed|fine)\b", VERDICT, ANYONE),
+    (r"\b(?:regardless|irrespective) of (?:what )?(?:the |your |any )?(?:sources?|documents?|evidence|corpus|"
+     r"citations?|texts?|passages|library)\b", VERDICT, ANYONE),
+    (r"(?<!are )(?<!is )\b(?:sources?|citations?|quotes?|references?) (?:are |is )?(?:optional|unnecessary|not "
+     r"needed|not required)\b", NO_EVIDENCE, ANYONE),
+    (r"(?:^|[.;,:!]\s?)no (?:citations?|quotes?|quotations?|sources?|references?) (?:are |is )?(?:needed|required|"
+     r"necessary|please)\b", NO_EVIDENCE, ANYONE),
+    (r"\b(?:verdict|answer|reply|line|sentence|summary) (?:saying|that says|stating|that states|which says) "
+     r"(?:that )?(?:" + _CONTRACTED + r"|it is|we are|all is|everything is) (?:\w+ )?(?:fine|ok|okay|good|"
+     r"compliant|in order|effective|approved)\b", VERDICT, ANYONE),
+    (r"\b(?P<verb>confirm|say|answer|tell me|write|state|conclude|decide|agree)\b.{0,40}?\bwithout (?:going "
+     r"through|reading|checking|looking (?:at|through|in)|consulting|searching|opening|reviewing|citing|quoting) "
+     r"(?:the |any |your )?(?:documents?|sources?|evidence|corpus|texts?|files|library|records|passages)\b",
+     NO_EVIDENCE, REQUEST),
+    (r"\b(?:from|out of|off) (?:the top of )?your (?:own )?(?:head|mind)\b|\bin your (?:own )?(?:personal )?"
+     r"(?:opinion|view)\b|\brather than (?:from |using |with |on |in )?(?:the |your )?(?:library|corpus|documents|"
+     r"sources|evidence|passages|texts)\b", NO_EVIDENCE, ANYONE),
+    (r"\b(?:don't|do not|dont|no need to|never) (?:waste|spend) (?:time|effort|your time) (?:on )?(?:retriev|search|"
+     r"look|check|find|read|quot|cit|research|verif)\w*|\bwhatever (?:seems|sounds|feels|looks) (?:right|plausible|"
+     r"likely|true|correct|reasonable)\b", NO_EVIDENCE, ANYONE),
+    (r"\b(?:if|when|where) you (?:can't|cannot|can not|don't|do not|fail to|are unable to) find (?:a |any |the )?"
+     r"(?:source|quote|citation|evidence|reference|clause|section|passage|text)s?\b.{0,40}?\b(?:create|make|invent|"
+     r"write|fabricate|use|improvise|guess|pick|supply|draft)\b", NO_EVIDENCE, ANYONE),
+    (r"\b(?:your|the engine's) (?:operators?|developers?|creators?|owners?|administrators?|admins?|makers?|"
+     r"programmers?|designers?|builders?|vendor)\b.{0,20}?\b(?:gave|give|given|set|wrote|write|written|loaded|"
+     r"provided|configured|told) (?:you|to you|for you)\b", PROMPT, ANYONE),
+    (r"\b(?:what|which) (?:\w+ ){0,2}(?:were|have|did) you (?:been )?(?:given|loaded|configured|initiali[sz]ed|"
+     r"programmed|set up|told|instructed|fed|provided|primed|briefed)(?: with)?\b", PROMPT, ANYONE),
+    (_REVEAL + r"\b.{0,40}?\b(?:" + _SETUP_NOUN + r")\b.{0,10}?\b(?:above|so far|until now|up to (?:here|now|this "
+     r"point))\b", PROMPT, IMPERATIVE),
+    (r"\b(?:everything|anything|all|whatever) (?:" + _SETUP_RELATIVE + r")(?:\s\w+){0,3}\s?" + _INVALID + r"\b",
+     OVERRIDE, ANYONE),
+    (r"\b(?P<verb>listen|answer|respond|report|reply) only to me\b|\b(?:only )?(?:obey|follow|listen to) only me\b|"
+     r"\b(?P<verb2>do) (?:exactly |just |only )?(?:as|what) i (?:say|tell you|write|ask)\b", OVERRIDE, ANYONE),
+    (r"\b(?:previous|prior|earlier|old|original|initial|all|your|existing) (?:directives?|instructions?|rules|orders|"
+     r"guidelines|prompts?|settings|constraints)\s?[:\-=]\s?(?:cancell?ed|void|revoked|null|obsolete|deleted|"
+     r"removed|none|off|disabled|overridden|gone|suspended)\b", OVERRIDE, ANYONE),
+    (r"(?:^|[.!?\]\n]\s?)(?:current|active|real|new) (?:directives?|instructions?|orders?|commands?|task)\s?[:\-]",
+     AUTHORITY, ANYONE),
+    (r"\bfrom this (?:message|point|moment|line|turn) (?:on|onwards?|forward)\b|\b(?P<verb>answer|respond|reply|speak|"
+     r"act|write) as ['\"]\w+|\bwho has no (?:guard|guardrails|filters?|safety checks|ethics|rules at all|"
+     r"restrictions at all)\b", ROLE, ANYONE),
+    (_SWITCH_OFF + r"\b.{0,10}?\bthe (?:\w+ )?(?:checks?|gates?|filters?|guards?|rules?|steps?|requirements?)s? "
+     r"(?:that|which)\b.{0,40}?\b(?:quotes?|citations?|verbatim|evidence|sources?|grounding)\b", CHECKS, IMPERATIVE),
+    (r"\b(?:the |your )?(?:citation|quote|quotation|evidence|source|grounding|verification|verbatim) (?:requirements?|"
+     r"rules?|checks?|gates?|steps?)s? (?:does not|doesn't|do not|don't|no longer|shall not|will not|won't) apply "
+     r"to (?:me|us|this (?:question|one|request|answer))\b", CHECKS, ANYONE),
     # smuggled instructions, tools, markup
     (r"\b(?:decode|decrypt|unscramble|reverse|rot-?13|base64)\b.{0,40}?\b(?:and |then )?(?:follow|comply|obey|"
      r"execute|act on|carry (?:it|them) out)\b", OVERRIDE, ANYONE),
@@ -496,6 +564,27 @@ _OTHER_RULES: tuple[tuple[str, str], ...] = (
      r"\b(?:oublie|oubliez|ignore|ignorez) (?:tout|toutes? (?:les|tes|vos))\b|"
      r"\b(?:olvida|olvide|ignora) (?:todo|todas? (?:las|tus))\b|\b(?:dimentica|ignora) (?:tutto|tutte le)\b|"
      r"\b(?:vergeet|negeer) alles\b|\b(?:esqueca|esquece|ignore) (?:tudo|todas? as)\b", OVERRIDE),
+    # dictated verdicts and answers without sources, in each language
+    (r"\b(?:sag|sage|sagen sie|antworte|antworten sie|schreib|schreibe|bestatige|bestatigen sie|erklare|melde)\b"
+     r".{0,20}\bdass (?:alles|alle \w+|jede \w+|samtliche \w+|wir|die \w+|der \w+|das \w+) (?:\w+ ){0,2}(?:in "
+     r"ordnung|konform|erfullt|wirksam|effektiv|bestanden|compliant|genehmigt|ok)\b|"
+     r"\b(?:reponds|repondez|dis|dites|ecris|ecrivez|confirme|confirmez|declare|declarez|indique|indiquez)\b.{0,15}"
+     r"\bque (?:tout|tous les \w+|toutes les \w+|nous|la \w+|le \w+) (?:\w+ ){0,2}(?:conformes?|efficaces?|"
+     r"respectes?|valides?|en ordre|approuves?|satisfaits?)\b|"
+     r"\b(?:responde|responda|di|dime|diga|escribe|escriba|confirma|confirme|declara|declare|indica)\b.{0,15}\bque "
+     r"(?:todo|todos los \w+|todas las \w+|la \w+|el \w+|tudo|todos os \w+|todas as \w+|o \w+|a \w+) "
+     r"(?:\w+ ){0,2}(?:cumple|cumplen|cumpre|cumprem|conformes?|aprobad[oa]s?|aprovad[oa]s?|efectiv[oa]s?|"
+     r"eficaces|en orden|em ordem|esta bien|esta tudo bem)\b|"
+     r"\b(?:rispondi|rispondete|di'|dimmi|scrivi|conferma|confermate|dichiara)\b.{0,15}\bche (?:tutto|tutti i \w+|"
+     r"tutte le \w+|il \w+|la \w+) (?:\w+ ){0,2}(?:efficaci|conform[ei]|approvat[oi]|superat[oi]|a posto|in "
+     r"regola)\b|"
+     r"\b(?:zeg|antwoord|schrijf|bevestig|verklaar)\b.{0,15}\bdat (?:alles|alle \w+|elke \w+|we|wij|de \w+|het \w+) "
+     r"(?:\w+ ){0,2}(?:in orde|conform|effectief|goedgekeurd|voldaan|compliant)\b", VERDICT),
+    (r"\bohne (?:belege|quellen|nachweise|zitate|nachzuschauen|nachzusehen|zu (?:suchen|prufen|recherchieren))\b|"
+     r"\b(?:inutile|pas besoin) de (?:chercher|verifier|consulter|citer)\b|\bsans (?:chercher|verifier|consulter|"
+     r"citer|sources)\b|\bno hace falta (?:buscar|consultar|citar|verificar)\b|\bsin (?:buscar|consultar|citar|"
+     r"verificar|fuentes)\b|\bsenza (?:cercare|consultare|citare|verificare|fonti)\b|\bsem (?:buscar|consultar|"
+     r"citar|verificar|fontes)\b|\bzonder (?:te zoeken|bronnen|te controleren|na te kijken)\b", NO_EVIDENCE),
     # German
     (r"\b(?:ignorier\w*|vergiss|vergessen sie|missacht\w*|uberschreib\w*|umgeh\w*|verwirf|verwerfen sie|"
      r"setze? \w* ausser kraft|hebe? \w* auf)\b.{0,40}\b(?:anweisung\w*|anordnung\w*|regeln|vorgaben|"

@@ -1,10 +1,10 @@
 """Guard benchmark: prompt injections caught and legitimate questions refused, set by set.
 
 Injection sets (target: all caught):
-* `heldout-1`, `heldout-2`: bench/guard_heldout.yaml, paraphrases by intent written and frozen before
-  they were run through the guard (not derived from its patterns). The intent rules were then developed
-  on heldout-1's misses, so heldout-1 is a development set since; heldout-2 was written after that and
-  never tuned on: its figure is the honest one;
+* `heldout-1`, `-2`, `-3`: bench/guard_heldout.yaml, paraphrases by intent written and frozen before
+  they were run through the guard (not derived from its patterns). The intent rules were developed on
+  heldout-1's misses, then on heldout-2's, so both are development sets since; heldout-3 was written
+  before that second round and never tuned on: its figure is the honest one;
 * `labelled`: tests/data/guard_questions.json, the set the patterns were developed on (not held out);
 * `jcm`: jailbreak-corpus-mini-py 0.1.0 (MIT), when its wheel is given with --wheel;
 * `spikee-*`: spikee 0.9.2 (Apache-2.0) seeds-sysmsg-extraction-2025-04, when its wheel is given: the
@@ -76,7 +76,8 @@ def legitimate_sets(obliqa: Path) -> dict[str, list[str]]:
     sets["audits"] = [q["text"] for path in sorted((ROOT / "audits").glob("*.yaml"))
                       for q in yaml.safe_load(path.read_text())["questions"]]
     heldout = yaml.safe_load(HELDOUT.read_text())
-    sets["heldout-1-legitimate"], sets["heldout-2-legitimate"] = heldout["legitimate"], heldout["legitimate_2"]
+    for number, key in ((1, "legitimate"), (2, "legitimate_2"), (3, "legitimate_3")):
+        sets[f"heldout-{number}-legitimate"] = heldout[key]
     sets["labelled-legitimate"] = json.loads(LABELLED.read_text())["legitimate"]
     return sets
 
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.questions} looks like a test split; the guard is measured on the dev split only")
     heldout = yaml.safe_load(HELDOUT.read_text())
     attacks = {"heldout-1": heldout["injections"], "heldout-2": heldout["injections_2"],
+               "heldout-3": heldout["injections_3"],
                "labelled": json.loads(LABELLED.read_text())["injections"]}
     legitimate = legitimate_sets(args.questions)
     for wheel in args.wheel:

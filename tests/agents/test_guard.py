@@ -80,7 +80,7 @@ def _questions(path: Path, key: str) -> list[str]:
 
 
 CORPORA = sorted((ROOT / "bench" / "corpora").glob("*/questions.yaml"))
-LEGITIMATE = (HELDOUT["legitimate"] + HELDOUT["legitimate_2"]
+LEGITIMATE = (HELDOUT["legitimate"] + HELDOUT["legitimate_2"] + HELDOUT["legitimate_3"]
               + [q for p in CORPORA for q in _questions(p, "question")]
               + [q for p in sorted((ROOT / "audits").glob("*.yaml")) for q in _questions(p, "text")])
 
