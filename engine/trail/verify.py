@@ -174,8 +174,13 @@ def _stored_checkpoints(conn: psycopg.Connection, settings: Settings
     for c, state in local_log.settle(conn, local_log.entries(settings), known):
         where = f"the local log {local_log.log_path(settings)}:{c['line']}"
         if state == "missing":
-            problems.append(Problem(seq=c["seq"], check="checkpoint",
-                                    message=f"checkpoint at seq {c['seq']} is in the local log, not in the database"))
+            committed = audit_trail.hash_at(conn, c["seq"])
+            hint = ("" if c.get("xact") or committed in (None, c["head_hash"]) else
+                    f" (its signed head {str(c['head_hash'])[:16]}… is not the committed audit at seq {c['seq']}: "
+                    "either that record was rewritten, or a batch signed this before its commit failed, under an "
+                    "engine that did not yet mark such checkpoints with their transaction)")
+            problems.append(Problem(seq=c["seq"], check="checkpoint", message=(
+                f"checkpoint at seq {c['seq']} is in the local log, not in the database{hint}")))
             extra.append({**c, "where": where})
         elif state == "rolled_back":
             notices.append(f"checkpoint at seq {c['seq']} in {where} was signed in transaction {c['xact']}, which "

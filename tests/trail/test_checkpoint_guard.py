@@ -160,3 +160,18 @@ def test_signing_reads_only_the_end_of_the_local_log(trail) -> None:
     assert [e["signature"] for e in tail] == [every[-1]["signature"]] and tail[0]["line"] is None
     whole = local_log.latest_entries(trail.settings, span=1 << 20)
     assert [e["signature"] for e in whole] == [e["signature"] for e in every]
+
+
+def test_a_leftover_from_before_transaction_marks_is_still_reported_with_a_hint(trail, embedder) -> None:
+    """Without its transaction id (written by an older engine) a leftover cannot be told from a rewrite: it stays
+    a failure, and the message says both readings."""
+    with pytest.raises(RuntimeError), trail.conn.transaction():
+        answer(trail.conn, trail.settings, embedder, "How often must user access rights be reviewed?")
+        raise RuntimeError("the commit fails")
+    answer(trail.conn, trail.settings, embedder, "When must a personal data breach be notified?")
+    path = local_log.log_path(trail.settings)
+    lines = path.read_text().splitlines()
+    old = [json.loads(line) for line in lines]
+    path.write_text("".join(json.dumps({k: v for k, v in e.items() if k != "xact"}) + "\n" for e in old))
+    report = verify_trail(trail.conn, trail.settings)
+    assert not report.ok and "a batch signed this before its commit failed" in report.problems[0].message
