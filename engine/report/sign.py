@@ -134,12 +134,13 @@ def identity(settings: Settings) -> Identity:
 
 
 def sign_pdf(pdf: bytes, ident: Identity, *, reason: str) -> bytes:
-    """`pdf` with a PAdES B-B signature over the whole file, appended as an incremental update."""
+    """`pdf` with a PAdES B-B certification signature (no changes permitted) over the whole file, appended as an
+    incremental update."""
     from asn1crypto import keys as asn1_keys
     from asn1crypto import x509 as asn1_x509
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
     from pyhanko.sign import signers
-    from pyhanko.sign.fields import SigSeedSubFilter
+    from pyhanko.sign.fields import MDPPerm, SigSeedSubFilter
     from pyhanko_certvalidator.registry import SimpleCertificateStore
 
     class _KeepMetadata(IncrementalPdfFileWriter):
@@ -154,8 +155,11 @@ def sign_pdf(pdf: bytes, ident: Identity, *, reason: str) -> bytes:
         signing_key=asn1_keys.PrivateKeyInfo.load(ident.key.private_bytes(
             serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())),
         cert_registry=SimpleCertificateStore.from_certs([der(c) for c in ident.chain]))
+    # A certification signature permitting no changes (DocMDP P=1): a reader flags any later revision, and
+    # the verifiers refuse a second signature over one (the report is bound whole, whoever signs again).
     meta = signers.PdfSignatureMetadata(field_name=FIELD_NAME, subfilter=SigSeedSubFilter.PADES,
-                                        md_algorithm="sha256", reason=reason)
+                                        md_algorithm="sha256", reason=reason, certify=True,
+                                        docmdp_permissions=MDPPerm.NO_CHANGES)
     writer = _KeepMetadata(io.BytesIO(pdf))
     _invisible_field(writer)
     out = io.BytesIO()

@@ -9,11 +9,14 @@ by `evidence trail public-key`), no engine, no database:
     python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem --state seen.txt --origin NAME
 
 For a report PDF it checks, and says which check failed:
-1. the PDF signature (PAdES, CMS detached): the signed byte range covers the whole file except the
-   signature value itself, so no byte was appended or changed after signing (an incremental update
-   counts as a change); the CMS message digest equals the SHA-256 of the signed bytes; the signature
-   verifies with the signer certificate; the signer certificate is issued by the trail key (or by
-   a certificate given with --trust-cert, for an organisation's own certificate);
+1. the PDF signature (PAdES, CMS detached): the report carries one signature (certified: no changes
+   permitted), and its signed byte range covers the whole file except the signature value itself, so
+   no byte was appended or changed after signing (an incremental update counts as a change, and so
+   does a second signature over one, whoever made it); the CMS message digest equals the SHA-256 of
+   the signed bytes; the signature verifies with the signer certificate; the signer certificate is
+   issued by the trail key (or by a certificate given with --trust-cert, for an organisation's own
+   certificate: its key usage must allow document signing, every issuer must be a CA, and the chain
+   must be valid now, as a B-B signature carries no trusted time);
 2. every audit record embedded in the PDF (`AUD-….json`, the canonical JSON the trail hashes) has an
    inclusion proof embedded beside it (`AUD-….proof.json`): SHA-256 of the record = the proof's record
    hash; the RFC 6962 leaf hash SHA-256(0x00 || record hash) leads along the audit path to the tree
@@ -503,15 +506,63 @@ def _valid_at(cert: x509.Certificate, when: datetime) -> bool:
     return cert.not_valid_before_utc <= when <= cert.not_valid_after_utc
 
 
-def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate]) -> list[str]:
+# Extended key usages fit for signing a document: document signing (RFC 9336), e-mail protection (S/MIME
+# signing certificates), Adobe's authentic documents and Microsoft's document signing, or any.
+SIGNING_EKUS = {"1.3.6.1.5.5.7.3.36": "documentSigning", "1.3.6.1.5.5.7.3.4": "emailProtection",
+                "1.2.840.113583.1.1.5": "Adobe authentic documents", "1.3.6.1.4.1.311.10.3.12": "MS document signing",
+                "2.5.29.37.0": "anyExtendedKeyUsage"}
+
+
+def _extension(cert: x509.Certificate, kind: type) -> Any:
+    try:
+        return cert.extensions.get_extension_for_class(kind).value
+    except x509.ExtensionNotFound:
+        return None
+
+
+def signer_usage_problem(cert: x509.Certificate) -> str | None:
+    """Why `cert` may not sign a document (its key usage or extended key usage says otherwise), or None.
+    An absent extension restricts nothing (RFC 5280)."""
+    name = cert.subject.rfc4514_string()
+    usage = _extension(cert, x509.KeyUsage)
+    if usage is not None and not (usage.digital_signature or usage.content_commitment):
+        return f"certificate {name} is not for signatures (key usage has neither digitalSignature nor nonRepudiation)"
+    extended = _extension(cert, x509.ExtendedKeyUsage)
+    if extended is not None and not {u.dotted_string for u in extended} & set(SIGNING_EKUS):
+        names = ", ".join(getattr(u, "_name", u.dotted_string) for u in extended)
+        return (f"certificate {name} is not for signing documents (extended key usage {names}; expected one of "
+                f"{', '.join(SIGNING_EKUS.values())})")
+    return None
+
+
+def issuer_problem(cert: x509.Certificate) -> str | None:
+    """Why `cert` may not issue certificates (not a CA, or its key usage lacks keyCertSign), or None."""
+    constraints = _extension(cert, x509.BasicConstraints)
+    if constraints is None or not constraints.ca:
+        return f"certificate {cert.subject.rfc4514_string()} is not a CA and cannot vouch for another certificate"
+    usage = _extension(cert, x509.KeyUsage)
+    if usage is not None and not usage.key_cert_sign:
+        return f"certificate {cert.subject.rfc4514_string()} may not sign certificates (key usage lacks keyCertSign)"
+    return None
+
+
+def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate],
+               now: datetime | None = None) -> list[str]:
     """The signer's chain up to the trail key or a trusted certificate, as subject names. Raises VerifyError.
 
-    Each link's signature and validity at the signing time are checked (no revocation: offline).
+    Each link's signature is checked; the signer's key usage must allow signing documents and every
+    issuer must be a CA. Validity: at the signing time the signature claims; for a chain that ends at a
+    --trust-cert certificate also now, since a PAdES B-B signature carries no trusted time (an expired
+    certificate's holder could claim any earlier time). No revocation: offline.
     """
-    when = cms.signing_time or datetime.now(UTC)
-    cert, path = cms.signer, []
+    now = now or datetime.now(UTC)
+    when = cms.signing_time or now
+    cert, path, chain = cms.signer, [], []
+    if (problem := signer_usage_problem(cert)) is not None:
+        raise VerifyError(problem)
     for _ in range(8):
         path.append(cert.subject.rfc4514_string())
+        chain.append(cert)
         if not _valid_at(cert, when):
             raise VerifyError(f"certificate {cert.subject.rfc4514_string()} was not valid at the signing time "
                               f"{when:%Y-%m-%d %H:%M:%S} UTC")
@@ -519,10 +570,20 @@ def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x
             return [*path, "the trail key"]
         anchor = next((a for a in anchors if a == cert or _issued_by(cert, a)), None)
         if anchor is not None:
+            for c in chain if anchor == cert else [*chain, anchor]:
+                if not _valid_at(c, now):
+                    raise VerifyError(f"certificate {c.subject.rfc4514_string()} is not valid now (valid "
+                                      f"{c.not_valid_before_utc:%Y-%m-%d} to {c.not_valid_after_utc:%Y-%m-%d}); "
+                                      "without a trusted timestamp the signing time the signature claims cannot "
+                                      "be relied on")
+            if anchor != cert and (problem := issuer_problem(anchor)) is not None:
+                raise VerifyError(problem)
             return path if anchor == cert else [*path, anchor.subject.rfc4514_string()]
         issuer = next((c for c in cms.certificates if c != cert and _issued_by(cert, c)), None)
         if issuer is None:
             break
+        if (problem := issuer_problem(issuer)) is not None:
+            raise VerifyError(problem)
         cert = issuer
     raise VerifyError(f"the signer certificate {cms.signer.subject.rfc4514_string()} is not issued by the trail "
                       "key nor by a trusted certificate (--trust-cert): whoever signed this PDF is not the engine")
@@ -533,6 +594,7 @@ def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x
 # --------------------------------------------------------------------------------------------------
 
 BYTE_RANGE = re.compile(rb"/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]")
+DOC_MDP = re.compile(rb"/Perms\s*<<\s*/DocMDP\b")  # a certification signature (ISO 32000-1, 12.8.2.2)
 EMBEDDED = re.compile(rb"/Type\s*/EmbeddedFile\b")
 OBJ_HEADER = re.compile(rb"(\d+)\s+(\d+)\s+obj\b")
 
@@ -645,10 +707,15 @@ def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x50
         result.problems.append("the PDF is not signed (no signature byte range): it was not written by a signing "
                                "engine, or its signature was removed")
         return None
-    rng = max(ranges, key=lambda r: r.end)
+    rng = min(ranges, key=lambda r: r.end)  # the first signature: the one over the report as issued
     signed = pdf[rng.start:rng.gap_start] + pdf[rng.gap_end:rng.end]
     result.signature = {"byte_range": [rng.start, rng.gap_start, rng.gap_end, rng.end - rng.gap_end],
-                        "file_size": len(pdf), "covers_whole_file": rng.end == len(pdf)}
+                        "file_size": len(pdf), "covers_whole_file": rng.end == len(pdf),
+                        "signatures": len(ranges), "certified": bool(DOC_MDP.search(signed))}
+    if len(ranges) > 1:
+        result.problems.append(f"the PDF carries {len(ranges)} signatures: a revision was added after the first "
+                               "signature and signed again (whoever signed it); a report is signed once, certified "
+                               "with no changes permitted")
     if rng.end != len(pdf):
         result.problems.append("the PDF was changed after it was signed: " + describe_tail(pdf[rng.end:]))
     try:

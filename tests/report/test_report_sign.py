@@ -1,5 +1,7 @@
 """Report signatures without a database: an organisation's PKCS#12 signs instead of the engine's key; the
-engine's own signature verifies with the trail key only, and a change to the signed file is named."""
+engine's own signature verifies with the trail key only, and a change to the signed file is named. A report
+is certified and signed once (an insider's second signature over a changed revision fails); a --trust-cert
+chain needs a document-signing leaf, CA issuers and validity now."""
 
 from __future__ import annotations
 
@@ -128,3 +130,124 @@ def test_a_changed_signed_report_fails_and_says_how(tmp_path, change: str, says:
         flipped[200] ^= 0x01  # inside the first signed byte range (the rendered document)
         changed = bytes(flipped)
     assert any(says in p for p in _signature_problems(changed, trail)), _signature_problems(changed, trail)
+
+
+def test_a_report_is_certified_and_signed_once(tmp_path) -> None:
+    signed, trail = _engine_signed(tmp_path)
+    result = verify_report(signed, trail)
+    assert result.signature["certified"] and result.signature["signatures"] == 1
+
+
+def test_an_insider_signing_a_changed_report_again_fails(tmp_path, monkeypatch) -> None:
+    """An incremental update adds a visible annotation and is signed again with the engine's own report key:
+    every signature verifies, yet the report is no longer the one issued."""
+    from pyhanko.pdf_utils import generic
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, validation
+
+    signed, trail = _engine_signed(tmp_path)
+    ident = report_sign.identity(Settings(home=tmp_path, database_url=None))
+    monkeypatch.setattr(validation, "read_certification_data", lambda reader: None)  # a tool ignoring DocMDP
+    writer = IncrementalPdfFileWriter(io.BytesIO(signed))
+    page = writer.root["/Pages"]["/Kids"][0].get_object()
+    note = writer.add_object(generic.DictionaryObject({
+        generic.pdf_name("/Type"): generic.pdf_name("/Annot"),
+        generic.pdf_name("/Subtype"): generic.pdf_name("/FreeText"),
+        generic.pdf_name("/Rect"): generic.ArrayObject([generic.NumberObject(v) for v in (50, 700, 400, 740)]),
+        generic.pdf_name("/Contents"): generic.TextStringObject("APPROVED BY THE BOARD")}))
+    page[generic.pdf_name("/Annots")] = generic.ArrayObject([note])
+    writer.update_container(page)
+    fields.append_signature_field(writer, fields.SigFieldSpec("Insider"))
+    resigned = _sign_again(writer, ident)
+    problems = _signature_problems(resigned, trail)
+    assert any("carries 2 signatures" in p for p in problems), problems
+    assert any("changed after it was signed" in p and "incremental update" in p for p in problems), problems
+
+
+def _sign_again(writer: Any, ident: Any) -> bytes:
+    from asn1crypto import keys as asn1_keys
+    from asn1crypto import x509 as asn1_x509
+    from cryptography.hazmat.primitives import serialization
+    from pyhanko.sign import signers
+    from pyhanko_certvalidator.registry import SimpleCertificateStore
+
+    def der(cert: x509.Certificate) -> Any:
+        return asn1_x509.Certificate.load(cert.public_bytes(serialization.Encoding.DER))
+
+    signer = signers.SimpleSigner(
+        signing_cert=der(ident.cert), cert_registry=SimpleCertificateStore.from_certs([der(c) for c in ident.chain]),
+        signing_key=asn1_keys.PrivateKeyInfo.load(ident.key.private_bytes(
+            serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())))
+    out = io.BytesIO()
+    signers.PdfSigner(signers.PdfSignatureMetadata(field_name="Insider"), signer=signer).sign_pdf(
+        writer, existing_fields_only=True, output=out)
+    return out.getvalue()
+
+
+def _certificate(name: str, key: Any, issuer: tuple[x509.Name, Any] | None, *, ca: bool = False,
+                 usage: x509.KeyUsage | None = None, eku: list[x509.ObjectIdentifier] | None = None,
+                 days: tuple[int, int] = (-1, 365)) -> x509.Certificate:
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Example Bank"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    issuer_name, issuer_key = issuer or (subject, key)
+    now = datetime.now(UTC)
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer_name).public_key(key.public_key())
+               .serial_number(x509.random_serial_number()).not_valid_before(now + timedelta(days=days[0]))
+               .not_valid_after(now + timedelta(days=days[1]))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if usage is not None:
+        builder = builder.add_extension(usage, critical=True)
+    if eku is not None:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(eku), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _usage(*, sign: bool = False, cert_sign: bool = False, encipher: bool = False) -> x509.KeyUsage:
+    return x509.KeyUsage(digital_signature=sign, content_commitment=False, key_encipherment=encipher,
+                         data_encipherment=False, key_agreement=False, key_cert_sign=cert_sign, crl_sign=cert_sign,
+                         encipher_only=False, decipher_only=False)
+
+
+def _signed_by(leaf_key: Any, leaf: x509.Certificate, chain: list[x509.Certificate]) -> bytes:
+    return report_sign.sign_pdf(_pdf(), report_sign.Identity(leaf_key, leaf, chain, "test"), reason="test")
+
+
+def _trust_problems(pdf: bytes, anchors: list[x509.Certificate]) -> list[str]:
+    key = Ed25519PrivateKey.generate().public_key()
+    return [p for p in verify_report(pdf, key, anchors).problems if "embedded audit record" not in p]
+
+
+def test_trusted_chains_need_a_signing_leaf_and_ca_issuers(tmp_path) -> None:
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    ca_key, leaf_key, tls_key, sub_key = (rsa.generate_private_key(public_exponent=65537, key_size=2048)
+                                          for _ in range(4))
+    ca = _certificate("Example Bank CA", ca_key, None, ca=True, usage=_usage(cert_sign=True))
+    issuer = (ca.subject, ca_key)
+    signer = _certificate("Example Bank compliance", leaf_key, issuer, usage=_usage(sign=True),
+                          eku=[x509.ObjectIdentifier("1.3.6.1.5.5.7.3.36")])
+    assert _trust_problems(_signed_by(leaf_key, signer, [ca]), [ca]) == []
+    # A TLS server certificate of the same CA: not for signing documents.
+    tls = _certificate("www.example.org", tls_key, issuer, usage=_usage(encipher=True),
+                       eku=[ExtendedKeyUsageOID.SERVER_AUTH])
+    (problem,) = _trust_problems(_signed_by(tls_key, tls, [ca]), [ca])
+    assert "is not for signatures" in problem
+    tls_signing = _certificate("www.example.org", tls_key, issuer, usage=_usage(sign=True),
+                               eku=[ExtendedKeyUsageOID.SERVER_AUTH])
+    (problem,) = _trust_problems(_signed_by(tls_key, tls_signing, [ca]), [ca])
+    assert "is not for signing documents (extended key usage serverAuth" in problem
+    # The non-CA signing leaf issues a certificate of its own: refused, it cannot vouch.
+    sub = _certificate("made by the leaf", sub_key, (signer.subject, leaf_key), usage=_usage(sign=True))
+    (problem,) = _trust_problems(_signed_by(sub_key, sub, [signer, ca]), [ca])
+    assert "Example Bank compliance" in problem and "is not a CA" in problem
+
+
+def test_an_expired_certificate_cannot_claim_an_earlier_signing_time(tmp_path) -> None:
+    from engine.report.standalone_verify import parse_cms, signed_ranges, trust_path
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    expired = _certificate("Example Bank compliance", key, None, usage=_usage(sign=True), days=(-400, -30))
+    cms = parse_cms(signed_ranges(_signed_by(key, expired, []))[0].der)
+    cms.signing_time = datetime.now(UTC) - timedelta(days=60)  # what the holder of the expired key claims
+    with pytest.raises(Exception, match="is not valid now"):
+        trust_path(cms, Ed25519PrivateKey.generate().public_key(), [expired])
