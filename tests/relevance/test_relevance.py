@@ -234,3 +234,18 @@ def test_an_index_of_another_embedder_is_refused_until_reembedded(settings, conn
         Retriever(conn, embedder, settings).search("records")
     assert reembed(conn, embedder) == 1
     assert Retriever(conn, embedder, settings).search("How long must records be kept?", k=1)
+
+
+
+def test_cosines_are_the_same_encoded_or_from_the_cache(embedder) -> None:
+    from engine.relevance.model import RelevanceModel
+
+    def model() -> RelevanceModel:  # a new one: nothing cached
+        return RelevanceModel.for_embedder(shipped_relevance_model(), embedder)
+
+    question, (a, b) = ANSWERING[0], (ANSWERING[1], OFF_TOPIC[1])
+    warm = model()
+    first = warm.cosines(question, [a, b])
+    again = warm.cosines(question, [b, "Short.", a])
+    assert (again[0], again[2]) == (first[1], first[0]) and first[0] > first[1]
+    assert model().cosines(question, [b]) == [first[1]]
