@@ -24,7 +24,7 @@ from engine.cli.main import app as cli_app
 from engine.ingest.pipeline import ingest_paths
 from engine.web.app import create_app
 from tests.web.browsing import _login, _logout, _shots, _wait, chrome, need_chromium, serving
-from tests.web.conftest import WebEnv
+from tests.web.conftest import PASSWORDS, WebEnv
 
 pytestmark = pytest.mark.slow
 need_chromium()
@@ -261,3 +261,22 @@ def test_pages_at_phone_and_laptop_sizes(browser: Any, server: str, web_env: Web
         assert audit_id in shown  # ids in their real case, as copied
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_a_deep_link_to_a_quote_survives_the_login(browser: Any, server: str, web_env: WebEnv,
+                                                  audit_id: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    req = web_env.backend.audit_row(audit_id)["record"]["requirements"][0]
+    target = f"/documents/{req['document_id']}?audit={audit_id}&req={req['requirement_id']}"
+    browser.get(server + "/login")
+    browser.delete_all_cookies()
+    browser.get(server + target + "#quote")
+    browser.find_element(By.ID, "login-link").click()
+    _wait(browser, lambda d: "/login" in d.current_url, "the login page")
+    browser.find_element(By.ID, "name").send_keys("vera")
+    browser.find_element(By.ID, "password").send_keys(PASSWORDS["vera"])
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    _wait(browser, lambda d: "/documents/" in d.current_url, "the document after logging in")
+    assert browser.current_url == server + target + "#quote"
+    assert browser.find_element(By.ID, "quote").is_displayed()
