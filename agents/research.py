@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.deps import Deps
 from agents.graph import build_graph
 from engine.config import Settings
-from engine.errors import EngineError, NotFoundError
+from engine.errors import EngineError, NotFoundError, StorageError
 from engine.models import new_run_id
 
 
@@ -59,6 +59,10 @@ def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
                          row_factory=dict_row) as conn:  # type: ignore[arg-type]
         saver = PostgresSaver(conn)  # type: ignore[arg-type]
         if not _checkpointer_ready(conn, len(saver.MIGRATIONS)):
+            if not settings.auto_migrate:
+                raise StorageError("LangGraph's checkpoint tables are missing or older than this engine, and "
+                                   "EVIDENCE_AUTO_MIGRATE is off (commands create nothing); the schema's owner runs "
+                                   "'evidence db migrate', then 'evidence db grant ROLE'")
             _setup_serialized(conn, saver)
         yield saver
 

@@ -20,9 +20,10 @@ from engine.errors import ConfigError
 # (a PKCS#12 password) never reach an audit record.
 NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
                                  "report_signing_p12_password", "review_approvals"})
-# How batch workers run (attempts, back-off, waits, reconnects): they change no answer, so no settings hash.
-BATCH_OPERATION = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
-                             "batch_poll_s", "batch_reconnect_s"})
+# How batch workers run (attempts, back-off, waits, reconnects) and whether commands migrate: they change no
+# answer, so no settings hash.
+OPERATION_SETTINGS = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
+                                "batch_poll_s", "batch_reconnect_s", "auto_migrate"})
 SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
 
 
@@ -156,6 +157,11 @@ class Settings(BaseSettings):
         validation_alias="DATABASE_URL",
         description="External PostgreSQL with pgvector; unset means the embedded server under home.",
     )
+    auto_migrate: bool = Field(
+        default=True,
+        description="Commands apply pending migrations (and create pgvector where allowed) when they connect. "
+                    "Off (a runtime role that may not run DDL): they never run DDL and refuse a schema that lacks a "
+                    "migration; the owner runs 'evidence db migrate' and 'evidence db grant ROLE'.")
     home: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("evidence-engine")),
         description="Data directory: embedded database, keys, caches.",
@@ -360,7 +366,7 @@ class Settings(BaseSettings):
         """SHA-256 of the settings that change results (stored with every audit)."""
         data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
                                                           "llm_api_key", "trail_key_file", "actor", "fault_injection",
-                                                          *NOT_RESULT_SETTINGS, *BATCH_OPERATION})
+                                                          *NOT_RESULT_SETTINGS, *OPERATION_SETTINGS})
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

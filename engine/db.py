@@ -13,11 +13,12 @@ from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql
 from psycopg.rows import tuple_row
 
 from engine import embedded_db
 from engine.config import Settings, resource_dir
-from engine.errors import ConfigError, StorageError, redact
+from engine.errors import ConfigError, InputError, NotFoundError, StorageError, redact
 
 SQL_DIR = resource_dir("sql")
 _MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
@@ -95,22 +96,30 @@ def migrations() -> list[tuple[int, str, str]]:
 
 
 def migrate(conn: psycopg.Connection) -> list[str]:
-    """Apply pending migrations. Returns the names applied."""
-    with conn.transaction():
-        xact_lock(conn, Lock.MIGRATIONS)
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        applied = []
-        for version, name, sql in migrations():
-            if version in done:
-                continue
-            with conn.transaction():
-                conn.execute(sql)  # type: ignore[arg-type]
-                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name))
-            applied.append(name)
+    """Apply pending migrations. Returns the names applied. Nothing pending, it runs no DDL (a role that may
+    read the schema but not change it gets through); a pending one it may not apply is a StorageError."""
+    applied: list[str] = []
+    try:
+        with conn.transaction():
+            xact_lock(conn, Lock.MIGRATIONS)
+            if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+                conn.execute(
+                    "CREATE TABLE schema_migrations ("
+                    " version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+            done = applied_migrations(conn)
+            for version, name, text in migrations():
+                if version in done:
+                    continue
+                with conn.transaction():
+                    conn.execute(text)  # type: ignore[arg-type]
+                    conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name))
+                applied.append(name)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StorageError(
+            f"the schema needs migrating and role '{conn.info.user}' may not do it "
+            f"({str(exc).strip().splitlines()[0]}); the schema's owner runs 'evidence db migrate' and 'evidence db "
+            f"grant {conn.info.user}'; a runtime role runs with EVIDENCE_AUTO_MIGRATE=0") from exc
     return applied
 
 
@@ -125,6 +134,79 @@ def pending_migrations(conn: psycopg.Connection) -> list[str]:
     """Names of the migrations this engine has and the database lacks, in order (read only)."""
     done = applied_migrations(conn)
     return [name for version, name, _ in migrations() if version not in done]
+
+
+def check_schema(conn: psycopg.Connection) -> None:
+    """The database as a runtime role needs it, checked without DDL: pgvector at a usable version and every
+    migration applied; StorageError saying what the owner must run otherwise."""
+    row = conn.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
+                       "current_database(), current_user").fetchone()
+    installed, available, database, user = row
+    if installed is None:
+        raise StorageError(f"the pgvector extension is not installed in database '{database}', and "
+                           "EVIDENCE_AUTO_MIGRATE is off (commands create nothing); an administrator runs 'CREATE "
+                           "EXTENSION vector;' there once, and the owner 'evidence db migrate'")
+    if problem := pgvector_problem(installed, available):
+        raise StorageError(f"database '{database}': {problem}")
+    try:
+        pending = pending_migrations(conn)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StorageError(f"role '{user}' may not read schema_migrations in database '{database}'; the owner "
+                           f"runs 'evidence db grant {user}'") from exc
+    if pending:
+        raise StorageError(f"database '{database}' lacks migration(s) {', '.join(pending)}, and EVIDENCE_AUTO_MIGRATE "
+                           "is off (commands run no DDL); the schema's owner runs 'evidence db migrate' (then "
+                           f"'evidence db grant {user}' for the tables it adds)")
+
+
+# What a runtime role may do, table by table: the trail (the tables the append-only triggers guard) is read
+# and appended to, never changed; the bookkeeping of migrations is read; the working tables (corpus,
+# batches, checkpoints, users) are read and written, and may be vacuumed (PostgreSQL 17: MAINTAIN). Nothing
+# else: no TRUNCATE, REFERENCES or TRIGGER, no ownership, so no ALTER, DROP or CREATE INDEX.
+TRAIL_PRIVILEGES, READ_ONLY, WORKING = "SELECT, INSERT", "SELECT", "SELECT, INSERT, UPDATE, DELETE"
+READ_ONLY_TABLES = ("schema_migrations", "checkpoint_migrations")
+
+
+def runtime_grants(conn: psycopg.Connection, role: str) -> list[sql.Composed]:
+    """The statements that give `role` exactly what the engine's commands need in this database (run by the
+    owner, after `migrate`): ALL is revoked first, so running them again after a migration is exact too."""
+    row = conn.execute("SELECT rolname = current_user, current_schema(), current_database(), "
+                       "current_setting('server_version_num')::int >= 170000 FROM pg_roles WHERE rolname = %s",
+                       (role,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no role '{role}' on this server; create it first (CREATE ROLE {role} LOGIN PASSWORD "
+                            "'...';), then run 'evidence db grant' again")
+    is_self, schema, database, maintain = row
+    if is_self:
+        raise InputError(f"'{role}' is the role running this command (the owner); grant to the runtime role, "
+                         "another one")
+    trail = {r[0] for r in conn.execute(
+        "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+        "JOIN pg_proc p ON p.oid = t.tgfoid WHERE p.proname = 'trail_append_only' "
+        "AND c.relnamespace = %s::regnamespace", (schema,))}
+    tables = [r[0] for r in conn.execute("SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace "
+                                         "AND relkind IN ('r', 'p') ORDER BY relname", (schema,))]
+    who, where = sql.Identifier(role), sql.Identifier(schema)
+    out = [sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(database), who),
+           sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(where, who),
+           sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM {}").format(where, who),
+           sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA {} FROM {}").format(where, who),
+           sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {} TO {}").format(where, who)]
+    for table in tables:
+        privileges = (TRAIL_PRIVILEGES if table in trail else READ_ONLY if table in READ_ONLY_TABLES
+                      else WORKING + (", MAINTAIN" if maintain else ""))
+        out.append(sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privileges), sql.Identifier(schema, table), who))
+    return out
+
+
+def grant_runtime(conn: psycopg.Connection, role: str) -> list[str]:
+    """Run `runtime_grants` in one transaction; the statements as run."""
+    with conn.transaction():
+        statements = runtime_grants(conn, role)
+        for statement in statements:
+            conn.execute(statement)
+    return [statement.as_string(conn) for statement in statements]
 
 
 PGVECTOR_MIN = (0, 8, 0)  # hnsw.iterative_scan (filtered searches that stay full) came with 0.8.0
@@ -191,10 +273,13 @@ def connect(settings: Settings, *, auto_migrate: bool = True) -> psycopg.Connect
         raise ConfigError(redact(f"DATABASE_URL is not a valid PostgreSQL connection string ({str(exc).strip()})")
                           + "; expected a URL such as postgresql://user@host:5432/dbname") from exc
     try:
-        if auto_migrate:
+        if auto_migrate and settings.auto_migrate:
             ensure_pgvector(conn)
             register_vector(conn)
             migrate(conn)
+        elif auto_migrate:  # EVIDENCE_AUTO_MIGRATE off: no DDL, but a schema this engine can use
+            check_schema(conn)
+            register_vector(conn)
         else:
             try:
                 register_vector(conn)

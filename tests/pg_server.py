@@ -188,16 +188,21 @@ class ExternalServer:
 
     def _run(self, *args: str) -> None:
         user = SERVER_USER if os.geteuid() == 0 else None
-        subprocess.run([str(binaries() / args[0]), *args[1:]], check=True, user=user, capture_output=True,
-                       timeout=120)
+        done = subprocess.run([str(binaries() / args[0]), *args[1:]], user=user, capture_output=True, text=True,
+                              timeout=180)
+        if done.returncode:
+            log = self.data / "server.log"
+            tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+            raise RuntimeError(f"{' '.join(args[:1])} {' '.join(args[-2:])} failed ({done.returncode}): "
+                               f"{done.stdout}{done.stderr}\nserver log:\n{tail}")
 
     def stop_backend(self) -> None:
         """Fast shutdown of the server (every session is ended); the TLS front end stays up, refusing
         connections meanwhile, as a managed service's endpoint does in a failover."""
-        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "120", "stop")
 
     def start_backend(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-t", "60", "start")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.data / "server.log"), "-w", "-t", "120", "start")
 
     def restart(self, pause_s: float) -> None:
         """Stop the server, stay down `pause_s`, start it again."""
@@ -242,7 +247,7 @@ def start(root: Path) -> ExternalServer:
         conf.write(f"\nlisten_addresses = '127.0.0.1'\nport = {server.backend_port}\nunix_socket_directories = ''\n"
                    "password_encryption = 'scram-sha-256'\nfsync = off\nmax_connections = 40\n")
     (server.data / "pg_hba.conf").write_text("host all all 127.0.0.1/32 scram-sha-256\n")
-    server._run("pg_ctl", "-D", str(server.data), "-l", str(server.data / "server.log"), "-w", "-t", "60", "start")
+    server._run("pg_ctl", "-D", str(server.data), "-l", str(server.data / "server.log"), "-w", "-t", "120", "start")
     server.front = TlsFrontEnd(root / "front.crt", root / "front.key", server.backend_port)
     return server
 

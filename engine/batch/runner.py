@@ -42,6 +42,8 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.deps import Deps
+from agents.research import postgres_checkpointer, run_or_resume
 from engine import db as dbmod
 from engine.batch import store as batch_store
 from engine.batch.checklist import AuditDefinition, Expectation, Question, Scope
@@ -51,7 +53,7 @@ from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
 from engine.trail import store as audit_trail
-from engine.trail.record import default_actor
+from engine.trail.record import default_actor, record_research
 from engine.trail.store import crash_point
 
 Event = Callable[[tuple[Any, ...]], None]
@@ -201,9 +203,6 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
                  emit: Event) -> audit_trail.Appended | None:
     """Research (or resume) the question, then record it if the lease is still ours; None when another
     worker recorded it meanwhile. Raises LeaseLost when the lease was taken over."""
-    from agents.deps import Deps
-    from agents.research import run_or_resume
-    from engine.trail.record import record_research
 
     def progress(node: str) -> None:
         if beat.lost.is_set():
@@ -327,7 +326,6 @@ def work(batch_id: str, settings: Settings, embedder: Any, emit: Event, *, worke
     the worker waits for a wake-up and looks again: a lease that runs out, or a worker that dies, hands its
     question to whoever claims next. A lost connection is reopened (`batch_reconnect_s`).
     """
-    from agents.research import postgres_checkpointer
 
     worker = _Worker(batch_id, settings, embedder, emit, worker_id or new_worker_id())
     reconnect = _Reconnect(settings.batch_reconnect_s, worker)

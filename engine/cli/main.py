@@ -93,13 +93,38 @@ def db_stop() -> None:
 
 @db_app.command("migrate")
 def db_migrate() -> None:
-    """Apply pending schema migrations."""
+    """Apply pending schema migrations, and create LangGraph's checkpoint tables (as the schema's owner)."""
+    from agents.research import postgres_checkpointer
+
+    def body() -> int:
+        settings = load_settings().model_copy(update={"auto_migrate": True})  # this command is the DDL
+        with dbmod.connection(settings, auto_migrate=False) as conn:
+            version = dbmod.ensure_pgvector(conn)
+            applied = dbmod.migrate(conn)
+        with postgres_checkpointer(settings):
+            pass
+        out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
+        return ExitCode.SUCCESS
+
+    run(body)
+
+
+@db_app.command("grant")
+def db_grant(role: Annotated[str, typer.Argument(help="The runtime role (it must exist)")],
+             as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Give a runtime role exactly what the engine's commands need (run as the schema's owner, after 'db
+    migrate' and again after each later one): the audit trail SELECT and INSERT only, the working tables
+    SELECT/INSERT/UPDATE/DELETE, migrations' bookkeeping SELECT; nothing else. Run the role's commands with
+    EVIDENCE_AUTO_MIGRATE=0 (they then never run DDL)."""
 
     def body() -> int:
         with dbmod.connection(load_settings(), auto_migrate=False) as conn:
-            version = dbmod.ensure_pgvector(conn)
-            applied = dbmod.migrate(conn)
-        out.print(("applied: " + ", ".join(applied) if applied else "schema is up to date") + f" (pgvector {version})")
+            statements = dbmod.grant_runtime(conn, role)
+        if as_json:
+            emit_json({"role": role, "statements": statements})
+        else:
+            for statement in statements:
+                out.print(statement + ";", highlight=False, markup=False)
         return ExitCode.SUCCESS
 
     run(body)
