@@ -90,6 +90,10 @@ def _print_verify(result: Any, why_offline: str) -> None:
                   f"root {p['root_hash']}, checkpoint signed by {escape(p['origin'])}", highlight=False, soft_wrap=True)
     if not result.trail_checked:
         out.print(f"[yellow]live trail not checked[/]: {escape(why_offline)}")
+    elif result.issued:
+        i = result.issued
+        out.print(f"[green]ISSUED[/] by the engine as {i['record_id']} (seq {i['seq']}) on {i['issued_at']} for "
+                  f"{escape(i['actor'])}", highlight=False, soft_wrap=True)
     for c in result.consistency:
         flag = "[green]CONSISTENT[/]" if c["consistent"] else "[red]INCONSISTENT[/]"
         out.print(f"{flag} live log at tree size {c['tree_size']}"

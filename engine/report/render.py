@@ -18,6 +18,7 @@ older engine version must still render.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -38,6 +39,7 @@ from engine.report.view import audit_view, batch_item_view
 from engine.trail import checkpoints, review
 from engine.trail import proofs as trail_proofs
 from engine.trail import store as audit_trail
+from engine.trail.record import build_issued_report
 
 TEMPLATES = resource_dir("templates")
 REPORT_TITLE = "Compliance evidence report"
@@ -180,11 +182,28 @@ def render_json(conn: psycopg.Connection, audit_id: str) -> str:
 def pdf_bytes(conn: psycopg.Connection, audit_id: str, *, settings: Settings | None = None,
               include_rejected: bool = False) -> bytes:
     """The signed PDF/A-3b report of one audit, in memory: the canonical record and its inclusion proof
-    (with the signed checkpoint) attached, PAdES-signed. `settings` default: the environment's."""
+    (with the signed checkpoint) attached, PAdES-signed, and its issue recorded in the trail (`issue`).
+    `settings` default: the environment's."""
     settings = settings or load_settings()
     pdf = pdf_context(conn, settings, [audit_id])
     html, records = _single(conn, audit_id, include_rejected=include_rejected, pdf=pdf)
-    return _signed(html, records, pdf, reason=f"Evidence Engine report of {audit_id}")
+    return issue(conn, settings, _signed(html, records, pdf, reason=f"Evidence Engine report of {audit_id}"),
+                 [audit_id], pdf)
+
+
+def issue(conn: psycopg.Connection, settings: Settings, data: bytes, audit_ids: list[str], pdf: PdfContext) -> bytes:
+    """Record in the trail that the engine issued `data` (a signed report of `audit_ids`): a 'report' record with
+    the file's SHA-256, covered by a checkpoint, so `report verify` can tell it from a file assembled around a
+    genuine record. Returns `data`."""
+    if not audit_ids:
+        return data  # nothing to amend: a report of no audit holds no record to vouch for either
+    first = pdf.rows[audit_ids[0]] if audit_ids[0] in pdf.rows else audit_trail.get(conn, audit_ids[0])
+    record = build_issued_report(first["record"], sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+                                 audit_ids=audit_ids, fmt="pdf", signer_sha256=pdf.identity.fingerprint,
+                                 actor=settings.actor)
+    appended = audit_trail.append(conn, record)
+    checkpoints.after_append(conn, settings, appended.seq)
+    return data
 
 
 def write_pdf(conn: psycopg.Connection, audit_id: str, path: Path | str, *, settings: Settings | None = None,
@@ -278,5 +297,5 @@ def write_batch_pdf(conn: psycopg.Connection, audit_ids: list[str], path: Path |
     settings = settings or load_settings()
     pdf = pdf_context(conn, settings, list(audit_ids))
     html, records = _batch(conn, list(audit_ids), title, batch, include_rejected=include_rejected, pdf=pdf)
-    return _write(_signed(html, records, pdf, reason=f"Evidence Engine batch report {batch.get('batch_id') or ''}"),
-                  Path(path))
+    data = _signed(html, records, pdf, reason=f"Evidence Engine batch report {batch.get('batch_id') or ''}")
+    return _write(issue(conn, settings, data, list(audit_ids), pdf), Path(path))

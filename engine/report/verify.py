@@ -16,6 +16,7 @@ Three layers, each reported:
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -63,6 +64,8 @@ class PdfVerifyReport(BaseModel):
     proofs: list[dict[str, Any]] = Field(description="Records proven included in a signed checkpoint")
     changes: list[str] = Field(description="What differs from the signed revision, when the file was changed")
     consistency: list[dict[str, Any]] = Field(description="Each embedded checkpoint against the live log")
+    issued: dict[str, Any] | None = Field(default=None, description="The trail's record that the engine issued "
+                                                                    "this very file (online only)")
     records: list[RecordCheck]
     problems: list[str]
 
@@ -183,6 +186,14 @@ def _consistency(conn: psycopg.Connection, proofs: list[dict[str, Any]]) -> tupl
     return results, problems
 
 
+def issued_record(conn: psycopg.Connection, sha256: str) -> dict[str, Any] | None:
+    """The trail's record that the engine issued a file with this SHA-256 (id, seq, when, by whom), or None."""
+    row = conn.execute("SELECT audit_id, seq, created_at, actor FROM audits WHERE kind = 'report' "
+                       "AND record->'report'->>'sha256' = %s ORDER BY seq LIMIT 1", (sha256,)).fetchone()
+    return None if row is None else {"record_id": row[0], "seq": row[1], "issued_at": row[2].isoformat(),
+                                     "actor": row[3], "sha256": sha256}
+
+
 def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key: Any = None,
                trust: list[Any] | None = None) -> PdfVerifyReport:
     """Check a report PDF: signature and proofs (offline, with `public_key`), embedded records, and the
@@ -217,10 +228,17 @@ def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key
     for audit_id in sorted((set(facts.printed_hashes) | set(facts.described_hashes)) - embedded):
         problems.append(f"the report shows {audit_id} but holds no record of it (attachment removed?)")
     consistency: list[dict[str, Any]] = []
+    issued = None
     if conn is not None and offline.records:
         consistency, found = _consistency(conn, offline.records)
         problems += found
+    if conn is not None:
+        issued = issued_record(conn, hashlib.sha256(data).hexdigest())
+        if issued is None:
+            problems.append("the trail has no record of issuing this file (no issued-report record with its "
+                            "SHA-256): the engine did not hand it out, so it may be assembled around a genuine "
+                            "record; ask for the report again ('evidence report AUD-…')")
     ok = not problems and bool(records) and all(r.ok for r in records) and bool(offline.records)
-    return PdfVerifyReport(file=str(path), ok=ok, trail_checked=conn is not None, signature=signature,
+    return PdfVerifyReport(file=str(path), ok=ok, trail_checked=conn is not None, signature=signature, issued=issued,
                            proofs=offline.records, changes=changes, consistency=consistency, records=records,
                            problems=list(dict.fromkeys(problems)))

@@ -252,7 +252,8 @@ def audit_view(row: dict[str, Any], *, checkpoint: dict[str, Any] | None = None,
             "model_label": model_label(record),
             "amendments": [{"kind": a["kind"], "audit_id": a["audit_id"], "actor": a["actor"],
                             "created_at": str(a["created_at"]), "reason": a["record"].get("reason", ""),
-                            "text": a["record"].get("text", "")} for a in amendments or []]}
+                            "text": a["record"].get("text", "")} for a in amendments or []
+                           if a["kind"] != "report"]}  # issued reports are not sign-offs
 
 
 def model_label(record: dict[str, Any]) -> str:

@@ -190,6 +190,17 @@ def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str
             **({"superseded_by": superseded_by} if superseded_by else {})}
 
 
+def build_issued_report(target: dict[str, Any], *, sha256: str, size: int, audit_ids: list[str], fmt: str,
+                        signer_sha256: str, actor: str | None) -> dict[str, Any]:
+    """The record that the engine issued a report: the SHA-256 and size of the signed file, the audits it
+    reports (the first is the one it amends) and the signer certificate's SHA-256."""
+    record = build_amendment(target, kind="report", reason=f"issued a {fmt} report of {len(audit_ids)} audit(s)",
+                             text="", actor=actor)
+    record["report"] = {"sha256": sha256, "bytes": size, "format": fmt, "audit_ids": list(audit_ids),
+                        "signer_certificate_sha256": signer_sha256}
+    return record
+
+
 def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any, research: dict[str, Any], *,
                     llm: Any = None, actor: str | None = None, batch: dict[str, Any] | None = None,
                     asked_at: datetime | None = None, scope: dict[str, Any] | None = None,

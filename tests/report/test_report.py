@@ -7,6 +7,7 @@ rendered once and only read by the tests (tampering happens on copies).
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -566,3 +567,32 @@ def test_signing_keeps_pdf_a_3b_and_any_reader_sees_a_valid_signature(reports) -
     if shutil.which("pdfsig"):
         out = subprocess.run(["pdfsig", str(reports.pdfs["answered"])], capture_output=True, text=True).stdout
         assert "Signature is Valid" in out and "Total document signed" in out
+
+
+def test_only_a_report_the_engine_issued_verifies_online(reports, conn, tmp_path) -> None:
+    """The trail records each issued report's SHA-256: a PDF assembled around a genuine record and proof, its
+    page saying something else, signed with the engine's real report key, passes offline but not online."""
+    aid = reports.audits["answered"]
+    genuine = cli(reports.settings, "report", "verify", str(reports.pdfs["answered"]), "--json")
+    assert genuine.exit_code == 0, genuine.output
+    issued = json.loads(genuine.stdout)["issued"]
+    row = audit_trail.get(conn, issued["record_id"])
+    assert row["kind"] == "report" and row["amends"] == aid and row["record"]["report"]["audit_ids"] == [aid]
+    assert "ISSUED by the engine as" in cli(reports.settings, "report", "verify", str(reports.pdfs["answered"])).stdout
+
+    from engine.report import sign as report_sign
+    from engine.report.pdf import html_to_pdf
+
+    pdf = report.pdf_context(conn, reports.settings, [aid])
+    html, records = report._single(conn, aid, pdf=pdf)
+    forged = html.replace("six years", "six months")
+    assert forged != html
+    buffer = io.BytesIO()
+    html_to_pdf(forged, buffer, records, pdf.proofs)
+    path = tmp_path / "assembled.pdf"
+    path.write_bytes(report_sign.sign_pdf(buffer.getvalue(), pdf.identity, reason="test"))
+    offline_code, _, _ = _verify(reports.settings, path, _key_pem(reports.settings, tmp_path))
+    assert offline_code == 0  # every offline check holds: the signature, the record, its proof
+    online = cli(reports.settings, "report", "verify", str(path), "--json")
+    assert online.exit_code == 6
+    assert any("no record of issuing this file" in p for p in json.loads(online.stdout)["problems"])
