@@ -290,7 +290,7 @@ class _Reconnect:
                 f"('evidence audit worker {self.worker.batch_id}').") from exc
         delay = min(RECONNECT_MAX_S, RECONNECT_FIRST_S * 2 ** self.tries, left)
         self.tries += 1
-        logger.warning("%s: %s lost its database connection (%s); reconnecting in %.1f s (try %d, for %g s more)",
+        logger.warning("%s: %s lost its database connection (%s); reconnecting in %.1f s (try %d, for %.0f s more)",
                        self.worker.batch_id, self.worker.worker_id, reason, delay, self.tries, left)
         self.worker.emit(("reconnect", "-", f"connection lost ({reason}); reconnecting in {delay:.1f} s"))
         time.sleep(delay)
