@@ -136,13 +136,18 @@ def pending_migrations(conn: psycopg.Connection) -> list[str]:
     return [name for version, name, _ in migrations() if version not in done]
 
 
-def check_schema(conn: psycopg.Connection) -> None:
-    """The database as a runtime role needs it, checked without DDL: pgvector at a usable version and every
-    migration applied; StorageError saying what the owner must run otherwise."""
+def _pgvector_facts(conn: psycopg.Connection) -> tuple[str | None, str | None, str, str]:
+    """(pgvector installed here, pgvector the server offers, the database, the role)."""
     row = conn.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
                        "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
                        "current_database(), current_user").fetchone()
-    installed, available, database, user = row
+    return row[0], row[1], row[2], row[3]
+
+
+def check_schema(conn: psycopg.Connection) -> None:
+    """The database as a runtime role needs it, checked without DDL: pgvector at a usable version and every
+    migration applied; StorageError saying what the owner must run otherwise."""
+    installed, available, database, user = _pgvector_facts(conn)
     if installed is None:
         raise StorageError(f"the pgvector extension is not installed in database '{database}', and "
                            "EVIDENCE_AUTO_MIGRATE is off (commands create nothing); an administrator runs 'CREATE "
@@ -239,10 +244,7 @@ def ensure_pgvector(conn: psycopg.Connection) -> str:
     Returns the installed version. A role that is not a superuser cannot create the extension (it is
     not trusted), so on a managed server an administrator creates it once; the engine needs no more.
     """
-    row = conn.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
-                       "current_database(), current_user").fetchone()
-    installed, available, database, user = row
+    installed, available, database, user = _pgvector_facts(conn)
     if installed is None and available is not None:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -322,11 +324,9 @@ def server_status(settings: Settings) -> dict[str, object]:
 
 
 def _describe_server(conn: psycopg.Connection) -> dict[str, object]:
-    row = conn.execute("SELECT current_setting('server_version'), current_user, current_database(), "
-                       "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user), "
-                       "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')").fetchone()
-    version, role, database, superuser, installed, available = row
+    installed, available, database, role = _pgvector_facts(conn)
+    version, superuser = conn.execute("SELECT current_setting('server_version'), "
+                                      "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
     schema: dict[str, object] = {"schema_version": None, "pending_migrations": None}
     if conn.execute("SELECT to_regclass('schema_migrations') IS NULL "
                     "OR has_table_privilege('schema_migrations', 'SELECT')").fetchone()[0]:
