@@ -19,7 +19,8 @@ from engine.errors import ConfigError
 # Where keys live and how reports are signed: they change no result, so no settings hash, and secrets
 # (a PKCS#12 password) never reach an audit record.
 NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
-                                 "report_signing_p12_password", "review_approvals"})
+                                 "report_signing_p12_password", "review_approvals", "trail_key_passphrase",
+                                 "trail_key_passphrase_file"})
 # How batch workers run (attempts, back-off, waits, reconnects) and whether commands migrate: they change no
 # answer, so no settings hash.
 OPERATION_SETTINGS = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
@@ -308,6 +309,10 @@ class Settings(BaseSettings):
                     "reconnecting, with back-off, before it gives up (exit 4).")
     # Audit trail.
     trail_key_file: Path | None = Field(default=None, description="Ed25519 checkpoint key (default <home>/keys/).")
+    trail_key_passphrase_file: Path | None = Field(
+        default=None, description="A file whose first line is the passphrase of the trail key and the report-signing "
+                                  "key (new keys are then made encrypted; an encrypted key needs it).")
+    trail_key_passphrase: str | None = Field(default=None, description="The passphrase itself (prefer the file).")
     trail_origin: str | None = Field(
         default=None, description="Origin line of signed checkpoints (default evidence-engine/<key fingerprint[:16]>).")
     checkpoint_on_append: bool = Field(
@@ -344,6 +349,20 @@ class Settings(BaseSettings):
     def cache_root(self) -> Path:
         """Where derived, rebuildable files go (EVIDENCE_CACHE_DIR, else the user cache directory)."""
         return self.cache_dir or Path(platformdirs.user_cache_dir("evidence-engine"))
+
+    @property
+    def trail_passphrase(self) -> bytes | None:
+        """The keys' passphrase: the first line of `trail_key_passphrase_file`, else `trail_key_passphrase`."""
+        if self.trail_key_passphrase_file is not None:
+            try:
+                line = self.trail_key_passphrase_file.read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ConfigError(f"EVIDENCE_TRAIL_KEY_PASSPHRASE_FILE={self.trail_key_passphrase_file} cannot be "
+                                  f"read ({exc.strerror}); point it at the file holding the passphrase") from exc
+            if not line or not line[0]:
+                raise ConfigError(f"EVIDENCE_TRAIL_KEY_PASSPHRASE_FILE={self.trail_key_passphrase_file} is empty")
+            return line[0].encode("utf-8")
+        return self.trail_key_passphrase.encode("utf-8") if self.trail_key_passphrase else None
 
     @property
     def signing_key_file(self) -> Path:

@@ -16,7 +16,8 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
-from engine.errors import ExitCode, StorageError
+from engine.errors import ConfigError, ExitCode, StorageError
+from engine.report import standalone_verify as evidence_verify
 
 
 class _AuditFirst(FullHelpGroup):
@@ -106,6 +107,13 @@ def _print_verify(result: Any, why_offline: str) -> None:
                   f"canonical form {'yes' if r.canonical else 'no'}", highlight=False)
         for p in r.problems:
             err.print(f"    [red]{escape(p)}[/]", highlight=False)
+    for w in result.witnesses:
+        names = ", ".join(f"{c['name']} ({c['time']})" for c in w["cosigned_by"]) or "no pinned witness"
+        flag = "[green]WITNESSED[/]" if len(w["cosigned_by"]) >= w["required"] else "[red]NOT WITNESSED[/]"
+        out.print(f"{flag} tree size {w['tree_size']}: cosigned by {escape(names)}; {w['required']} required",
+                  highlight=False, soft_wrap=True)
+        for line in w["not_counted"]:
+            err.print(f"    [yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
     for p in result.problems:
         err.print(f"[red]FAIL[/] {escape(p)}", highlight=False, soft_wrap=True)
     out.print("[green]OK: the report verifies[/]" if result.ok else "[red]FAILED: the report does not verify[/]")
@@ -118,7 +126,7 @@ def _public_key(cfg: Settings, path: Path | None) -> Any:
     from engine.trail import signing
 
     if path is None:
-        return signing.load_public(cfg.signing_key_file)
+        return signing.load_public(cfg.signing_key_file, cfg.trail_passphrase)
     try:
         return evidence_verify.load_public_key(path.read_bytes())
     except evidence_verify.VerifyError as exc:
@@ -147,6 +155,18 @@ def _trust(cfg: Settings, paths: list[Path]) -> list[Any]:
     return certs
 
 
+def _witnesses(given: list[str], minimum: int | None) -> tuple[list[evidence_verify.WitnessKey], int]:
+    """Pinned witness keys (each a vkey or a file holding one) and how many must have cosigned."""
+    try:
+        keys = [evidence_verify.load_witness_key(Path(w).read_text() if Path(w).is_file() else w) for w in given]
+    except evidence_verify.VerifyError as exc:
+        raise ConfigError(str(exc)) from exc
+    needed = len(keys) if minimum is None else minimum
+    if not 0 <= needed <= len(keys):
+        raise ConfigError(f"--min-witnesses {needed} needs at least that many --witness-key (given {len(keys)})")
+    return keys, needed
+
+
 @report_app.command("verify")
 def verify_cmd(
     file: Annotated[Path, typer.Argument(help="A PDF written by 'evidence report' or 'evidence ask --pdf'",
@@ -159,17 +179,25 @@ def verify_cmd(
     trust_cert: Annotated[list[Path] | None, typer.Option(
         "--trust-cert", help="A certificate trusted to sign reports (an organisation's CA); repeatable",
         exists=True, dir_okay=False)] = None,
+    witness_key: Annotated[list[str] | None, typer.Option(
+        "--witness-key", help="A witness's verifier key (name+id+base64, or a file holding one) whose cosignatures "
+                              "count; repeatable")] = None,
+    min_witnesses: Annotated[int | None, typer.Option(
+        "--min-witnesses", help="Cosignatures from this many pinned witnesses each checkpoint must carry (default: "
+                                "every --witness-key)")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Check the PDF signature, each record's inclusion proof and signed checkpoint, and (unless --offline) the
-    trail and its consistency with the checkpoint. Exit 6 on any failure."""
+    """Check the PDF signature, each record's inclusion proof and signed checkpoint (and its witnesses'
+    cosignatures when --witness-key is given), and (unless --offline) the trail and its consistency with the
+    checkpoint. Exit 6 on any failure."""
     from engine.report.verify import verify_pdf
 
     def body() -> int:
         cfg = settings()
         key, trust = _public_key(cfg, public_key), _trust(cfg, trust_cert or [])
+        witnesses, needed = _witnesses(witness_key or [], min_witnesses)
         with _trail(cfg, offline) as (conn, why):
-            result = verify_pdf(file, conn, public_key=key, trust=trust)
+            result = verify_pdf(file, conn, public_key=key, trust=trust, witnesses=witnesses, min_witnesses=needed)
         if as_json:
             emit_json(result.model_dump())
         else:

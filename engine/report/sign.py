@@ -73,7 +73,8 @@ def _trail_key_cert(trail_key: Any, now: datetime) -> x509.Certificate:
 
 def _new_identity(settings: Settings) -> bytes:
     """PEM of a new P-256 key and its certificate chain (leaf issued by the trail key, then the trail key's)."""
-    trail_key = signing.load_existing(settings.signing_key_file)  # never made here: a checkpoint signs first
+    trail_key = signing.load_existing(settings.signing_key_file,  # never made here: a checkpoint signs first
+                                      settings.trail_passphrase)
     if trail_key is None:
         raise ConfigError(f"the trail signing key {settings.signing_key_file} is missing; restore it from your "
                           "backup, or set EVIDENCE_TRAIL_KEY_FILE to the key this deployment shares")
@@ -88,8 +89,7 @@ def _new_identity(settings: Settings) -> bytes:
                                          data_encipherment=False, key_agreement=False, key_cert_sign=False,
                                          crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
             .sign(trail_key, None))
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
+    pem = signing.private_pem(key, settings.trail_passphrase)
     return pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (leaf, issuer))
 
 
@@ -98,13 +98,13 @@ def _engine_identity(settings: Settings) -> Identity:
     if not path.exists():
         signing.publish_file(path, _new_identity(settings), mode=0o600)  # one file: key and chain never mismatch
     data = path.read_bytes()
+    key = signing.load_private_pem(data, settings.trail_passphrase, path)
     try:
-        key = serialization.load_pem_private_key(data, password=None)
         certs = x509.load_pem_x509_certificates(data)
     except ValueError as exc:
         raise ConfigError(f"{path} does not hold a PEM key and certificates ({exc}); delete it to make a new one") \
             from exc
-    trail_public = signing.load_public(settings.signing_key_file)
+    trail_public = signing.load_public(settings.signing_key_file, settings.trail_passphrase)
     try:
         trail_public.verify(certs[0].signature, certs[0].tbs_certificate_bytes)  # type: ignore[union-attr]
     except Exception as exc:

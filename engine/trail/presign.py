@@ -18,7 +18,7 @@ not silently replaced.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -42,12 +42,12 @@ def signing_key(conn: psycopg.Connection, settings: Settings,
     checkpoints: a new key would be a second identity, able to sign another history.
     """
     key_file = settings.signing_key_file
-    key = signing.load_existing(key_file)
+    key = signing.load_existing(key_file, settings.trail_passphrase)
     if key is not None:
         return key, False
     row = audit_trail.latest_checkpoint(conn)
     if row is None and not local:
-        return signing.load_or_create(key_file)
+        return signing.load_or_create(key_file, settings.trail_passphrase)
     latest = row or max(local, key=lambda c: c["seq"])
     where = "the database" if row is not None else f"the local log {local_log.log_path(settings)}"
     raise ConfigError(
@@ -73,9 +73,17 @@ def previous(conn: psycopg.Connection, settings: Settings, local: list[dict[str,
     return out
 
 
-def check(priors: list[dict[str, Any]], key: Ed25519PrivateKey, origin: str, leaves: list[bytes],
-          settings: Settings) -> None:
-    """Refuse (IntegrityError) unless every prior checkpoint is signed by `key` and the live log extends it."""
+def check(conn: psycopg.Connection, priors: list[dict[str, Any]], key: Ed25519PrivateKey, origin: str,
+          size: int, settings: Settings) -> bytes:
+    """Refuse (IntegrityError) unless every prior checkpoint is signed by `key` and the live log of `size` audits
+    extends it. Returns the live tree's root, the one to sign.
+
+    The live log is read from its stored nodes (`audit_trail.stored_tree`): O(log n) at any size. Where those
+    could differ from the records, at each prior checkpoint's last leaf and at the head, the leaf stored must be
+    the record's: the chain links every record to the head, so a record rewritten with the chain recomputed
+    shows there. When they differ, the records' own tree (O(n)) says what was rewritten; the engine never signs
+    a tree its stored nodes and its records disagree on.
+    """
     public = key.public_key()
     fingerprint = signing.fingerprint(public)
     verified = [(c, _verified(c, public, fingerprint, settings)) for c in priors]
@@ -89,9 +97,28 @@ def check(priors: list[dict[str, Any]], key: Ed25519PrivateKey, origin: str, lea
         raise IntegrityError(f"refusing to sign: two checkpoints of tree size {one.size} with different roots, "
                              f"{one.root.hex()[:16]}… in {a['where']} and {two.root.hex()[:16]}… in {b['where']}: "
                              "the log was already forked. Run 'evidence trail verify'")
-    root = trail_tree.root(leaves)
+    tree = audit_trail.stored_tree(conn, size)
+    if not _nodes_agree(conn, tree, [cp.size for _, cp in verified] + [size]):
+        leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=size))
+        root = trail_tree.root(leaves)
+        for c, cp in verified:
+            _extends(c["where"], cp.size, cp.root, leaves, root)
+        raise IntegrityError("refusing to sign: the stored tree (trail_nodes) and the audits' record hashes give "
+                             f"different leaves at tree size {size}: one of them was altered outside the engine. "
+                             "Run 'evidence trail verify'")
+    root = tree.root()
     for c, cp in verified:
-        _extends(c["where"], cp.size, cp.root, leaves, root)
+        _extends_stored(c["where"], cp.size, cp.root, tree, root)
+    return root
+
+
+def _nodes_agree(conn: psycopg.Connection, tree: trail_tree.StoredTree, sizes: list[int]) -> bool:
+    """Whether the stored leaf of each tree size's last audit (sizes within the tree) is that audit's record."""
+    seqs = sorted({s for s in sizes if 0 < s <= tree.size})
+    records = audit_trail.hashes_at(conn, seqs)
+    if len(records) != len(seqs):
+        return False
+    return tree.leaves([s - 1 for s in seqs]) == trail_tree.leaves(records[s] for s in seqs)
 
 
 def _verified(item: dict[str, Any], public: Ed25519PublicKey, fingerprint: str, settings: Settings) -> Any:
@@ -114,19 +141,35 @@ def _verified(item: dict[str, Any], public: Ed25519PublicKey, fingerprint: str, 
     return cp
 
 
+def _extends_stored(where: str, size: int, signed_root: bytes, tree: trail_tree.StoredTree, root: bytes) -> None:
+    """`_extends` over the stored nodes: the same proof, O(log n) reads."""
+    if size > tree.size:
+        _shrank(where, size, tree.size)
+    if verify_consistency(size, tree.size, signed_root, root, tree.consistency_proof(size)):
+        return
+    _rewritten(where, size, tree.size, signed_root, tree.roots([size])[size])
+
+
 def _extends(where: str, size: int, signed_root: bytes, leaves: list[bytes], root: bytes) -> None:
     """The live tree (`leaves`, root `root`) must extend the signed tree of `size`: an RFC 6962 consistency
     proof from the live leaves, verified against the signed root."""
     if size > len(leaves):
-        raise IntegrityError(f"refusing to sign: {where} holds a checkpoint for tree size {size}, the live log holds "
-                             f"{len(leaves)} audits: records were removed (the tree shrank); a checkpoint of size "
-                             f"{len(leaves)} would contradict it. Run 'evidence trail verify'")
+        _shrank(where, size, len(leaves))
     proof = trail_tree.consistency_proof(size, leaves)
     if verify_consistency(size, len(leaves), signed_root, root, proof):
         return
-    live = trail_tree.roots_at(leaves, [size])[size]
-    what = ("another root for the same tree size" if size == len(leaves)
-            else f"a tree of size {len(leaves)} that does not extend it")
+    _rewritten(where, size, len(leaves), signed_root, trail_tree.roots_at(leaves, [size])[size])
+
+
+def _shrank(where: str, size: int, live_size: int) -> NoReturn:
+    raise IntegrityError(f"refusing to sign: {where} holds a checkpoint for tree size {size}, the live log holds "
+                         f"{live_size} audits: records were removed (the tree shrank); a checkpoint of size "
+                         f"{live_size} would contradict it. Run 'evidence trail verify'")
+
+
+def _rewritten(where: str, size: int, live_size: int, signed_root: bytes, live: bytes) -> NoReturn:
+    what = ("another root for the same tree size" if size == live_size
+            else f"a tree of size {live_size} that does not extend it")
     raise IntegrityError(f"refusing to sign: the checkpoint at tree size {size} in {where} has root "
                          f"{signed_root.hex()[:16]}…, the live log's root at that size is {live.hex()[:16]}…: "
                          f"records 1..{size} were rewritten; signing {what} would be equivocation. "

@@ -2,7 +2,9 @@
 file outside the database.
 
 The private key is created on first use (PEM, PKCS#8, mode 0600) at `Settings.trail_key_file`, and
-only while the log has no signed checkpoint (`engine.trail.presign.signing_key` decides);
+only while the log has no signed checkpoint (`engine.trail.presign.signing_key` decides); encrypted
+(PKCS#8, the best encryption `cryptography` offers) when a passphrase is configured
+(`Settings.trail_passphrase`), and an encrypted key is read only with it;
 its public key is written next to it (`.pub`, raw hex) so that a verifier can be given only the
 public half (`evidence trail public-key` prints it as PEM). The fingerprint is the SHA-256 of the
 raw public key, in hex. Checkpoints are C2SP signed notes (`sign_note`): the text, a blank line,
@@ -17,6 +19,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -36,35 +39,57 @@ def public_key_path(key_file: Path) -> Path:
     return key_file.with_suffix(key_file.suffix + ".pub")
 
 
-def load_or_create(key_file: Path) -> tuple[Ed25519PrivateKey, bool]:
-    """The signing key, created (with its .pub) when missing. Returns (key, created)."""
+def load_or_create(key_file: Path, passphrase: bytes | None = None) -> tuple[Ed25519PrivateKey, bool]:
+    """The signing key, created (with its .pub) when missing, encrypted with `passphrase` when one is given.
+    Returns (key, created)."""
     if key_file.exists():
-        return _load(key_file), False
+        return _load(key_file, passphrase), False
     try:
         key_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise ConfigError(f"cannot create {key_file.parent} for the signing key ({exc.strerror}); set "
                           "EVIDENCE_HOME (or EVIDENCE_TRAIL_KEY_FILE) to a place you can write to") from exc
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
+    pem = private_pem(key, passphrase)
     if not publish_file(key_file, pem, mode=0o600):  # another process created it first: use theirs
-        return _load(key_file), False
+        return _load(key_file, passphrase), False
     publish_file(public_key_path(key_file), (key.public_key().public_bytes(*_RAW).hex() + "\n").encode())
     return key, True
 
 
-def load_existing(key_file: Path) -> Ed25519PrivateKey | None:
+def load_existing(key_file: Path, passphrase: bytes | None = None) -> Ed25519PrivateKey | None:
     """The signing key when its file exists, else None: never creates one (see `engine.trail.presign`)."""
-    return _load(key_file) if key_file.exists() else None
+    return _load(key_file, passphrase) if key_file.exists() else None
 
 
-def _load(key_file: Path) -> Ed25519PrivateKey:
+PASSPHRASE_HINT = ("give its passphrase with EVIDENCE_TRAIL_KEY_PASSPHRASE_FILE (a file holding it, e.g. a secret "
+                   "mounted by the service manager) or EVIDENCE_TRAIL_KEY_PASSPHRASE")
+
+
+def private_pem(key: Any, passphrase: bytes | None) -> bytes:
+    """PEM (PKCS#8) of a private key, encrypted with `passphrase` when one is given."""
+    encryption = (serialization.BestAvailableEncryption(passphrase) if passphrase
+                  else serialization.NoEncryption())
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
+
+
+def load_private_pem(data: bytes, passphrase: bytes | None, where: Path) -> Any:
+    """The private key of PEM `data`, decrypted with `passphrase` when the PEM is encrypted. ConfigError naming
+    `where` when it is encrypted and no passphrase (or the wrong one) is given."""
+    encrypted = b"ENCRYPTED PRIVATE KEY" in data
+    if encrypted and not passphrase:
+        raise ConfigError(f"{where} is encrypted: {PASSPHRASE_HINT}")
     try:
-        key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+        return serialization.load_pem_private_key(data, password=passphrase if encrypted else None)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{key_file} is not an unencrypted PEM private key: {exc}; restore it from "
-                          "your backup (a new key cannot vouch for old checkpoints)") from exc
+        if encrypted:
+            raise ConfigError(f"the passphrase does not decrypt {where}; {PASSPHRASE_HINT}") from exc
+        raise ConfigError(f"{where} is not a PEM private key: {exc}; restore it from your backup (a new key "
+                          "cannot vouch for old checkpoints)") from exc
+
+
+def _load(key_file: Path, passphrase: bytes | None = None) -> Ed25519PrivateKey:
+    key = load_private_pem(key_file.read_bytes(), passphrase, key_file)
     if not isinstance(key, Ed25519PrivateKey):
         raise ConfigError(f"{key_file} holds a {type(key).__name__}; the trail signs with Ed25519")
     return key
@@ -90,7 +115,7 @@ def publish_file(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
     return True
 
 
-def load_public(key_file: Path) -> Ed25519PublicKey | None:
+def load_public(key_file: Path, passphrase: bytes | None = None) -> Ed25519PublicKey | None:
     """The public key: from `.pub` when present, else from the private key file; None if neither."""
     pub = public_key_path(key_file)
     if pub.exists():
@@ -99,7 +124,7 @@ def load_public(key_file: Path) -> Ed25519PublicKey | None:
         except ValueError as exc:
             raise ConfigError(f"{pub} does not hold a hex Ed25519 public key: {exc}") from exc
     if key_file.exists():
-        return load_or_create(key_file)[0].public_key()
+        return load_or_create(key_file, passphrase)[0].public_key()
     return None
 
 

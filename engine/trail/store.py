@@ -3,7 +3,9 @@
 Appends are serialized explicitly: a transaction-scoped advisory lock, then the head is read and
 the new record inserted with seq = head + 1 and prev_hash = head hash; UNIQUE (seq, prev_hash,
 hash) and the insert trigger reject anything else, so concurrent writers give one chain, never a
-fork. Writes run as the role `evidence_trail_writer` (INSERT and SELECT only) when it exists.
+fork. Writes run as the role `evidence_trail_writer` (INSERT and SELECT only) when it exists. The
+insert's trigger also stores the tree's perfect subtrees the new leaf completes (`trail_nodes`, sql/015),
+in the same transaction.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import db
 from engine.errors import InputError, NotFoundError, StorageError
 from engine.trail.canonical import GENESIS_HASH, canonical_json, normalize, sha256_hex
+from engine.trail.tree import Node, StoredTree
 
 WRITER_ROLE = "evidence_trail_writer"
-TRAIL_TABLES = ("audits", "audit_requirements", "audit_documents", "trail_checkpoints", "audit_embeddings")
+TRAIL_TABLES = ("audits", "audit_requirements", "audit_documents", "trail_checkpoints", "audit_embeddings",
+                "trail_nodes")
 _HEADER = ("seq, audit_id, kind, amends, run_id, batch_id, question, actor, created_at, status, "
            "grounding_confidence, backend, settings_hash, prev_hash, hash")
 
@@ -189,8 +193,9 @@ def list_audits(conn: psycopg.Connection, *, since: datetime | None = None, unti
                 actor: str | None = None, documents: Sequence[str] | None = None, status: str | None = None,
                 confidence: str | None = None, batch: str | None = None, kind: str | None = None,
                 limit: int = 1000) -> list[dict[str, Any]]:
-    """Audit headers matching every given filter, oldest first."""
-    where, params = ["true"], {"limit": limit}
+    """Audit headers matching every given filter, oldest first. Issued-report records (kind 'report') are listed
+    only when `kind` asks for them: they record files handed out, not answers or reviews."""
+    where, params = ["true" if kind is not None else "a.kind <> 'report'"], {"limit": limit}
     for column, value, op in (("created_at", since, ">="), ("created_at", until, "<"), ("actor", actor, "="),
                               ("status", status, "="), ("grounding_confidence", confidence, "="),
                               ("batch_id", batch, "="), ("kind", kind, "=")):
@@ -256,6 +261,47 @@ def record_hashes(conn: psycopg.Connection, upto: int | None = None) -> list[str
     rows = conn.execute("SELECT hash FROM audits WHERE %(upto)s::bigint IS NULL OR seq <= %(upto)s ORDER BY seq",
                         {"upto": upto}).fetchall()
     return [r[0] for r in rows]
+
+
+def hashes_at(conn: psycopg.Connection, seqs: Sequence[int]) -> dict[int, str]:
+    """{seq: record hash} of the audits at `seqs` that exist."""
+    rows = conn.execute("SELECT seq, hash FROM audits WHERE seq = ANY(%s)", (list(seqs),)).fetchall()
+    return {int(r[0]): r[1] for r in rows}
+
+
+def _nodes(conn: psycopg.Connection, nodes: Sequence[Node]) -> dict[Node, bytes]:
+    rows = conn.execute("SELECT n.level, n.idx, n.hash FROM unnest(%s::int[], %s::bigint[]) AS w (level, idx) "
+                        "JOIN trail_nodes n ON n.level = w.level AND n.idx = w.idx",
+                        ([n[0] for n in nodes], [n[1] for n in nodes])).fetchall()
+    return {(int(r[0]), int(r[1])): bytes(r[2]) for r in rows}
+
+
+def fill_nodes(conn: psycopg.Connection) -> int:
+    """Store every perfect subtree the audits imply and `trail_nodes` lacks (a trail loaded with triggers off);
+    the number of nodes added."""
+    with conn.transaction():
+        _as_writer(conn)
+        return int(conn.execute("SELECT trail_fill_nodes()").fetchone()[0])  # type: ignore[index]
+
+
+def tree_nodes(conn: psycopg.Connection, nodes: Sequence[Node]) -> dict[Node, bytes]:
+    """The stored hashes of the perfect subtrees `nodes` (sql/015); missing ones are filled first when the audits
+    imply them, so a node still absent is one the trail cannot make."""
+    found = _nodes(conn, nodes)
+    if len(found) < len(set(nodes)):
+        fill_nodes(conn)
+        found = _nodes(conn, nodes)
+    return found
+
+
+def all_tree_nodes(conn: psycopg.Connection) -> dict[Node, bytes]:
+    """Every stored perfect subtree (for verification)."""
+    return {(int(r[0]), int(r[1])): bytes(r[2]) for r in conn.execute("SELECT level, idx, hash FROM trail_nodes")}
+
+
+def stored_tree(conn: psycopg.Connection, size: int) -> StoredTree:
+    """The transparency log's tree of `size` leaves, read from its stored nodes."""
+    return StoredTree(size, lambda nodes: tree_nodes(conn, nodes))
 
 
 def insert_checkpoint(conn: psycopg.Connection, *, seq: int, head_hash: str, signed_at: datetime,
@@ -351,3 +397,31 @@ def citing(conn: psycopg.Connection, keys: Sequence[str] | None, section: str | 
         params.update(s=section.rstrip("."), p1=section.rstrip(".") + ".%", p2=section.rstrip(".") + "(%")
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(sql + " ORDER BY a.seq, r.requirement_id", params).fetchall()  # type: ignore[arg-type]
+
+
+def insert_cosignature(conn: psycopg.Connection, *, origin: str, tree_size: int, root_hash: str, witness: str,
+                       key_id: str, cosigned_at: datetime, line: str) -> bool:
+    """Keep a witness's cosignature line of a checkpoint (sql/016). False when it was kept before."""
+    with conn.transaction():
+        _as_writer(conn)
+        row = conn.execute(
+            "INSERT INTO trail_cosignatures (origin, tree_size, root_hash, witness, key_id, cosigned_at, line) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (line) DO NOTHING RETURNING id",
+            (origin, tree_size, root_hash, witness, key_id, cosigned_at, line)).fetchone()
+    return row is not None
+
+
+def cosignature_lines(conn: psycopg.Connection, origin: str, tree_size: int, root_hash: str) -> list[str]:
+    """The witnesses' cosignature lines kept for one checkpoint, oldest first."""
+    rows = conn.execute("SELECT line FROM trail_cosignatures WHERE origin = %s AND tree_size = %s AND root_hash = %s "
+                        "ORDER BY id", (origin, tree_size, root_hash)).fetchall()
+    return [r[0] for r in rows]
+
+
+def latest_cosigned_checkpoint(conn: psycopg.Connection, min_seq: int) -> dict[str, Any] | None:
+    """The signed-note checkpoint of the largest tree of at least `min_seq` audits that a witness cosigned."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM trail_checkpoints c WHERE format = 'c2sp-note' "
+                           "AND seq >= %s AND EXISTS (SELECT 1 FROM trail_cosignatures w WHERE w.origin = c.origin "
+                           "AND w.tree_size = c.seq AND w.root_hash = c.root_hash) ORDER BY seq DESC, id DESC LIMIT 1",
+                           (min_seq,)).fetchone()

@@ -6,6 +6,7 @@ chain needs a document-signing leaf, CA issuers and validity now."""
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,36 @@ def test_an_expired_certificate_cannot_claim_an_earlier_signing_time(tmp_path) -
     cms.signing_time = datetime.now(UTC) - timedelta(days=60)  # what the holder of the expired key claims
     with pytest.raises(Exception, match="is not valid now"):
         trust_path(cms, Ed25519PrivateKey.generate().public_key(), [expired])
+
+
+def test_keys_encrypted_with_a_passphrase_from_a_file(tmp_path) -> None:
+    passphrase = tmp_path / "passphrase"
+    passphrase.write_text("correct horse battery staple\n")
+    settings = Settings(home=tmp_path, database_url=None, trail_key_passphrase_file=passphrase)
+    key, created = signing.load_or_create(settings.signing_key_file, settings.trail_passphrase)
+    assert created and b"ENCRYPTED PRIVATE KEY" in settings.signing_key_file.read_bytes()
+    ident = report_sign.identity(settings)  # the report-signing key is made encrypted too
+    assert b"ENCRYPTED PRIVATE KEY" in report_sign.identity_file(settings).read_bytes()
+    signed = report_sign.sign_pdf(_pdf(), ident, reason="test")
+    assert _signature_problems(signed, key.public_key()) == []
+    bare = Settings(home=tmp_path, database_url=None)
+    with pytest.raises(ConfigError, match="is encrypted: give its passphrase with EVIDENCE_TRAIL_KEY_PASSPHRASE_FILE"):
+        signing.load_existing(bare.signing_key_file, bare.trail_passphrase)
+    with pytest.raises(ConfigError, match="is encrypted"):
+        report_sign.identity(bare)
+    wrong = Settings(home=tmp_path, database_url=None, trail_key_passphrase="not it")
+    with pytest.raises(ConfigError, match="the passphrase does not decrypt"):
+        signing.load_existing(wrong.signing_key_file, wrong.trail_passphrase)
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    with pytest.raises(ConfigError, match="is empty"):
+        _ = Settings(home=tmp_path, database_url=None, trail_key_passphrase_file=empty).trail_passphrase
+
+
+def test_a_passphrase_leaves_results_and_records_alone(tmp_path) -> None:
+    from engine.trail.record import public_settings
+
+    plain = Settings(home=tmp_path, database_url=None)
+    secret = Settings(home=tmp_path, database_url=None, trail_key_passphrase="hunter2 hunter2")
+    assert plain.fingerprint() == secret.fingerprint()
+    assert "hunter2" not in json.dumps(public_settings(secret))
