@@ -1,0 +1,269 @@
+"""From lines of text to sections: the parse result (`ParsedDocument`, its `Block`s with offsets into the
+normalized text) and `SectionBuilder`, which turns headings, titles, numbered paragraphs and points into
+blocks for every plain-text reader (txt, md, html, docx, pdf) in `engine.ingest.formats`."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.ingest.citations import format_citation
+from engine.ingest.sentences import wrap_width, wrapped_break
+from engine.ingest.structure import (
+    PROVISIONS,
+    Heading,
+    Positions,
+    control_heading,
+    enumerator,
+    is_caps_heading,
+    is_eu_style,
+    is_title_line,
+    parse_heading,
+    recital_number,
+    titled_run_in,
+)
+
+
+class Block(BaseModel):
+    """A span of the document text that chunks are cut from (never across blocks)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: int
+    end: int
+    section_number: str = ""
+    section_path: str = ""
+    section_heading: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ParsedDocument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    text: str
+    title: str | None = None
+    blocks: list[Block]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="What the reader warned about (not stored)")
+
+
+def normalize(text: str) -> str:
+    """NFC, Unix newlines, no trailing spaces, at most one blank line, no control characters."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\u00a0", " ").replace("\u200e", "").replace("\u200f", "").replace("\ufeff", "")
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+_BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
+_CONTINUES = (":", ";", ",", "\u2014", " and", " or")
+
+
+class SectionBuilder:
+    """Accumulates text and headings into blocks with a section path, a citation and point offsets.
+
+    Inside a provision, a numbered paragraph ("1.", or CFR "(a)") starts a block of its own, so every
+    chunk can be cited to it ("Art. 33(1)"); deeper points stay in the block and their offsets are kept
+    (`metadata["points"]`). In the preamble of an EU-style act each recital is a block ("Recital 12").
+    """
+
+    def __init__(self, *, eu_style: bool = False) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.stack: list[tuple[int, Heading]] = []
+        self.blocks: list[Block] = []
+        self.body_start: int | None = None
+        self.preamble = eu_style  # before the enacting terms: recitals and the preamble
+        self.special: str | None = None  # 'Preamble' or 'Recital N' for the open block
+        self.positions = Positions()
+        self.position = ""  # the open block's paragraph label, '(1)'
+        self.points: list[list[Any]] = []
+        self.awaiting_title = False
+
+    def _add(self, piece: str, joiner: str = "\n\n") -> tuple[int, int]:
+        if self.parts:
+            self.parts.append(joiner)
+            self.length += len(joiner)
+        start = self.length
+        self.parts.append(piece)
+        self.length += len(piece)
+        return start, self.length
+
+    def _path(self) -> str:
+        return " > ".join(" ".join(x for x in (h.label, h.title) if x) for _, h in self.stack)
+
+    def _close(self) -> None:
+        if self.body_start is not None and self.body_start < self.length:
+            metadata: dict[str, Any] = {}
+            if self.special is not None:
+                recital = self.special.startswith("Recital")
+                number, heading = (self.special if recital else ""), self.special
+                path = f"Recitals > {self.special}" if recital else self.special
+                citation = self.special
+            else:
+                top = self.stack[-1][1] if self.stack else None
+                number = (top.number + self.position) if top and top.number else ""
+                heading = top.title if top else ""
+                path = self._path()
+                citation = format_citation(top.kind, top.number, self.position) if top and top.number else ""
+            if citation:
+                metadata["citation"] = citation
+            if self.points:
+                metadata["points"] = self.points
+            self.blocks.append(Block(start=self.body_start, end=self.length, section_number=number,
+                                     section_path=path, section_heading=heading, metadata=metadata))
+        self.body_start = None
+        self.points = []
+
+    def in_provision(self) -> bool:
+        return bool(self.stack) and self.stack[-1][1].kind in PROVISIONS
+
+    def heading(self, text: str, level: int | None = None, number: str = "", *,
+                parsed: Heading | None = None, run_in: bool = False) -> None:
+        """A heading line, kept in the text as it is; `level` from the format (Markdown, DOCX) or its kind.
+        `run_in`: the line also opens the section's first sentence ("6. Trademarks. This License does not
+        grant ..."), so it is left to the body (the caller adds it) and only names the section."""
+        self._close()
+        text = normalize(text)
+        if not text:
+            return
+        if parsed is None:
+            parsed = parse_heading(text) if not number else Heading("", number, text, level or 1)
+            parsed = parsed or control_heading(text) or Heading("", "", text, level or 1)
+        if level is not None:
+            parsed = parsed._replace(level=level)
+        while self.stack and self.stack[-1][0] >= parsed.level:
+            self.stack.pop()
+        self.stack.append((parsed.level, parsed))
+        self.preamble, self.special, self.position = False, None, ""
+        self.positions = Positions()
+        untitled = not parsed.title or re.fullmatch(r"\(.*\)", parsed.title) is not None  # "Annex A (normative)"
+        self.awaiting_title = bool(parsed.kind) and untitled and not run_in
+        if not run_in:
+            self._add(text)
+
+    def _retitle(self, text: str) -> None:
+        """The line after 'Article 33' is its title: kept in the text, not a body."""
+        level, top = self.stack[-1]
+        title = f"{text} {top.title}".strip() if top.title else text
+        self.stack[-1] = (level, top._replace(title=title))
+        self.awaiting_title = False
+        self._add(text)
+
+    def title_line(self, text: str) -> None:
+        """The document title: kept in the text, but not a section of its own."""
+        self._close()
+        if normalize(text):
+            self._add(normalize(text))
+
+    def _special_block(self, name: str) -> None:
+        if self.special != name or self.body_start is None:
+            self._close()
+            self.special = name
+
+    def paragraph(self, text: str, *, opens_section: bool = False) -> None:
+        """A block of body text; `opens_section`: it begins with its section's run-in heading, whose number
+        is no paragraph number."""
+        text = normalize(text)
+        if not text:
+            return
+        if self.awaiting_title and self.stack and is_title_line(text):
+            self._retitle(text)
+            return
+        self.awaiting_title = False
+        seen = None
+        if self.preamble:
+            recital = recital_number(text)
+            self._special_block(f"Recital {recital}" if recital else "Preamble")
+        elif self.stack and opens_section:
+            self.positions.unnumbered(text)
+        elif self.stack:
+            seen = self.positions.see(text)
+            if seen is not None and seen[0]:
+                self._close()
+                self.position = seen[1]
+        # A point continues its lead-in's sentence ("shall designate ... where:" / "(a) ...;" / "(b) ..."),
+        # so it is joined with one line break, which the sentence splitter reads as a continuation.
+        continues = (seen is not None and not seen[0] and self.body_start is not None
+                     and self.parts[-1].rstrip().endswith(_CONTINUES))
+        start, _ = self._add(text, "\n" if continues else "\n\n")
+        if self.body_start is None:
+            self.body_start = start
+        if seen is not None and not seen[0]:
+            label = seen[1][len(self.position):] if seen[1].startswith(self.position) else seen[1]
+            self.points.append([start, label])
+
+    def _line_heading(self, line: str) -> Heading | None:
+        parsed = parse_heading(line, in_provision=self.in_provision())
+        if parsed is None and is_caps_heading(line) and not self.preamble:
+            parsed = Heading("", "", line.strip(), 1)
+        return parsed
+
+    def text_block(self, para: str) -> None:
+        """A paragraph of plain text (TXT, PDF, DOCX): headings, heading titles, numbered paragraphs and
+        points. A line that opens a provision, a paragraph or a recital after a sentence end starts anew."""
+        body: list[str] = []
+        opens_section = False
+        lines = para.split("\n")
+        width = wrap_width(lines)
+        for i, line in enumerate(lines):
+            if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)):
+                body.append(line)
+                continue
+            if body:
+                self.paragraph("\n".join(body), opens_section=opens_section)
+                body, opens_section = [], False
+            parsed = self._line_heading(line)
+            if parsed is not None:
+                run_in = _run_in(parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
+                self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
+                if run_in:
+                    body, opens_section = [line], True
+            elif self.awaiting_title and self.stack and is_title_line(line):
+                self._retitle(line.strip())
+            else:
+                body.append(line)
+        if body:
+            self.paragraph("\n".join(body), opens_section=opens_section)
+
+    def _opens(self, line: str) -> bool:
+        parsed = parse_heading(line, in_provision=self.in_provision())
+        return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None
+
+    def build(self, fmt: str, title: str | None, **metadata: Any) -> ParsedDocument:
+        self._close()
+        return ParsedDocument(format=fmt, text="".join(self.parts), title=title, blocks=self.blocks,
+                              metadata=metadata)
+
+
+def _run_in(heading: Heading, line: str, following: str, width: int | None) -> bool:
+    """`heading`, read from `line`, is also the start of a sentence: its title runs on into text ("6. Trademarks.
+    This License does not ..."), or the next line of its paragraph continues it ("5.1. The rights granted
+    under this License will terminate automatically" / "if You fail to comply ...")."""
+    title = heading.title.rstrip(".:")
+    opening = titled_run_in(title + ".")  # the title's title-case opening, when more text follows it
+    return (opening is not None and opening != title) or (
+        bool(following.strip()) and wrapped_break(line, following, width))
+
+
+def run_in_title(heading: Heading) -> Heading:
+    """A run-in heading's title is its words up to the first full stop ("Trademarks"); none when its line
+    is a sentence from the start ("5.1. The rights granted ...")."""
+    return heading._replace(title=titled_run_in(heading.title) or "")
+
+
+def feed_lines(builder: SectionBuilder, text: str) -> None:
+    """Paragraphs separated by blank lines; headings, titles, numbered paragraphs and points within them."""
+    for para in re.split(r"\n\s*\n", normalize(text)):
+        builder.text_block(para)
+
+
+def eu_style(text: str) -> bool:
+    return is_eu_style(normalize(text).split("\n"))
+
+
