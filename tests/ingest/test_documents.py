@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from engine.cli.main import app
 from engine.errors import InputError
-from engine.ingest.pipeline import infer_source_type, ingest_paths
+from engine.ingest.files import infer_source_type
+from engine.ingest.pipeline import ingest_paths
 from engine.search import store
 from tests.helpers import DATA, RETENTION_MD
 

@@ -16,8 +16,9 @@ import pytest
 
 from engine.errors import IngestError
 from engine.ingest.chunking import CHARS_PER_WORD, chunk_document
+from engine.ingest.files import find_files
 from engine.ingest.formats import ParsedDocument, parse
-from engine.ingest.pipeline import IngestProgress, find_files, ingest_paths
+from engine.ingest.pipeline import IngestProgress, ingest_paths
 from engine.search import store
 from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
 
