@@ -195,7 +195,8 @@ def batch_progress(request: Request, batch_id: str) -> dict[str, Any]:
     return {"batch_id": batch["batch_id"], "name": batch["name"], "total": len(items), "done": done,
             "failed": sum(1 for i in items if i["state"] == "failed"), "finished": finished,
             "gate": {"fail_on": result.fail_on, "passed": result.exit_code == 0 if finished else None,
-                     "no_evidence": result.no_evidence, "expectations_missed": result.expectations_missed},
+                     "no_evidence": result.no_evidence, "expectations_missed": result.expectations_missed,
+                     "failed": result.failed},
             "items": items}
 
 
