@@ -1,5 +1,5 @@
 """`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, public-key, prove, consistency,
-and amend stored audits."""
+and amend stored audits; `evidence trail witness ...` (engine.cli.witness)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from rich.markup import escape
 
 from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.cli.witness import witness_app
 from engine.errors import EngineError, ExitCode
 from engine.trail import review
 from engine.trail import store as audit_trail
 
 trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                         help="The audit trail: append-only, hash-chained, verifiable.")
+trail_app.add_typer(witness_app, name="witness")
 
 
 def _when(value: str | None, name: str) -> datetime | None:

@@ -7,6 +7,7 @@ by `evidence trail public-key`), no engine, no database:
     python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem
     python3 evidence_verify.py --proof PROOF.json --record AUD-….json --public-key trail-key.pem
     python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem --state seen.txt --origin NAME
+    python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem --witness-key W1.vkey --witness-key W2.vkey
 
 For a report PDF it checks, and says which check failed:
 1. the PDF signature (PAdES, CMS detached): the report carries one signature (certified: no changes
@@ -27,6 +28,9 @@ Only the signed bytes are read for step 2, so nothing outside the signature can 
 3. with `--state FILE`: the report's checkpoints against every checkpoint this verifier accepted before
    (kept in FILE, a witness file): one tree size with two roots is a fork, and fails; the log's name is
    pinned (`--origin`, else the one in FILE). A verified report's checkpoints are added to FILE.
+4. with `--witness-key VKEY` (repeatable) and `--min-witnesses N`: each of those checkpoints carries valid
+   C2SP cosignature/v1 lines from at least N of the pinned witnesses (default: all of them), so a log that
+   shows one history to some and another to others (a fork) needs the witnesses' keys too.
 Exit status: 0 when everything verifies, 6 when anything does not, 2 on bad usage.
 """
 
@@ -132,9 +136,10 @@ def raw_public(key: ed25519.Ed25519PublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def note_key_id(name: str, key: ed25519.Ed25519PublicKey) -> bytes:
-    """C2SP signed-note key ID: the first 4 bytes of SHA-256(name || 0x0A || 0x01 || public key)."""
-    return hashlib.sha256(name.encode("utf-8") + b"\n\x01" + raw_public(key)).digest()[:4]
+def note_key_id(name: str, key: ed25519.Ed25519PublicKey, alg: int = 1) -> bytes:
+    """C2SP signed-note key ID: the first 4 bytes of SHA-256(name || 0x0A || alg || public key); `alg` 0x01 is
+    a plain Ed25519 note signature, 0x04 a tlog-cosignature/v1 (a witness's)."""
+    return hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([alg]) + raw_public(key)).digest()[:4]
 
 
 def split_note(text: str) -> tuple[str, list[tuple[str, bytes]]]:
@@ -227,6 +232,74 @@ def load_public_key(text: str | bytes) -> ed25519.Ed25519PublicKey:
         raise VerifyError(f"cannot read the public key: {exc}") from exc
     raise VerifyError("cannot read the public key: expected a PEM public key (evidence trail public-key), "
                       "64 hex characters, or a note verifier key")
+
+
+# --------------------------------------------------------------------------------------------------
+# Witness cosignatures (C2SP tlog-cosignature, cosignature/v1: Ed25519, key ID type 0x04)
+# --------------------------------------------------------------------------------------------------
+
+COSIG_ALG = 4
+WitnessKey = tuple[str, ed25519.Ed25519PublicKey]  # (key name, public key)
+
+
+def cosignature_message(body: str, timestamp: int) -> bytes:
+    """What a cosignature/v1 signs: `cosignature/v1`, `time <POSIX seconds>`, then the checkpoint note's text."""
+    return f"cosignature/v1\ntime {timestamp}\n{body}".encode()
+
+
+def load_witness_key(vkey: str) -> WitnessKey:
+    """A witness's (name, public key) from its verifier key `<name>+<hex key ID>+<base64(0x04 || key)>`."""
+    try:
+        name, key_id, blob = vkey.strip().split("+", 2)
+        raw = base64.b64decode(blob, validate=True)
+        if len(raw) != 33 or raw[0] != COSIG_ALG:
+            raise ValueError(f"type 0x{raw[:1].hex() or '??'}, {len(raw)} bytes; a cosignature/v1 key is 0x04 and "
+                             "32 bytes (a type 0x01 key is a log's note key, not a witness's)")
+        key = ed25519.Ed25519PublicKey.from_public_bytes(raw[1:])
+    except ValueError as exc:
+        raise VerifyError(f"witness key {vkey.strip()[:60]!r}: not a cosignature/v1 verifier key ({exc})") from exc
+    if not name or note_key_id(name, key, COSIG_ALG).hex() != key_id.lower():
+        raise VerifyError(f"witness key {vkey.strip()[:60]!r}: its key ID {key_id} is not the one of name "
+                          f"{name!r} and its key")
+    return name, key
+
+
+def cosigned_by(note: str, witnesses: list[WitnessKey]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The pinned witnesses whose cosignature/v1 on `note` verifies ({name, time}), and the lines that name a
+    pinned witness but do not verify. Signature lines of other keys are ignored (C2SP signed-note)."""
+    body, signatures = split_note(note)
+    good: dict[str, dict[str, Any]] = {}
+    bad = []
+    for name, key in witnesses:
+        key_id = note_key_id(name, key, COSIG_ALG)
+        for signer, blob in signatures:
+            if signer != name or blob[:4] != key_id or name in good:
+                continue
+            stamp = int.from_bytes(blob[4:12], "big")
+            try:
+                if len(blob) != 76 or stamp >= 1 << 63:
+                    raise InvalidSignature
+                key.verify(blob[12:], cosignature_message(body, stamp))
+                good[name] = {"name": name, "time": datetime.fromtimestamp(stamp, UTC).isoformat()}
+            except InvalidSignature:
+                bad.append(f"a cosignature line of witness {name} does not verify with its pinned key (forged, "
+                           "or made over another checkpoint): not counted")
+    return list(good.values()), bad
+
+
+def check_witnesses(result: Result, witnesses: list[WitnessKey], minimum: int) -> None:
+    """Every checkpoint the records are proven in must carry valid cosignatures from `minimum` pinned witnesses."""
+    pins = list({(n, raw_public(k)): (n, k) for n, k in witnesses}.values())
+    for note in dict.fromkeys(result.checkpoints):
+        size = parse_checkpoint(split_note(note)[0]).size
+        good, bad = cosigned_by(note, pins)
+        result.witnesses.append({"tree_size": size, "cosigned_by": good, "not_counted": bad, "required": minimum})
+        if len(good) < minimum:
+            missing = sorted({n for n, _ in pins} - {g["name"] for g in good})
+            result.problems.append(
+                f"the checkpoint of tree size {size} carries {len(good)} valid cosignature(s) from the pinned "
+                f"witnesses, {minimum} required (none from: {', '.join(missing)}); a report made before the "
+                "witnesses cosigned is issued again after 'evidence trail witness cosign'")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -682,6 +755,7 @@ class Result:
     problems: list[str] = field(default_factory=list)
     checkpoints: list[str] = field(default_factory=list)  # the signed notes the proven records are in
     state: dict[str, Any] = field(default_factory=dict)
+    witnesses: list[dict[str, Any]] = field(default_factory=list)  # per checkpoint: who cosigned it
 
     @property
     def ok(self) -> bool:
@@ -689,7 +763,8 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "ok": self.ok, "signature": self.signature, "records": self.records,
-                "problems": self.problems, **({"state": self.state} if self.state else {})}
+                "problems": self.problems, **({"state": self.state} if self.state else {}),
+                **({"witnesses": self.witnesses} if self.witnesses else {})}
 
 
 def _dictionary_time(after_gap: bytes) -> datetime | None:
@@ -844,6 +919,11 @@ def _print(result: dict[str, Any]) -> None:
     if state:
         print(f"state: {state['remembered']} checkpoint(s) accepted before (sizes {state['sizes_seen']}), origin "
               f"{state['origin']}; {state['added']} added to {state['file']}")
+    for w in result.get("witnesses", []):
+        names = ", ".join(f"{c['name']} ({c['time']})" for c in w["cosigned_by"]) or "no pinned witness"
+        print(f"witnessed: tree size {w['tree_size']} cosigned by {names}; {w['required']} required")
+        for line in w["not_counted"]:
+            print(f"note: {line}", file=sys.stderr)
     for p in result.get("problems", []):
         print(f"FAIL {p}", file=sys.stderr)
     print("OK: the report verifies" if result["ok"] else "FAILED: the report does not verify")
@@ -864,12 +944,20 @@ def main(argv: list[str] | None = None) -> int:
                         "a report whose checkpoint forks from them fails; a verified one's are added")
     parser.add_argument("--origin", help="the log's name (origin) every checkpoint must carry, e.g. "
                         "evidence-engine/1a2b3c4d5e6f7a8b; default: the one in --state, if any")
+    parser.add_argument("--witness-key", action="append", default=[], help="a witness's cosignature/v1 verifier "
+                        "key (name+id+base64, or a file holding one) pinned to count its cosignatures (repeatable)")
+    parser.add_argument("--min-witnesses", type=int, help="cosignatures from this many pinned witnesses each "
+                        "checkpoint must carry (default: every --witness-key)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     args = parser.parse_args(argv)
     try:
         key = load_public_key(Path(args.public_key).read_bytes())
+        witnesses = [load_witness_key(Path(w).read_text() if Path(w).is_file() else w) for w in args.witness_key]
     except (OSError, VerifyError) as exc:
         parser.error(str(exc))
+    minimum = len(witnesses) if args.min_witnesses is None else args.min_witnesses
+    if not 0 <= minimum <= len(witnesses):
+        parser.error(f"--min-witnesses {minimum} needs at least that many --witness-key (given {len(witnesses)})")
     if args.proof or args.record:
         if not (args.proof and args.record) or args.pdf:
             parser.error("--proof and --record go together, without a PDF")
@@ -884,6 +972,8 @@ def main(argv: list[str] | None = None) -> int:
         outcome = verify_report(Path(args.pdf).read_bytes(), key, _anchors(args.trust_cert), name=args.pdf)
     else:
         parser.error("give a report PDF, or --proof and --record")
+    if witnesses:
+        check_witnesses(outcome, witnesses, minimum)
     if args.state or args.origin:
         check_state(outcome, key, Path(args.state) if args.state else None, args.origin)
     result = outcome.as_dict()

@@ -66,6 +66,8 @@ class PdfVerifyReport(BaseModel):
     consistency: list[dict[str, Any]] = Field(description="Each embedded checkpoint against the live log")
     issued: dict[str, Any] | None = Field(default=None, description="The trail's record that the engine issued "
                                                                     "this very file (online only)")
+    witnesses: list[dict[str, Any]] = Field(default_factory=list, description="Per checkpoint: the pinned witnesses "
+                                            "whose cosignature verifies, when witnesses are required")
     records: list[RecordCheck]
     problems: list[str]
 
@@ -195,9 +197,12 @@ def issued_record(conn: psycopg.Connection, sha256: str) -> dict[str, Any] | Non
 
 
 def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key: Any = None,
-               trust: list[Any] | None = None) -> PdfVerifyReport:
+               trust: list[Any] | None = None, witnesses: list[evidence_verify.WitnessKey] | None = None,
+               min_witnesses: int = 0) -> PdfVerifyReport:
     """Check a report PDF: signature and proofs (offline, with `public_key`), embedded records, and the
-    trail when `conn` is given. Raises IntegrityError when the file is not a readable PDF."""
+    trail when `conn` is given. With `witnesses` (name, key) pinned, each checkpoint the records are proven in
+    must carry valid cosignatures from `min_witnesses` of them. Raises IntegrityError when the file is not a
+    readable PDF."""
     data = path.read_bytes()
     problems: list[str] = []
     offline = evidence_verify.Result(file=str(path))
@@ -206,6 +211,8 @@ def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key
                         "--public-key (the PEM from 'evidence trail public-key')")
     else:
         offline = evidence_verify.verify_report(data, public_key, trust or [], name=str(path))
+        if witnesses:
+            evidence_verify.check_witnesses(offline, witnesses, min_witnesses)
         problems += offline.problems
     signature = offline.signature
     changes = []
@@ -241,4 +248,5 @@ def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key
     ok = not problems and bool(records) and all(r.ok for r in records) and bool(offline.records)
     return PdfVerifyReport(file=str(path), ok=ok, trail_checked=conn is not None, signature=signature, issued=issued,
                            proofs=offline.records, changes=changes, consistency=consistency, records=records,
+                           witnesses=offline.witnesses,
                            problems=list(dict.fromkeys(problems)))

@@ -18,7 +18,7 @@ import psycopg
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
 from engine.report.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency
-from engine.trail import checkpoints
+from engine.trail import checkpoints, cosignatures
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 
@@ -35,11 +35,13 @@ def inclusion_bundles(conn: psycopg.Connection, settings: Settings, rows: list[d
                       ) -> dict[str, dict[str, Any]]:
     """Inclusion-proof bundles of trail rows (`audit_trail.get`), all in one checkpoint covering them.
 
-    A checkpoint is signed first when the latest one does not cover the newest of the rows.
+    The latest checkpoint covering them that a witness cosigned is preferred (its note carries the cosignature
+    lines); else the latest one, signed first when it does not cover the newest of the rows.
     """
     if not rows:
         return {}
-    checkpoint = checkpoints.covering(conn, settings, max(r["seq"] for r in rows))
+    newest = max(r["seq"] for r in rows)  # a checkpoint a witness cosigned first: its note carries their lines
+    checkpoint = cosignatures.witnessed(conn, settings, newest) or checkpoints.covering(conn, settings, newest)
     leaves = _live_leaves(conn, checkpoint)
     out = {}
     for row in rows:

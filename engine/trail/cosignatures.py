@@ -1,0 +1,73 @@
+"""The log's side of witnessing: what a witness is offered (the latest checkpoint and a consistency proof
+from the size it last cosigned), keeping the cosignature lines it returns (`trail_cosignatures`,
+sql/016), and the cosigned checkpoint reports are proven in (`engine.trail.proofs`), its note carrying
+every witness's line. The witness itself is `engine.trail.witness`.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+
+import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from engine.config import Settings
+from engine.errors import EngineError, IntegrityError
+from engine.report.standalone_verify import (
+    VerifyError,
+    cosigned_by,
+    parse_checkpoint,
+    split_note,
+    verified_checkpoint,
+)
+from engine.trail import checkpoints, signing, witness
+from engine.trail import store as audit_trail
+from engine.trail import tree as trail_tree
+from engine.trail.canonical import utc_timestamp
+
+
+def offer(conn: psycopg.Connection, old_size: int) -> tuple[str, list[bytes]]:
+    """The latest signed checkpoint note and the consistency proof to it from tree size `old_size`, built from
+    the live log (the witness verifies it against the root it remembers, so the database is not trusted)."""
+    row = audit_trail.latest_note_checkpoint(conn)
+    if row is None:
+        raise EngineError("no signed checkpoint to cosign yet: run 'evidence trail checkpoint'")
+    leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=row["seq"]))
+    proof = trail_tree.consistency_proof(old_size, leaves) if old_size <= len(leaves) else []
+    return row["note"], proof
+
+
+def record(conn: psycopg.Connection, note: str, line: str, witness_key: Ed25519PublicKey, name: str
+           ) -> bool:
+    """Keep a witness's cosignature line of `note` once it verifies with the witness's key. False when kept
+    before. Raises IntegrityError for a line that does not verify."""
+    cosigned = witness.add_cosignatures(note, [line])
+    good, _ = cosigned_by(cosigned, [(name, witness_key)])
+    if not good:
+        raise IntegrityError(f"the cosignature line of witness {name} does not verify over this checkpoint")
+    body, _ = split_note(note)
+    cp = parse_checkpoint(body)
+    blob = base64.b64decode(line.split(" ")[2])
+    return audit_trail.insert_cosignature(
+        conn, origin=cp.origin, tree_size=cp.size, root_hash=cp.root.hex(), witness=name, key_id=blob[:4].hex(),
+        cosigned_at=datetime.fromtimestamp(int.from_bytes(blob[4:12], "big"), UTC), line=line)
+
+
+def witnessed(conn: psycopg.Connection, settings: Settings, seq: int) -> checkpoints.Checkpoint | None:
+    """The latest checkpoint covering audit `seq` that a witness cosigned and this trail's key signed, its note
+    carrying the cosignature lines kept for it; None when there is none."""
+    row = audit_trail.latest_cosigned_checkpoint(conn, seq)
+    public = signing.load_public(settings.signing_key_file)
+    if row is None or public is None:
+        return None
+    try:
+        if verified_checkpoint(row["note"], public).size != row["seq"]:
+            return None
+    except VerifyError:
+        return None
+    lines = audit_trail.cosignature_lines(conn, row["origin"], row["seq"], row["root_hash"])
+    return checkpoints.Checkpoint(
+        seq=row["seq"], head_hash=row["head_hash"], root_hash=row["root_hash"], origin=row["origin"],
+        note=witness.add_cosignatures(row["note"], lines), signed_at=utc_timestamp(row["signed_at"]),
+        key_fingerprint=row["key_fingerprint"], key_file=str(settings.signing_key_file))
