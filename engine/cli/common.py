@@ -18,6 +18,7 @@ import psycopg
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 from engine.config import Settings, load_settings, secret_values
 from engine.errors import EngineError, ExitCode, redact
@@ -29,7 +30,7 @@ class FullHelpGroup(TyperGroup):
     """A command group whose list of commands shows each one's first sentence whole, wrapped to the
     terminal, never cut off with '...'."""
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
@@ -75,8 +76,9 @@ def run(fn: Callable[[], int | None]) -> None:
                    "server ('evidence db status'), then run the command again, or 'evidence resume RUN' / "
                    "'evidence audit resume BATCH' for an interrupted answer or batch.")
         raise typer.Exit(ExitCode.STORAGE) from exc
-    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-        raise
+    except (typer.Exit, typer.Abort, TyperException, click.exceptions.ClickException, click.exceptions.Exit,
+            click.exceptions.Abort):
+        raise  # typer's own (its vendored click's) usage errors and exits: typer prints them, exit 2 or as given
     except Exception as exc:  # the CLI is the one place that catches broadly
         secrets = secret_values()
         sys.stderr.write(redact("".join(traceback.format_exception(exc)), secrets))

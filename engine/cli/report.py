@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import psycopg
 import typer
 from rich.markup import escape
@@ -23,7 +22,7 @@ from engine.report import standalone_verify as evidence_verify
 class _AuditFirst(FullHelpGroup):
     """`evidence report AUD-…` runs `render`; `evidence report verify FILE` runs `verify`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["render", *args]
         return super().parse_args(ctx, args)

@@ -49,8 +49,10 @@ def test_ingest_reports_bad_file_and_exits_nonzero(cli_env, tmp_path: Path) -> N
 def test_unknown_source_type_is_rejected(cli_env, tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text(RETENTION_MD)
     result = runner.invoke(app, ["ingest", str(tmp_path), "--source-type", "memo"])
-    assert result.exit_code != 0
-    assert "source-type" in result.output
+    assert result.exit_code == 2  # a usage error, said as one: not "a bug in the engine" with a traceback
+    assert "source-type" in result.output and "bug in the engine" not in result.output
+    dated = runner.invoke(app, ["trail", "list", "--since", "not-a-date"])
+    assert dated.exit_code == 2 and "ISO date" in dated.output and "Traceback" not in dated.output
 
 
 def test_db_status_json(cli_env) -> None:
