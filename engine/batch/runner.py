@@ -52,6 +52,7 @@ from engine.errors import ConfigError, EngineError, ExitCode, StorageError, reda
 from engine.models import new_run_id
 from engine.search import store
 from engine.search.retrieval import Filters
+from engine.trail import checkpoints
 from engine.trail import store as audit_trail
 from engine.trail.record import default_actor, record_research
 from engine.trail.store import crash_point
@@ -229,8 +230,11 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
         if state["lease_owner"] != worker_id:
             raise LeaseLost(f"lease on {question.id} was taken over by {state['lease_owner']}")
         appended = record_research(conn, settings, embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                   actor=batch["actor"], batch=context, finish=finish)
+                                   actor=batch["actor"], batch=context, finish=finish, checkpoint=False)
         batch_store.mark_done(conn, batch["batch_id"], question.id, appended.audit_id, worker_id)
+    # Signed after the commit, so the trail's append lock (held to the end of the transaction) is not held
+    # while signing: other workers append meanwhile, and the checkpoint covers their audits too.
+    checkpoints.after_append(conn, settings, appended.seq)
     return appended
 
 

@@ -41,7 +41,6 @@ from engine.report.standalone_verify import (
 )
 from engine.trail import local_log, presign, signing
 from engine.trail import store as audit_trail
-from engine.trail import tree as trail_tree
 from engine.trail.canonical import utc_timestamp
 
 WITNESS_FILE = "trail-checkpoints.txt"
@@ -107,9 +106,7 @@ def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoin
     key, created = presign.signing_key(conn, settings, local)
     fingerprint = signing.fingerprint(key.public_key())
     origin = origin_of(settings, fingerprint)
-    leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=size))
-    presign.check(priors, key, origin, leaves, settings)
-    root = trail_tree.root(leaves)
+    root = presign.check(conn, priors, key, origin, size, settings)  # O(log n): the stored tree's nodes
     body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
     note = signing.sign_note(key, origin, body)
     _, sigs = split_note(note)
@@ -128,8 +125,7 @@ def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoin
 
 def latest(conn: psycopg.Connection) -> dict[str, Any] | None:
     """The most recent checkpoint in the database, either format (for reports)."""
-    rows = audit_trail.checkpoints(conn)
-    return max(rows, key=lambda c: (c["seq"], c["id"])) if rows else None
+    return audit_trail.latest_checkpoint(conn)  # by index: a trail may hold a checkpoint per audit
 
 
 def covering(conn: psycopg.Connection, settings: Settings, seq: int) -> Checkpoint:

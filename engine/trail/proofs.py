@@ -17,41 +17,45 @@ import psycopg
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.report.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency
+from engine.report.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency, verify_inclusion
 from engine.trail import checkpoints, cosignatures
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 
 
-def _live_leaves(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> list[bytes]:
-    leaves = trail_tree.leaves(audit_trail.record_hashes(conn, upto=checkpoint.seq))
-    if len(leaves) != checkpoint.seq or trail_tree.root(leaves).hex() != checkpoint.root_hash:
+def _live_tree(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> trail_tree.StoredTree:
+    tree = audit_trail.stored_tree(conn, checkpoint.seq)
+    head = audit_trail.hash_at(conn, checkpoint.seq)
+    if head is None or tree.root().hex() != checkpoint.root_hash:
         raise IntegrityError(f"the live log does not reproduce the checkpoint signed at tree size {checkpoint.seq}; "
                              "no proof is issued. Run 'evidence trail verify'")
-    return leaves
+    return tree
 
 
 def inclusion_bundles(conn: psycopg.Connection, settings: Settings, rows: list[dict[str, Any]]
                       ) -> dict[str, dict[str, Any]]:
     """Inclusion-proof bundles of trail rows (`audit_trail.get`), all in one checkpoint covering them.
 
-    The latest checkpoint covering them that a witness cosigned is preferred (its note carries the cosignature
-    lines); else the latest one, signed first when it does not cover the newest of the rows.
+    A checkpoint is signed first when the latest one does not cover the newest of the rows. Each proof is read
+    from the stored tree (O(log n)) and checked against the checkpoint's root with the row's own record hash
+    before it is handed out.
     """
     if not rows:
         return {}
     newest = max(r["seq"] for r in rows)  # a checkpoint a witness cosigned first: its note carries their lines
     checkpoint = cosignatures.witnessed(conn, settings, newest) or checkpoints.covering(conn, settings, newest)
-    leaves = _live_leaves(conn, checkpoint)
+    tree = _live_tree(conn, checkpoint)
+    root = bytes.fromhex(checkpoint.root_hash)
+    paths = tree.inclusion_proofs([row["seq"] - 1 for row in rows])
     out = {}
-    for row in rows:
+    for row, path in zip(rows, paths, strict=True):
         index = row["seq"] - 1
-        if trail_tree.leaves([row["hash"]])[0] != leaves[index]:
+        if not verify_inclusion(trail_tree.leaves([row["hash"]])[0], index, checkpoint.seq, path, root):
             raise IntegrityError(f"{row['audit_id']}: its record hash is not leaf {index} of the log")
         out[row["audit_id"]] = {
             "format": PROOF_FORMAT, "audit_id": row["audit_id"], "record_hash": row["hash"], "leaf_index": index,
             "tree_size": checkpoint.seq, "root_hash": checkpoint.root_hash,
-            "inclusion_path": [h.hex() for h in trail_tree.inclusion_proof(index, leaves)],
+            "inclusion_path": [h.hex() for h in path],
             "checkpoint": checkpoint.note, "key_fingerprint": checkpoint.key_fingerprint}
     return out
 

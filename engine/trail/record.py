@@ -205,18 +205,21 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
                     llm: Any = None, actor: str | None = None, batch: dict[str, Any] | None = None,
                     asked_at: datetime | None = None, scope: dict[str, Any] | None = None,
                     supersedes: str | None = None,
-                    finish: Callable[[dict[str, Any]], None] | None = None) -> Any:
+                    finish: Callable[[dict[str, Any]], None] | None = None, checkpoint: bool = True) -> Any:
     """Write the audit of a finished run, once: a run that already has its audit returns that one.
 
     `finish(record)` may add to the record before it is hashed (batch runs add expectation outcomes).
-    A signed checkpoint covering the audit follows (`checkpoints.after_append`), unless configured off.
+    A signed checkpoint covering the audit follows (`checkpoints.after_append`), unless configured off, or
+    `checkpoint` is False: a caller that records inside its own transaction signs after its commit, not
+    while the transaction holds the trail's append lock.
     """
     from engine.trail import checkpoints
     from engine.trail import store as audit_trail
 
     existing = audit_trail.by_run(conn, research["run_id"])
     if existing is not None:  # e.g. resumed after a kill: the checkpoint may not have been written yet
-        checkpoints.after_append(conn, settings, existing["seq"])
+        if checkpoint:
+            checkpoints.after_append(conn, settings, existing["seq"])
         return audit_trail.Appended(seq=existing["seq"], audit_id=existing["audit_id"], hash=existing["hash"],
                                     prev_hash=existing["prev_hash"], created=False)
     models = {"embedding": embedder.identity, "relevance": relevance_identity(settings),
@@ -232,5 +235,6 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     answer = record["answer"]["final_answer"] or ""
     vectors = (embedder.encode_query(record["question"]), embedder.encode([answer])[0])
     appended = audit_trail.append(conn, record, vectors=vectors, fault=settings.fault_injection)
-    checkpoints.after_append(conn, settings, appended.seq)
+    if checkpoint:
+        checkpoints.after_append(conn, settings, appended.seq)
     return appended

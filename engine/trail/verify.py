@@ -12,6 +12,8 @@ What each check catches:
   format) differs from the live log's at its tree size, or whose size is beyond the chain's head: a
   chain rewritten (hashes recomputed) or cut short by someone with database-admin rights, up to the
   last checkpoint; the message names the checkpoint and where it was kept;
+* a stored node of the tree (`trail_nodes`, what checkpoints and proofs are read from) that is not the
+  hash the records give, missing, or beyond the chain's head: a node table altered or records removed;
 * a quote that is no longer the document text at its offsets, or a document whose text no longer
   hashes to the SHA-256 in the record: changed evidence.
 
@@ -55,7 +57,7 @@ class Problem(BaseModel):
 
     seq: int | None = Field(description="The first seq the problem concerns (None: not tied to one record)")
     audit_id: str | None = None
-    check: str = Field(description="hash | link | seq_gap | copy | checkpoint | quote | document")
+    check: str = Field(description="hash | link | seq_gap | copy | checkpoint | tree | quote | document")
     message: str
     exact: bool = Field(default=True, description="False: `seq` is only the earliest record that may be bad")
 
@@ -254,6 +256,25 @@ def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dic
     return problems, len(everything), True, notices
 
 
+def _check_nodes(conn: psycopg.Connection, hashes: dict[int, str], head_seq: int | None) -> list[Problem]:
+    """The stored perfect subtrees against the tree the records give (`tree.perfect_nodes`); the first wrong,
+    missing or surplus node by its first leaf."""
+    size = head_seq or 0
+    expected = trail_tree.perfect_nodes(trail_tree.leaves(hashes.get(s, GENESIS_HASH) for s in range(1, size + 1)))
+    stored = audit_trail.all_tree_nodes(conn)
+    bad = [(level, index) for (level, index), h in expected.items() if stored.get((level, index)) != h]
+    bad += [node for node in stored if node not in expected]
+    if not bad:
+        return []
+    level, index = min(bad, key=lambda n: (n[1] << n[0], -n[0]))
+    first, last = index << level, ((index + 1) << level) - 1
+    what = ("is missing" if (level, index) not in stored else "is beyond the chain's head: records were removed"
+            if (level, index) not in expected else "differs from the records' hashes")
+    return [Problem(seq=first + 1, check="tree", exact=False, message=(
+        f"trail_nodes: node (level {level}, index {index}) over audits {first + 1}..{last + 1} {what}; "
+        f"{len(bad)} node(s) in all. Checkpoints and proofs are read from these nodes"))]
+
+
 def _check_proposal(rec: dict[str, Any], r: dict[str, Any]) -> Problem | None:
     """A proposal claims no place in a document; it must not claim to be evidence either."""
     if r.get("verified") or r.get("cited"):
@@ -299,7 +320,7 @@ def verify_trail(conn: psycopg.Connection, settings: Settings, *, audit_id: str 
     problems += _check_tables(conn, records)
     head_seq = rows[-1]["seq"] if rows else None
     cp_problems, n_checkpoints, signed, notices = _check_checkpoints(conn, settings, hashes, head_seq, published or [])
-    problems += cp_problems
+    problems += cp_problems + _check_nodes(conn, hashes, head_seq)
     if audit_id is not None:
         audit_trail.get(conn, audit_id)  # NotFoundError when unknown
         records = {audit_id: records[audit_id]} if audit_id in records else {}

@@ -73,7 +73,7 @@ def test_canonical_form_refuses_what_it_cannot_pin_down(value) -> None:
                          ids=["update", "delete", "truncate"])
 def test_engine_role_cannot_change_the_trail(trail, table: str, statement: str) -> None:
     column = {"audits": "question", "audit_requirements": "exact_quote", "audit_documents": "title",
-              "trail_checkpoints": "signature", "audit_embeddings": "question"}[table]
+              "trail_checkpoints": "signature", "audit_embeddings": "question", "trail_nodes": "hash"}[table]
     if table == "audit_embeddings":
         trail.conn.execute("INSERT INTO audit_embeddings SELECT audit_id, question, answer FROM audit_embeddings "
                            "WHERE false")  # the table exists and accepts inserts
@@ -129,6 +129,7 @@ def test_forged_chain_with_recomputed_hashes_is_caught_by_the_checkpoint(trail) 
         prev = sha256_hex(text)
         superuser(trail.conn, "UPDATE audits SET canonical = %s, record = %s, prev_hash = %s, hash = %s WHERE seq = %s",
                   (text, json.dumps(env["record"]), env["prev_hash"], prev, row["seq"]))
+    superuser(trail.conn, "DELETE FROM trail_nodes; SELECT trail_fill_nodes()")  # the stored tree recomputed too
     report = verify_trail(trail.conn, trail.settings)
     assert not report.ok and {p.check for p in report.problems} == {"checkpoint"}, report.problems
     # the checkpoint signed at size 1 still matches, the one at size 2 no longer: record 2 was rewritten
@@ -246,10 +247,10 @@ def test_impact_lists_stale_audits_after_a_changed_document(trail_conn, trail_se
 
 
 def _forge_from(trail, seq: int) -> None:
-    """An administrator rewrites record `seq`, recomputes every later hash, and removes every checkpoint the
-    engine kept (database rows and the local log): only what was published elsewhere remembers."""
+    """An administrator rewrites record `seq`, recomputes every later hash and the stored tree, and removes every
+    checkpoint the engine kept (database rows and the local log): only what was published elsewhere remembers."""
     rewrite(trail, seq)
-    superuser(trail.conn, "DELETE FROM trail_checkpoints")
+    superuser(trail.conn, "DELETE FROM trail_checkpoints; DELETE FROM trail_nodes; SELECT trail_fill_nodes()")
     (trail.settings.home / "keys" / "checkpoints.jsonl").unlink()
 
 
