@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.config import Settings
-from engine.errors import EngineError, IntegrityError
+from engine.errors import ConfigError, EngineError, IntegrityError
 from engine.report.standalone_verify import (
+    SIG_PREFIX,
     VerifyError,
+    WitnessKey,
     cosigned_by,
     parse_checkpoint,
     split_note,
     verified_checkpoint,
+    witness_notes,
 )
 from engine.trail import checkpoints, signing, witness
 from engine.trail import store as audit_trail
@@ -42,16 +46,41 @@ def record(conn: psycopg.Connection, note: str, line: str, witness_key: Ed25519P
            ) -> bool:
     """Keep a witness's cosignature line of `note` once it verifies with the witness's key. False when kept
     before. Raises IntegrityError for a line that does not verify."""
-    cosigned = witness.add_cosignatures(note, [line])
-    good, _ = cosigned_by(cosigned, [(name, witness_key)])
+    body, _ = split_note(note)
+    good, _ = cosigned_by(f"{body}\n{line}\n", [(name, witness_key)])  # this very line, not another of the note
     if not good:
         raise IntegrityError(f"the cosignature line of witness {name} does not verify over this checkpoint")
-    body, _ = split_note(note)
     cp = parse_checkpoint(body)
     blob = base64.b64decode(line.split(" ")[2])
     return audit_trail.insert_cosignature(
         conn, origin=cp.origin, tree_size=cp.size, root_hash=cp.root.hex(), witness=name, key_id=blob[:4].hex(),
         cosigned_at=datetime.fromtimestamp(int.from_bytes(blob[4:12], "big"), UTC), line=line)
+
+
+def keep(conn: psycopg.Connection, settings: Settings, text: str, pins: list[WitnessKey]) -> list[dict[str, Any]]:
+    """Keep the cosignature lines of the pinned witnesses found in `text` (cosigned notes, as `witness cosign
+    --request` prints them, or a witness file of them): each note must be a checkpoint signed by this trail's key,
+    each line must verify. Returns what was found ({tree_size, witness, kept}); IntegrityError when none verifies."""
+    public = signing.load_public(settings.signing_key_file)
+    if public is None:
+        raise ConfigError(f"no trail key at {settings.signing_key_file} to check the cosigned checkpoints with")
+    found: list[dict[str, Any]] = []
+    for where, note in witness_notes(text):
+        try:
+            size = verified_checkpoint(note, public).size
+        except VerifyError as exc:
+            raise IntegrityError(f"line {where}: {exc}; nothing of it kept") from exc
+        for line in note.split("\n\n", 1)[1].splitlines():
+            for name, key in pins:
+                if not line.startswith(f"{SIG_PREFIX}{name} "):
+                    continue
+                try:
+                    found.append({"tree_size": size, "witness": name, "kept": record(conn, note, line, key, name)})
+                except IntegrityError:
+                    continue  # another key under this name, or a forged line: not kept
+    if not found:
+        raise IntegrityError("no cosignature of a pinned witness verifies in the text given: nothing kept")
+    return found
 
 
 def witnessed(conn: psycopg.Connection, settings: Settings, seq: int) -> checkpoints.Checkpoint | None:

@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine.errors import ConfigError, IntegrityError
+from engine.errors import ConfigError, InputError, IntegrityError
 from engine.report.standalone_verify import (
     COSIG_ALG,
     EMPTY_ROOT,
@@ -227,3 +227,41 @@ def add_cosignatures(note: str, lines: list[str]) -> str:
             keys.add((name, blob[:4]))
             out += line.rstrip("\n") + "\n"
     return out
+
+
+def format_request(old_size: int, proof: list[bytes], note: str) -> str:
+    """A C2SP tlog-witness add-checkpoint body: `old <size>`, the proof's hashes in base64, an empty line, the note."""
+    return "".join([f"old {old_size}\n", *(base64.b64encode(h).decode() + "\n" for h in proof), "\n", note])
+
+
+def parse_request(text: str) -> tuple[int, list[bytes], str]:
+    """(old size, consistency proof, note) of an add-checkpoint body. Raises InputError when malformed."""
+    head, sep, note = text.partition("\n\n")
+    lines = head.split("\n")
+    match = re.fullmatch(r"old (0|[1-9][0-9]*)", lines[0])
+    try:
+        if not sep or match is None or len(lines) > 64:
+            raise ValueError("expected 'old <size>', at most 63 proof lines, an empty line, then the checkpoint")
+        proof = [base64.b64decode(line, validate=True) for line in lines[1:]]
+        if any(len(h) != 32 for h in proof):
+            raise ValueError("a proof line is not a base64 SHA-256 hash")
+        old = int(match.group(1))
+        if old > parse_checkpoint(split_note(note)[0]).size:
+            raise ValueError(f"old size {old} is larger than the checkpoint's")
+    except (ValueError, VerifyError) as exc:
+        raise InputError(f"not a tlog-witness add-checkpoint request: {exc}") from exc
+    return old, proof, note
+
+
+def request_offer(request: str) -> Callable[[int], tuple[str, list[bytes]]]:
+    """What `cosign_with_state` is offered by a request made elsewhere: its note and proof, when the request's old
+    size is the size this witness last cosigned (else InputError naming that size, C2SP's 409)."""
+    old, proof, note = parse_request(request)
+
+    def offered(size: int) -> tuple[str, list[bytes]]:
+        if size != old:
+            raise InputError(f"the request proves from tree size {old}; this witness last cosigned tree size {size}: "
+                             f"make the request again with 'evidence trail witness request --old {size}'")
+        return note, proof
+
+    return offered

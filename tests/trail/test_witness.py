@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from typer.testing import CliRunner
 
 from engine.cli.main import app
-from engine.errors import ConfigError, IntegrityError
+from engine.errors import ConfigError, InputError, IntegrityError
 from engine.report import standalone_verify as sv
 from engine.report.render import write_pdf
 from engine.trail import signing, witness
@@ -187,6 +187,28 @@ def test_state_of_another_log_key_is_refused(tmp_path) -> None:
         witness.cosign_with_state(w1, other.key.public_key(), state, lambda old: (other.note(3), []))
 
 
+def test_requests_round_trip_and_malformed_ones_are_refused() -> None:
+    log = Log()
+    body = witness.format_request(4, log.proof(4, 9), log.note(9))
+    assert body.startswith("old 4\n") and witness.parse_request(body) == (4, log.proof(4, 9), log.note(9))
+    for bad in (body.replace("old 4", "old 04"), body.replace("old 4", "old 10"),
+                "old 0\nnot base64!\n\n" + log.note(9), body.replace("\n\n", "\n", 1)):
+        with pytest.raises(InputError, match="not a tlog-witness add-checkpoint request"):
+            witness.parse_request(bad)
+
+
+def test_a_request_from_another_size_names_the_witness_size(tmp_path) -> None:
+    """C2SP's 409: the witness says which size it last cosigned, and the log asks again from there."""
+    log, w1, state = Log(), _witness("w1"), tmp_path / "w1.state"
+    _state(state, log, w1, 4)
+    stale = witness.request_offer(witness.format_request(0, [], log.note(9)))
+    with pytest.raises(InputError, match="this witness last cosigned tree size 4: .*request --old 4"):
+        witness.cosign_with_state(w1, log.key.public_key(), state, stale)
+    done = witness.cosign_with_state(w1, log.key.public_key(), state,
+                                     witness.request_offer(witness.format_request(4, log.proof(4, 9), log.note(9))))
+    assert done.state.size == 9
+
+
 # --- against the trail ----------------------------------------------------------------------------------------
 
 def _cli(settings, *args: str):
@@ -310,3 +332,29 @@ def test_reports_carry_cosignatures_and_verifiers_can_require_them(trail, tmp_pa
     assert _standalone(str(after), *pin).returncode == 0
     assert _standalone(str(before), *pin).returncode == 6
     assert _standalone(str(before), "--public-key", str(log_key)).returncode == 0  # no witness required: as before
+
+
+def test_a_witness_without_the_database_answers_a_request(trail, tmp_path) -> None:
+    """The log writes a request, the witness (no database) cosigns it, the log keeps the answer."""
+    log_key, vkeys = _setup(trail, tmp_path, "w1", "w2")
+    request = tmp_path / "request.txt"
+    assert _cli(trail.settings, "trail", "witness", "request", "--out", str(request)).exit_code == 0
+    offline = {"DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none", "EVIDENCE_HOME": str(tmp_path / "elsewhere")}
+    answer = runner.invoke(app, ["trail", "witness", "cosign", "--key", str(tmp_path / "w1.key"), "--state",
+                                 str(tmp_path / "w1.state"), "--log-key", str(log_key), "--request", str(request)],
+                           env=offline)
+    assert answer.exit_code == 0 and "not kept yet" in answer.output, answer.output
+    cosigned = tmp_path / "cosigned.txt"
+    cosigned.write_text(answer.stdout)
+    wrong = _cli(trail.settings, "trail", "witness", "add", str(cosigned), "--witness-key", vkeys["w2"])
+    assert wrong.exit_code == 6 and "no cosignature of a pinned witness verifies" in wrong.output
+    added = _cli(trail.settings, "trail", "witness", "add", str(cosigned), "--witness-key", vkeys["w1"], "--json")
+    assert added.exit_code == 0 and json.loads(added.stdout) == [{"tree_size": 3, "witness": "witness.example.com/w1",
+                                                                   "kept": True}]
+    bundle = inclusion_bundle(trail.conn, trail.settings, trail.audits[2].audit_id)
+    assert bundle["checkpoint"] == answer.stdout
+    # the next request starts from the size the witness cosigned; an older one is refused, naming that size
+    stale = runner.invoke(app, ["trail", "witness", "cosign", "--key", str(tmp_path / "w1.key"), "--state",
+                                str(tmp_path / "w1.state"), "--log-key", str(log_key), "--request", str(request)],
+                          env=offline)
+    assert stale.exit_code == 2 and "request --old 3" in stale.output
