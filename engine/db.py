@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from enum import IntEnum
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -43,6 +44,14 @@ def _lock_call(function: str, namespace: Lock, key: str | None) -> tuple[str, tu
     if key is None:
         return f"SELECT {function}(%s, 0)", (int(namespace),)
     return f"SELECT {function}(%s, hashtext(%s))", (int(namespace), key)
+
+
+def one(conn: psycopg.Connection, sql: str, params: Any = None) -> tuple[Any, ...]:
+    """The one row of a query that always returns one (an aggregate, a setting, a function call)."""
+    row = conn.execute(sql, params).fetchone()  # type: ignore[arg-type]
+    if row is None:
+        raise StorageError(f"the query returned no row: {sql[:80]}")
+    return tuple(row)
 
 
 def xact_lock(conn: psycopg.Connection, namespace: Lock, key: str | None = None) -> None:
@@ -102,7 +111,7 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     try:
         with conn.transaction():
             xact_lock(conn, Lock.MIGRATIONS)
-            if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+            if one(conn, "SELECT to_regclass('schema_migrations')")[0] is None:
                 conn.execute(
                     "CREATE TABLE schema_migrations ("
                     " version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -125,7 +134,7 @@ def migrate(conn: psycopg.Connection) -> list[str]:
 
 def applied_migrations(conn: psycopg.Connection) -> set[int]:
     """Versions of the migrations applied in this database (read only: none when it has no schema yet)."""
-    if conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
+    if one(conn, "SELECT to_regclass('schema_migrations')")[0] is None:
         return set()
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
@@ -138,9 +147,9 @@ def pending_migrations(conn: psycopg.Connection) -> list[str]:
 
 def _pgvector_facts(conn: psycopg.Connection) -> tuple[str | None, str | None, str, str]:
     """(pgvector installed here, pgvector the server offers, the database, the role)."""
-    row = conn.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-                       "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
-                       "current_database(), current_user").fetchone()
+    row = one(conn, "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+                    "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), "
+                    "current_database(), current_user")
     return row[0], row[1], row[2], row[3]
 
 
@@ -253,7 +262,7 @@ def ensure_pgvector(conn: psycopg.Connection) -> str:
                 f"the pgvector extension is not installed in database '{database}', and role '{user}' may not "
                 f"create it ({str(exc).strip()}); ask an administrator to run 'CREATE EXTENSION vector;' in that "
                 "database once (pgvector 0.8.0 or later), then run 'evidence db migrate'") from exc
-        installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+        installed = one(conn, "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector')")[0]
     problem = pgvector_problem(installed, available)
     if problem:
         raise StorageError(f"database '{database}': {problem}")
@@ -325,11 +334,11 @@ def server_status(settings: Settings) -> dict[str, object]:
 
 def _describe_server(conn: psycopg.Connection) -> dict[str, object]:
     installed, available, database, role = _pgvector_facts(conn)
-    version, superuser = conn.execute("SELECT current_setting('server_version'), "
-                                      "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)").fetchone()
+    version, superuser = one(conn, "SELECT current_setting('server_version'), "
+                                   "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)")
     schema: dict[str, object] = {"schema_version": None, "pending_migrations": None}
-    if conn.execute("SELECT to_regclass('schema_migrations') IS NULL "
-                    "OR has_table_privilege('schema_migrations', 'SELECT')").fetchone()[0]:
+    if one(conn, "SELECT to_regclass('schema_migrations') IS NULL "
+                 "OR has_table_privilege('schema_migrations', 'SELECT')")[0]:
         applied = applied_migrations(conn)
         schema = {"schema_version": max(applied) if applied else None,
                   "pending_migrations": [name for number, name, _ in migrations() if number not in applied]}

@@ -86,11 +86,11 @@ class AuditDefinition(BaseModel):
             raise ValueError(f"cannot override {unknown}; allowed: {sorted(OVERRIDABLE)}")
         from engine.config import Settings
 
-        out = {}
+        out: dict[str, Any] = {}
         for key, raw in value.items():
             field = Settings.model_fields[key]
             try:
-                out[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)
+                out[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(raw)  # type: ignore[arg-type]
             except ValidationError as exc:
                 raise ValueError(f"{key}: {exc.errors()[0]['msg']}") from exc
         return out

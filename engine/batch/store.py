@@ -148,8 +148,11 @@ def renew(conn: psycopg.Connection, batch_id: str, question_id: str, worker_id: 
 def lock_item(conn: psycopg.Connection, batch_id: str, question_id: str) -> dict[str, Any]:
     """The item's lease and audit, row-locked until the caller's transaction ends (before recording)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute("SELECT audit_id, lease_owner FROM batch_items WHERE batch_id = %s AND question_id = %s "
-                           "FOR UPDATE", (batch_id, question_id)).fetchone()
+        row = cur.execute("SELECT audit_id, lease_owner FROM batch_items WHERE batch_id = %s AND question_id = %s "
+                          "FOR UPDATE", (batch_id, question_id)).fetchone()
+    if row is None:
+        raise NotFoundError(f"batch {batch_id} has no question {question_id}")
+    return row
 
 
 def mark_done(conn: psycopg.Connection, batch_id: str, question_id: str, audit_id: str, worker_id: str) -> None:
@@ -163,16 +166,15 @@ def mark_done(conn: psycopg.Connection, batch_id: str, question_id: str, audit_i
 def open_count(conn: psycopg.Connection, batch_id: str) -> int:
     """Items still to be answered (leased to a worker, waiting out a back-off, or free); failed and skipped
     items are not open."""
-    return int(conn.execute(f"SELECT count(*) FROM batch_items o WHERE o.batch_id = %s AND "
-                            f"{_UNFINISHED.format(o='o')}", (batch_id,)).fetchone()[0])
+    return int(db.one(conn, f"SELECT count(*) FROM batch_items o WHERE o.batch_id = %s AND "
+                            f"{_UNFINISHED.format(o='o')}", (batch_id,))[0])
 
 
 def next_change_in(conn: psycopg.Connection, batch_id: str) -> float | None:
     """Seconds until an open item may become claimable by the clock alone (a back-off ends, a lease
     expires); None when no such time is set."""
-    row = conn.execute(
-        "SELECT extract(epoch FROM least(min(o.retry_at), min(o.lease_expires_at)) - now()) "
-        f"FROM batch_items o WHERE o.batch_id = %s AND {_UNFINISHED.format(o='o')}", (batch_id,)).fetchone()
+    row = db.one(conn, "SELECT extract(epoch FROM least(min(o.retry_at), min(o.lease_expires_at)) - now()) "
+                       f"FROM batch_items o WHERE o.batch_id = %s AND {_UNFINISHED.format(o='o')}", (batch_id,))
     return None if row[0] is None else max(0.0, float(row[0]))
 
 
@@ -220,7 +222,7 @@ def queue_stats(conn: psycopg.Connection, batch_id: str) -> dict[str, Any]:
     """The batch's queue as an operator watches it: items by state, live leases and the oldest one's age,
     attempts made."""
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        row = cur.execute(
             "SELECT count(*) AS questions, count(o.audit_id) AS done, count(o.failed_at) AS failed, "
             "count(o.skipped_at) AS skipped, "
             f"count(*) FILTER (WHERE {_UNFINISHED.format(o='o')} AND NOT {_not_live('o')}) AS leased, "
@@ -232,6 +234,7 @@ def queue_stats(conn: psycopg.Connection, batch_id: str) -> dict[str, Any]:
             "coalesce(sum(o.claims), 0)::int AS attempts, coalesce(max(o.claims), 0) AS max_attempts_used, "
             "count(*) FILTER (WHERE o.claims > 1) AS retried "
             "FROM batch_items o WHERE o.batch_id = %s", (batch_id,)).fetchone()
+    return row or {}
 
 
 def try_lock(conn: psycopg.Connection, batch_id: str) -> bool:

@@ -315,7 +315,7 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
     if len(doc_ids) != 1:
         raise IngestError(str(path), f"passages of several documents in one file ({sorted(doc_ids)[:5]})",
                           "ObliQA holds one document per file")
-    headings = {}
+    headings: dict[str, str] = {}
     for item in passages:
         body = normalize(item["Passage"])
         if body and len(body.split()) <= 12 and _HEADING_LIKE.match(body):

@@ -102,7 +102,7 @@ def vocabulary_words(title: str, drafts: list[ChunkDraft]) -> set[str]:
     return words
 
 
-def embedding_text(title: str, draft: ChunkDraft) -> str:
+def embedding_text(title: str, draft: ChunkDraft | _Heading) -> str:
     """What the dense index sees: the section heading gives a short chunk its context."""
     heading = draft.section_heading if draft.section_heading and draft.section_heading != draft.text else ""
     return f"{heading}: {draft.text}" if heading else draft.text

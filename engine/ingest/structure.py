@@ -117,7 +117,8 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
     if in_provision and match.group("dot") and "." not in number:
         return None
     title = match.group("title").strip()
-    return Heading("", number, run_in if run_in == title.rstrip(".:") else title, NUMBERED_BASE + number.count(".") + 1)
+    bare = title.rstrip(".:")
+    return Heading("", number, bare if run_in == bare else title, NUMBERED_BASE + number.count(".") + 1)
 
 
 # A catalogue's control id: capitals and digits in pieces joined by '-' or '.', with a digit, and any

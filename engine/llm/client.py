@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from engine.config import Settings
 from engine.errors import ConfigError, LLMOutputError
@@ -41,7 +41,8 @@ def make_chat_model(settings: Settings) -> Any:
                           "endpoint wants one); or use --backend rules")
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none",
+    return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url,
+                      api_key=SecretStr(settings.llm_api_key or "none"),
                       temperature=settings.llm_temperature, timeout=settings.llm_timeout_s, max_retries=0)
 
 

@@ -119,14 +119,16 @@ def export_batch(conn: psycopg.Connection, batch_id: str, *, settings: Settings 
     its audit's review state now (`engine.trail.review`, approvals needed from `settings`)."""
     batch = batch_store.get(conn, batch_id)
     result = outcome(conn, batch_id)
-    reviews = review.reviews(conn, [q.audit_id for q in result.questions if q.audit_id],
+    reviews = review.reviews(conn, [q.audit_id for q in result.questions if q.audit_id is not None],
                              required=(settings or load_settings()).review_approvals)
     observations, findings = [], []
     resources = [{"uuid": _uuid(batch_id, "definition"), "title": f"Audit definition: {batch['name']}",
                   "description": "The checklist run (stands in for the assessment plan).",
                   "rlinks": [{"href": batch["definition_path"], "media-type": "application/yaml",
                               "hashes": [{"algorithm": "SHA-256", "value": batch["definition_sha256"]}]}]}]
-    for q in (q for q in result.questions if q.audit_id):
+    for q in result.questions:
+        if q.audit_id is None:
+            continue
         rec = audit_trail.get(conn, q.audit_id)["record"]
         relevant, res = _evidence(rec)
         resources += res
@@ -134,9 +136,10 @@ def export_batch(conn: psycopg.Connection, batch_id: str, *, settings: Settings 
         if q.control_id:
             findings.append(_finding(rec, q.question_id, q.control_id, [e for e in q.expectations if not e["met"]]))
     controls = sorted({_control(q.control_id) for q in result.questions if q.control_id})
-    selection = {"include-controls": [{"control-id": c} for c in controls]} if controls else {"include-all": {}}
-    finished = [q for q in result.questions if q.audit_id]
-    end = max((audit_trail.get(conn, q.audit_id)["created_at"] for q in finished), default=batch["started_at"])
+    selection: dict[str, Any] = ({"include-controls": [{"control-id": c} for c in controls]} if controls
+                                 else {"include-all": {}})
+    finished = [q.audit_id for q in result.questions if q.audit_id is not None]
+    end = max((audit_trail.get(conn, a)["created_at"] for a in finished), default=batch["started_at"])
     res_block = {"uuid": _uuid(batch_id, "result"), "title": batch["name"],
                  "description": batch["definition"].get("description") or batch["name"],
                  "start": utc_timestamp(batch["started_at"]), "end": utc_timestamp(end),

@@ -234,7 +234,8 @@ def _batch_items(conn: psycopg.Connection, audit_ids: list[str], batch: dict[str
                  ) -> tuple[list[dict[str, Any]], list[Embedded]]:
     checkpoint = checkpoints.latest(conn) if pdf is None else None
     extras = batch.get("questions") or {}
-    items, records = [], {}
+    items: list[dict[str, Any]] = []
+    records: dict[str, Embedded] = {}
     for i, audit_id in enumerate(audit_ids, 1):
         row, view = load_view(conn, audit_id, prefix=f"q{i}-{audit_id}", checkpoint=checkpoint, pdf=pdf)
         items.append({"v": view, "x": batch_item_view(row["record"], extras.get(audit_id))})

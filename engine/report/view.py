@@ -280,7 +280,7 @@ def batch_item_view(record: dict[str, Any], extras: dict[str, Any] | None) -> di
     requirement_ids}`), `expectation_met` (bool) and `expectation` (text); other scalar keys are shown
     as they are. Missing keys fall back to the record's own `batch` context, when it has one.
     """
-    own = record.get("batch") if isinstance(record.get("batch"), dict) else {}
+    own: dict[str, Any] = record["batch"] if isinstance(record.get("batch"), dict) else {}
     merged = {**{k: own.get(k) for k in ("question_id", "control_id", "expectations")}, **(extras or {})}
     expectations = [e for e in merged.get("expectations") or [] if isinstance(e, dict)]
     met = merged.get("expectation_met")

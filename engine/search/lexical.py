@@ -74,14 +74,14 @@ def with_phrases(tokens: list[str]) -> list[str]:
     return tokens + [f"{a}_{b}" for a, b in zip(tokens, tokens[1:], strict=False)]
 
 
-def term_frequencies(body: str, heading: str = "", heading_weight: float = 1.0) -> tuple[Counter[str], float]:
+def term_frequencies(body: str, heading: str = "", heading_weight: float = 1.0) -> tuple[dict[str, float], float]:
     """Weighted term frequencies of a chunk (body + weighted heading terms, with phrases) and its length."""
-    tf: Counter[str] = Counter()
+    tf: dict[str, float] = {}
     for token in with_phrases(tokenize(body)):
-        tf[token] += 1.0
+        tf[token] = tf.get(token, 0.0) + 1.0
     if heading and heading_weight > 0:
         for token in with_phrases(tokenize(heading)):
-            tf[token] += heading_weight
+            tf[token] = tf.get(token, 0.0) + heading_weight
     return tf, float(sum(tf.values()))
 
 

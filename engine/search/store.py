@@ -11,6 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from engine.db import one
 from engine.errors import InputError, StorageError
 from engine.ingest.chunking import ChunkDraft
 from engine.models import Chunk, Document
@@ -223,7 +224,7 @@ def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document
 
 def corpus_stats(conn: psycopg.Connection) -> tuple[int, float]:
     """(number of current chunks, mean lexical length), as maintained by ingest."""
-    n, sum_dl = conn.execute("SELECT n_chunks, sum_dl FROM corpus_stats").fetchone()
+    n, sum_dl = one(conn, "SELECT n_chunks, sum_dl FROM corpus_stats")
     return int(n), float(sum_dl) / n if n else 0.0
 
 
@@ -240,16 +241,16 @@ def adjust_lexical_stats(conn: psycopg.Connection, chunk_ids: Sequence[str], sig
                      ([t for t, _ in counts],))
         conn.execute("UPDATE lexical_terms t SET df = t.df + %s * x.n FROM unnest(%s::int[], %s::int[]) AS x(id, n) "
                      "WHERE t.id = x.id", (sign, [t for t, _ in counts], [n for _, n in counts]))
-    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE id = ANY(%s)",
-                            (ids,)).fetchone()
+    n, total = one(conn, "SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE id = ANY(%s)", (ids,))
     conn.execute("UPDATE corpus_stats SET n_chunks = n_chunks + %s, sum_dl = sum_dl + %s",
                  (sign * n, sign * float(total)))
 
 
 def recount_lexical_stats(conn: psycopg.Connection) -> dict[str, Any]:
     """Statistics recomputed from scratch (for checks): {'n_chunks', 'sum_dl', 'df': {term_id: df}}."""
-    n, total = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE is_current").fetchone()
-    df = dict(conn.execute("SELECT term_id, count(*) FROM postings WHERE is_current GROUP BY term_id").fetchall())
+    n, total = one(conn, "SELECT count(*), coalesce(sum(token_count), 0) FROM chunks WHERE is_current")
+    df: dict[Any, Any] = dict(conn.execute("SELECT term_id, count(*) FROM postings WHERE is_current "
+                                           "GROUP BY term_id").fetchall())
     return {"n_chunks": int(n), "sum_dl": float(total), "df": {int(k): int(v) for k, v in df.items()}}
 
 
@@ -429,8 +430,7 @@ def search_working_set(conn: psycopg.Connection) -> tuple[dict[str, int], int]:
     """(bytes of each relation a search reads, the heap's TOAST included; the server's shared_buffers in bytes)."""
     rows = conn.execute("SELECT c.relname, pg_relation_size(c.oid) + coalesce(pg_relation_size(c.reltoastrelid), 0) "
                         + _SEARCH_RELATION_ROWS, (list(SEARCH_RELATIONS),)).fetchall()
-    shared = conn.execute(
-        "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'").fetchone()[0]
+    shared = one(conn, "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'")[0]
     return {name: int(size) for name, size in rows}, int(shared)
 
 
@@ -457,7 +457,7 @@ def prewarm(conn: psycopg.Connection) -> dict[str, int]:
 def count_rows(conn: psycopg.Connection) -> dict[str, int]:
     out = {}
     for table in ("documents", "chunks", "postings", "lexical_terms"):
-        out[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        out[table] = one(conn, f"SELECT count(*) FROM {table}")[0]
     return out
 
 
@@ -493,9 +493,9 @@ def has_section(conn: psycopg.Connection, document_ids: Sequence[str], section: 
     """Whether any of these document versions has the section `section` (or one below it: 4.2 -> 4.2.1, 4.2(a))."""
     prefix = section.rstrip(".")
     like = _escape_like(prefix)
-    row = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ANY(%s) AND "
-                       "(rtrim(section_number, '.') = %s OR section_number LIKE %s OR section_number LIKE %s))",
-                       (list(document_ids), prefix, like + ".%", like + "(%")).fetchone()
+    row = one(conn, "SELECT EXISTS (SELECT 1 FROM chunks WHERE document_id = ANY(%s) AND "
+                    "(rtrim(section_number, '.') = %s OR section_number LIKE %s OR section_number LIKE %s))",
+              (list(document_ids), prefix, like + ".%", like + "(%"))
     return bool(row[0])
 
 
@@ -528,7 +528,7 @@ def clear_embedding_space(conn: psycopg.Connection) -> None:
 
 
 def has_chunks(conn: psycopg.Connection) -> bool:
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]
+    return bool(one(conn, "SELECT EXISTS (SELECT 1 FROM chunks)")[0])
 
 
 def chunks_for_embedding(conn: psycopg.Connection, after: str, limit: int) -> list[tuple[str, str, str, str]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 
@@ -141,7 +141,7 @@ class Backend:
         from engine.report import export
 
         if fmt in ("pdf", "html", "json"):
-            return api.report(audit_id, fmt, settings=self.settings), _MEDIA[fmt]
+            return api.report(audit_id, cast(api.ReportFormat, fmt), settings=self.settings), _MEDIA[fmt]
         with self.connection() as conn:
             return export.to_csv(export.requirement_rows(conn, [audit_id])).encode("utf-8"), _MEDIA["csv"]
 
