@@ -60,7 +60,7 @@ def _rsa_pem() -> bytes:
 
 
 @pytest.mark.parametrize(("private", "public", "message"), [
-    (b"garbage", None, "is not an unencrypted PEM private key.*restore it from your backup"),
+    (b"garbage", None, "is not a PEM private key.*restore it from your backup"),
     (_rsa_pem(), None, "holds a .*RSAPrivateKey; the trail signs with Ed25519"),
     (None, "zz", "does not hold a hex Ed25519 public key"),
 ], ids=["damaged-private-key", "rsa-private-key", "damaged-public-key"])
