@@ -401,7 +401,8 @@ OIDS = {
     "1.2.840.113549.1.7.2": "signedData", "1.2.840.113549.1.9.4": "messageDigest",
     "1.2.840.113549.1.9.5": "signingTime", "1.2.840.113549.1.9.16.2.47": "signingCertificateV2",
 }
-DIGESTS = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
+DIGESTS: dict[str, type[hashes.SHA256 | hashes.SHA384 | hashes.SHA512]] = {
+    "sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
 
 
 @dataclass(frozen=True)
@@ -544,7 +545,7 @@ def _check_signature(public: Any, cms: CmsSignature) -> None:
         raise VerifyError(f"unsupported digest algorithm {cms.digest}")
     try:
         if isinstance(public, rsa.RSAPublicKey) and cms.signature_alg == "rsa-pss":
-            public.verify(sig, data, padding.PSS(padding.MGF1(digest()), digest.digest_size), digest())
+            public.verify(sig, data, padding.PSS(padding.MGF1(digest()), digest().digest_size), digest())
         elif isinstance(public, rsa.RSAPublicKey):
             public.verify(sig, data, padding.PKCS1v15(), digest())
         elif isinstance(public, ec.EllipticCurvePublicKey):

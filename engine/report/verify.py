@@ -138,13 +138,16 @@ def describe_changes(data: bytes, signed_end: int) -> list[str]:
             changes += _page_changes(number, p, q)
         if {n: b[0] for n, b in old.attachments.items()} != {n: b[0] for n, b in new.attachments.items()}:
             changes.append(f"embedded files {sorted(old.attachments)} -> {sorted(new.attachments)}")
-        if old.xmp_metadata is not None and new.xmp_metadata is not None and \
-                old.trailer["/Root"]["/Metadata"].get_object().get_data() != \
-                new.trailer["/Root"]["/Metadata"].get_object().get_data():
+        if old.xmp_metadata is not None and new.xmp_metadata is not None and _xmp(old) != _xmp(new):
             changes.append("XMP metadata changed")
     except Exception as exc:  # a damaged update must still be reported, not crash the verifier
         return [f"(could not compare the revisions: {exc})"]
     return changes
+
+
+def _xmp(reader: Any) -> bytes:
+    """The raw XMP metadata stream of a PDF read by pypdf."""
+    return bytes(reader.trailer["/Root"]["/Metadata"].get_object().get_data())
 
 
 def _page_changes(number: int, p: Any, q: Any) -> list[str]:
