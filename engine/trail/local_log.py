@@ -38,7 +38,8 @@ def entries(settings: Settings) -> list[dict[str, Any]]:
     path = log_path(settings)
     if not path.exists():
         return []
-    return [_entry(line, number) for number, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    lines = _whole_lines(path.read_text())
+    return [_entry(line, number) for number, line in enumerate(lines, 1) if line.strip()]
 
 
 def latest_entries(settings: Settings, span: int = TAIL_BYTES) -> list[dict[str, Any]]:
@@ -50,10 +51,16 @@ def latest_entries(settings: Settings, span: int = TAIL_BYTES) -> list[dict[str,
     with path.open("rb") as handle:
         size = handle.seek(0, 2)
         handle.seek(max(0, size - span))
-        lines = handle.read().decode("utf-8").splitlines()
+        lines = _whole_lines(handle.read().decode("utf-8", errors="replace"))  # the first line may be cut
     if size > span:
         lines = lines[1:]  # the first one is cut
     return [_entry(line, None) for line in lines if line.strip()]
+
+
+def _whole_lines(text: str) -> list[str]:
+    """The lines of `text`, less a last one without its newline: another process signs outside the append
+    lock and may be writing it right now (a reader can see part of a write in progress)."""
+    return text.split("\n")[:-1]  # the text after the last newline: empty, or a line not yet written whole
 
 
 def _entry(line: str, number: int | None) -> dict[str, Any]:

@@ -162,6 +162,18 @@ def test_signing_reads_only_the_end_of_the_local_log(trail) -> None:
     assert [e["signature"] for e in whole] == [e["signature"] for e in every]
 
 
+def test_a_line_still_being_written_by_another_signer_is_not_read(trail) -> None:
+    """Signing runs outside the append lock: another process may be halfway through writing its line."""
+    path = local_log.log_path(trail.settings)
+    whole = local_log.entries(trail.settings)
+    line = path.read_text().splitlines()[-1]
+    with path.open("a") as handle:
+        handle.write(line[:len(line) // 2])
+    assert [e["signature"] for e in local_log.latest_entries(trail.settings)] == [e["signature"] for e in whole]
+    assert [e["signature"] for e in local_log.entries(trail.settings)] == [e["signature"] for e in whole]
+    create_checkpoint(trail.conn, trail.settings)
+
+
 def test_a_leftover_from_before_transaction_marks_is_still_reported_with_a_hint(trail, embedder) -> None:
     """Without its transaction id (written by an older engine) a leftover cannot be told from a rewrite: it stays
     a failure, and the message says both readings."""
