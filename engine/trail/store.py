@@ -195,7 +195,8 @@ def list_audits(conn: psycopg.Connection, *, since: datetime | None = None, unti
                 limit: int = 1000) -> list[dict[str, Any]]:
     """Audit headers matching every given filter, oldest first. Issued-report records (kind 'report') are listed
     only when `kind` asks for them: they record files handed out, not answers or reviews."""
-    where, params = ["true" if kind is not None else "a.kind <> 'report'"], {"limit": limit}
+    where = ["true" if kind is not None else "a.kind <> 'report'"]
+    params: dict[str, Any] = {"limit": limit}
     for column, value, op in (("created_at", since, ">="), ("created_at", until, "<"), ("actor", actor, "="),
                               ("status", status, "="), ("grounding_confidence", confidence, "="),
                               ("batch_id", batch, "="), ("kind", kind, "=")):
@@ -309,11 +310,10 @@ def insert_checkpoint(conn: psycopg.Connection, *, seq: int, head_hash: str, sig
                       root_hash: str | None = None, origin: str | None = None, note: str | None = None) -> int:
     with conn.transaction():
         _as_writer(conn)
-        row = conn.execute(
-            "INSERT INTO trail_checkpoints (seq, head_hash, signed_at, key_fingerprint, payload, signature, format, "
-            "root_hash, origin, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (seq, head_hash, signed_at, key_fingerprint, payload, signature, format, root_hash, origin,
-             note)).fetchone()
+        row = db.one(
+            conn, "INSERT INTO trail_checkpoints (seq, head_hash, signed_at, key_fingerprint, payload, signature, "
+            "format, root_hash, origin, note) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (seq, head_hash, signed_at, key_fingerprint, payload, signature, format, root_hash, origin, note))
     return int(row[0])
 
 
