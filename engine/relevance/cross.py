@@ -173,7 +173,7 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     started, first = time.time(), step
     while step < last:
         epoch, k = divmod(step, per_epoch)
-        loss = 0.0
+        loss: Any = 0.0  # a tensor once the first pair is added
         for i, positive, negatives in plans[epoch][k]:
             logits = model(**encode(groups[i][0], [positive, *negatives]))
             loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0]))

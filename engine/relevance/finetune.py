@@ -41,7 +41,9 @@ def batches(items: list[tuple[str, str, str]], size: int) -> list[list[tuple[str
     negative); what does not fit goes to a later batch. Pure."""
     pending, out = list(items), []
     while pending:
-        batch, seen, rest = [], set(), []
+        batch: list[Any] = []
+        seen: set[Any] = set()
+        rest: list[Any] = []
         for item in pending:
             if len(batch) < size and item[0] not in seen and item[1] not in seen:
                 batch.append(item)

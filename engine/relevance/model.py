@@ -115,7 +115,7 @@ class RelevanceModel:
                    neighbours=neighbours)
 
     @property
-    def identity(self) -> dict[str, str]:
+    def identity(self) -> dict[str, Any]:
         """The scorer's name and sha256, and the cross-encoder's when the rank head reads it."""
         if self.cross is None:
             return self.scorer.identity
@@ -216,7 +216,7 @@ class RelevanceModel:
             fresh = self.cosines(question, [_embedding_text(candidates[i]) for i in missing])
             for i, value in zip(missing, fresh, strict=True):
                 cos[i] = value
-        rows = [pair_features(question, c["text"], float(x), c.get("heading", ""))
+        rows = [pair_features(question, c["text"], float(x or 0.0), c.get("heading", ""))  # every x filled above
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
         if self.late or self.cross is not None:

@@ -44,8 +44,8 @@ class Embedder:
     def from_settings(cls, settings: Settings) -> Embedder:
         """The process's one embedder for these settings: the model is loaded once and shared by every
         command, node and API call of the process."""
-        return _shared(cls, Path(settings.model_dir), settings.embedding_batch_size, settings.embedding_dim,
-                       settings.embedding_backend)
+        return _shared(cls, Path(settings.model_dir), settings.embedding_batch_size,  # type: ignore[arg-type]
+                       settings.embedding_dim, settings.embedding_backend)  # a class is hashable at run time
 
     @property
     def name(self) -> str:
