@@ -28,6 +28,8 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -255,3 +257,25 @@ def start(root: Path) -> ExternalServer:
 def remove(server: ExternalServer) -> None:
     server.stop()
     shutil.rmtree(server.root, ignore_errors=True)
+
+
+@contextmanager
+def running(root: Path, *, roles: dict[str, str], databases: dict[str, str],
+            vector: tuple[str, ...] = ()) -> Iterator[ExternalServer]:
+    """A started server as an administrator leaves it for the engine: LOGIN roles (name -> password; neither
+    superuser nor able to create roles or databases), databases (name -> owner), pgvector created in the
+    databases of `vector`. Removed at the end."""
+    server = start(root)
+    try:
+        with server.admin() as admin:
+            for name, password in roles.items():
+                admin.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}' NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            for name, owner in databases.items():
+                admin.execute(f"CREATE DATABASE {name} OWNER {owner}")
+        for name in vector:
+            with server.admin(name) as admin:
+                admin.execute("CREATE EXTENSION vector")
+        yield server
+    finally:
+        remove(server)
+

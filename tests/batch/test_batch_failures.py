@@ -19,7 +19,15 @@ from engine.errors import InputError, StorageError
 from engine.trail import store as audit_trail
 from engine.trail.verify import verify_trail
 from tests.batch.test_audit import _clone
-from tests.batch.test_batch_workers import SIX_QUESTIONS, TWO_QUESTIONS, _batch, _items, _recorded_once, _worker
+from tests.batch.test_batch_workers import (
+    SIX_QUESTIONS,
+    TWO_QUESTIONS,
+    _batch,
+    _items,
+    _recorded_once,
+    _until_leased,
+    _worker,
+)
 
 runner = CliRunner()
 W1, W2 = "host-a:1:aaaaaa", "host-b:2:bbbbbb"
@@ -215,9 +223,7 @@ def test_a_worker_whose_connections_are_terminated_reconnects_and_records_each_q
     batch_id = _batch(batch_settings, tmp_path, SIX_QUESTIONS)
     proc = _worker(batch_settings, batch_id, lease_s=10)
     deadline = time.monotonic() + 120
-    while not any(i["lease_owner"] for i in _items(batch_settings, batch_id).values()):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()[-1500:]
-        time.sleep(0.05)
+    _until_leased(batch_settings, batch_id, proc, deadline)
     cuts = 0
     for n in range(2):  # twice: mid-question both times, a few questions apart
         cuts += _terminate_others(batch_settings)

@@ -66,6 +66,13 @@ def _items(settings: Settings, batch_id: str) -> dict[str, dict]:
         return {i["question_id"]: i for i in batch_store.items(conn, batch_id)}
 
 
+def _until_leased(settings: Settings, batch_id: str, proc: subprocess.Popen, deadline: float) -> None:
+    """Wait until the worker `proc` holds a question's lease (it fails the test if the worker ends first)."""
+    while not any(i["lease_owner"] for i in _items(settings, batch_id).values()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()[-1500:]  # type: ignore[union-attr]
+        time.sleep(0.05)
+
+
 def _recorded_once(settings: Settings, batch_id: str, questions: int) -> None:
     """Every question has one audit, attached to its item; the chain is whole and verifies."""
     with dbmod.connection(settings) as conn:

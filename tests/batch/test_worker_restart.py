@@ -17,7 +17,7 @@ from engine.config import Settings
 from engine.errors import StorageError
 from engine.ingest.pipeline import ingest_paths
 from tests import pg_server
-from tests.batch.test_batch_workers import SIX_QUESTIONS, _batch, _items, _recorded_once, _worker
+from tests.batch.test_batch_workers import SIX_QUESTIONS, _batch, _items, _recorded_once, _until_leased, _worker
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.slow
@@ -26,16 +26,9 @@ PASSWORD = "w0rker-restart-pw"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.ExternalServer]:
-    running = pg_server.start(tmp_path_factory.mktemp("restart-pg"))
-    try:
-        with running.admin() as admin:
-            admin.execute(f"CREATE ROLE engine_app LOGIN PASSWORD '{PASSWORD}' NOSUPERUSER NOCREATEDB NOCREATEROLE")
-            admin.execute("CREATE DATABASE engine OWNER engine_app")
-        with running.admin("engine") as admin:
-            admin.execute("CREATE EXTENSION vector")
+    with pg_server.running(tmp_path_factory.mktemp("restart-pg"), roles={"engine_app": PASSWORD},
+                           databases={"engine": "engine_app"}, vector=("engine",)) as running:
         yield running
-    finally:
-        pg_server.remove(running)
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +43,7 @@ def external(server, embedder, tmp_path_factory) -> Settings:
 def test_a_worker_rides_out_a_server_restart(server, external, tmp_path: Path) -> None:
     batch_id = _batch(external, tmp_path, SIX_QUESTIONS)
     proc = _worker(external, batch_id, lease_s=10)
-    deadline = time.monotonic() + 120
-    while not any(i["lease_owner"] for i in _items(external, batch_id).values()):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()[-1500:]
-        time.sleep(0.05)
+    _until_leased(external, batch_id, proc, time.monotonic() + 120)
     down = time.monotonic()
     server.restart(pause_s=3)
     outage = time.monotonic() - down

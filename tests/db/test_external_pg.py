@@ -28,19 +28,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.ExternalServer]:
-    running = pg_server.start(tmp_path_factory.mktemp("external-pg"))
-    try:
-        with running.admin() as admin:
-            admin.execute(f"CREATE ROLE engine_app LOGIN PASSWORD '{APP_PASSWORD}' "
-                          "NOSUPERUSER NOCREATEDB NOCREATEROLE")
-            for name in ("engine", "bare", "old"):
-                admin.execute(f"CREATE DATABASE {name} OWNER engine_app")
-        with running.admin("engine") as admin:  # what an administrator does once on a managed server
-            admin.execute("CREATE EXTENSION vector")
+    # What an administrator does once on a managed server: roles, databases, pgvector where the engine runs.
+    with pg_server.running(tmp_path_factory.mktemp("external-pg"), roles={"engine_app": APP_PASSWORD},
+                           databases={name: "engine_app" for name in ("engine", "bare", "old")},
+                           vector=("engine",)) as running:
         _install_old_pgvector(running)
         yield running
-    finally:
-        pg_server.remove(running)
 
 
 def _install_old_pgvector(server: pg_server.ExternalServer) -> None:

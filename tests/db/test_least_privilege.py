@@ -29,17 +29,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pg_server.ExternalServer]:
-    running = pg_server.start(tmp_path_factory.mktemp("least-privilege-pg"))
-    try:
-        with running.admin() as admin:
-            admin.execute(f"CREATE ROLE engine_owner LOGIN PASSWORD '{OWNER_PW}' NOSUPERUSER NOCREATEROLE")
-            admin.execute(f"CREATE ROLE engine_runtime LOGIN PASSWORD '{RUNTIME_PW}' NOSUPERUSER NOCREATEROLE")
-            admin.execute("CREATE DATABASE lp OWNER engine_owner")
-        with running.admin("lp") as admin:
-            admin.execute("CREATE EXTENSION vector")
+    with pg_server.running(tmp_path_factory.mktemp("least-privilege-pg"),
+                           roles={"engine_owner": OWNER_PW, "engine_runtime": RUNTIME_PW},
+                           databases={"lp": "engine_owner"}, vector=("lp",)) as running:
         yield running
-    finally:
-        pg_server.remove(running)
 
 
 def _as(monkeypatch, server, home: Path, role: str, password: str, *, auto_migrate: bool = True) -> str:
