@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agents.state import ResearchState
-from engine.search.lexical import tokenize
+from engine.terms import tokenize
 
 if TYPE_CHECKING:
     from agents.deps import Deps

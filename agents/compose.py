@@ -23,7 +23,7 @@ from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import asks_time
 from engine.config import AnswerSettings
-from engine.search.lexical import key_terms, key_words
+from engine.terms import key_terms, key_words
 from engine.text import PERIOD, normalize_ws
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ class OptionChoice(BaseModel):
 
 
 def _support(option: str, quote: str) -> float:
-    from engine.search.lexical import tokenize
+    from engine.terms import tokenize
 
     terms = set(key_terms(option))
     stated = figures(option)

@@ -15,7 +15,7 @@ import psycopg
 
 from agents.state import EvidenceItem
 from engine.search import references
-from engine.search.lexical import STOPWORDS
+from engine.terms import STOPWORDS
 
 if TYPE_CHECKING:
     from engine.models import Chunk, Hit

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from engine.config import AnswerSettings
-from engine.search.lexical import key_terms
+from engine.terms import key_terms
 from engine.text import NUMBER, PERIOD, normalize_ws
 
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value

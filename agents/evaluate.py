@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.state import EvidenceItem, ResearchState, ResearchStep
 from engine.config import ResearchStepSettings
-from engine.search.lexical import key_terms, tokenize
+from engine.terms import key_terms, tokenize
 
 if TYPE_CHECKING:
     from agents.deps import Deps

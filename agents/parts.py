@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from engine.config import AnswerSettings
-from engine.search.lexical import key_terms, tokenize
+from engine.terms import key_terms, tokenize
 from engine.text import normalize_ws
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"

@@ -18,7 +18,7 @@ from agents.extract import Requirement
 from agents.result import Review, assemble_result
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
-from engine.search.lexical import key_terms, tokenize
+from engine.terms import key_terms, tokenize
 from engine.text import NUMBER, STATEMENT_FORCE, normalize_ws
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.state import ResearchState
-from engine.search.lexical import QUERY_STOPWORDS, STOPWORDS, stem
+from engine.terms import QUERY_STOPWORDS, STOPWORDS, stem
 
 if TYPE_CHECKING:
     from agents.deps import Deps

@@ -25,6 +25,7 @@ from agents.parts import is_broad
 from agents.state import EvidenceItem
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
+from engine.search.retrieval import stored_cosines
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -77,7 +78,7 @@ def cut_limits(question: str, floor: float, gap: float, most: int, limits: Evide
 
 
 def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[dict[str, Any]]:
-    cosines = model.stored_cosines(conn, question, [e["chunk_id"] for e in evidence])
+    cosines = stored_cosines(conn, model, question, [e["chunk_id"] for e in evidence])
     return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
              "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
              "lexical_rank": e.get("lexical_rank"), "document_id": e.get("document_id"), "ordinal": e.get("ordinal"),

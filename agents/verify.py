@@ -43,7 +43,7 @@ from agents.parts import broad_topic, is_broad
 from agents.select import Part, RankedChunk, cut, cut_limits
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
-from engine.search.lexical import tokenize
+from engine.terms import tokenize
 from engine.text import TIME_PHRASE, normalize_ws
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ from engine.relevance.scorer import (  # noqa: E402
 from engine.relevance.train import with_random_negatives  # noqa: E402
 from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
-from engine.search.retrieval import Retriever  # noqa: E402
+from engine.search.retrieval import Retriever, stored_cosines  # noqa: E402
 
 # Of cited passages, at least this share answers the question: the product's 0.70 and a margin for what the
 # pipeline loses against this simulation (held-out precision 0.7418 simulated, 0.7343 end to end; a cut chosen
@@ -145,7 +145,7 @@ def with_adjoining(conn: object, model: RelevanceModel, head: Head, items: list[
                         known[chunk.id] = {**neighbour_candidate(chunk, origin), "key": key_of(chunk)}
                         fresh[chunk.id] = chunk
         if fresh:  # the index's own vectors give the cosines, as in the engine
-            cosines = model.stored_cosines(conn, q, list(fresh))
+            cosines = stored_cosines(conn, model, q, list(fresh))
             missing = [cid for cid in fresh if cid not in cosines]
             cosines.update(zip(missing, model.cosines(q, [fresh[cid].text for cid in missing]), strict=True))
             texts = [c.text for c in fresh.values()]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.ingest.formats import normalize  # noqa: E402
 from engine.relevance.pairs import SPLITS, split_of, write_pairs  # noqa: E402
-from engine.search.lexical import query_terms, tokenize  # noqa: E402
+from engine.terms import query_terms, tokenize  # noqa: E402
 
 
 def load_passages(documents: Path) -> list[dict]:

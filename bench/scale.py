@@ -58,8 +58,8 @@ from engine.ingest.pipeline import embedding_text, heading_words  # noqa: E402
 from engine.ingest.sentences import split_sentences  # noqa: E402
 from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
-from engine.search.lexical import query_terms, term_frequencies, tokenize, with_phrases  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
+from engine.terms import query_terms, term_frequencies, tokenize, with_phrases  # noqa: E402
 
 GENERATOR = 2  # bump when the synthetic corpus changes: a database made by another version is rebuilt
 # (2: vectors stored exactly, by binary COPY, not as 7-digit text)

@@ -28,6 +28,22 @@ class Document(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ChunkDraft(BaseModel):
+    """A chunk before it is stored: its text is exactly `document.text[char_start:char_end]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
+    section_number: str = ""
+    section_path: str = ""
+    section_heading: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
 class Chunk(BaseModel):
     """A stored chunk with the document facts needed to cite it."""
 

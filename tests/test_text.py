@@ -72,7 +72,7 @@ COPIES = [r'" "\.join\([^()]*(?:\([^()]*\))?[^()]*\.split\(\)\)', r"one\|two\|th
 def test_no_stage_keeps_its_own_copy(pattern: str) -> None:
     home = ROOT / "engine" / "text.py"
     # the one-file verifier ships alone (stdlib + cryptography): it may not import the engine
-    alone = ROOT / "engine" / "report" / "standalone_verify.py"
+    alone = ROOT / "engine" / "trail" / "standalone_verify.py"
     copies = [f"{p.relative_to(ROOT)}: {m.group(0)}" for folder in ("engine", "agents")
               for p in sorted((ROOT / folder).rglob("*.py")) if p not in (home, alone)
               for m in re.finditer(pattern, p.read_text())]

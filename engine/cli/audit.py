@@ -319,7 +319,7 @@ def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Optio
 def export_cmd(batch_id: str,
                oscal: Annotated[Path, typer.Option("--oscal", help="OSCAL Assessment Results JSON to write")]) -> None:
     """Export a batch as an OSCAL Assessment Results document."""
-    from engine.report.oscal import export_batch
+    from engine.batch.oscal import export_batch
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:

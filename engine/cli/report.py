@@ -16,7 +16,7 @@ from engine import embedded_db
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
 from engine.errors import ConfigError, ExitCode, StorageError
-from engine.report import standalone_verify as evidence_verify
+from engine.trail import standalone_verify as evidence_verify
 
 
 class _AuditFirst(FullHelpGroup):
@@ -121,8 +121,8 @@ def _print_verify(result: Any, why_offline: str) -> None:
 def _public_key(cfg: Settings, path: Path | None) -> Any:
     """The trail's public key: from --public-key, else this engine's own (None when it has none)."""
     from engine.errors import ConfigError
-    from engine.report import standalone_verify as evidence_verify
     from engine.trail import signing
+    from engine.trail import standalone_verify as evidence_verify
 
     if path is None:
         return signing.load_public(cfg.signing_key_file, cfg.trail_passphrase)

@@ -437,9 +437,9 @@ def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits
     """Ask stale audits' questions again against the current documents (within the same scope). Each new audit
     supersedes the old one: the old record stays, a correction on it points to the new one and says what
     changed."""
+    from engine.batch.rerun import rerun_one
     from engine.search.embeddings import Embedder
     from engine.trail.queries import stale_audits
-    from engine.trail.rerun import rerun_one
 
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")

@@ -14,9 +14,9 @@ from rich.markup import escape
 from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, run, settings
 from engine.errors import ConfigError, ExitCode
-from engine.report.standalone_verify import VerifyError, load_public_key, load_witness_key
 from engine.trail import cosignatures, witness
 from engine.trail.checkpoints import publish
+from engine.trail.standalone_verify import VerifyError, load_public_key, load_witness_key
 
 witness_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                           help="A witness: checks that the log only grows and cosigns its checkpoints.")

@@ -4,28 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from engine.ingest.formats import ParsedDocument
 from engine.ingest.sentences import Span, split_sentences, word_count
-
-
-class ChunkDraft(BaseModel):
-    """A chunk before it is stored: its text is exactly `document.text[char_start:char_end]`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str
-    ordinal: int
-    text: str
-    char_start: int
-    char_end: int
-    section_number: str = ""
-    section_path: str = ""
-    section_heading: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+from engine.models import ChunkDraft
 
 
 def chunk_id(document_id: str, start: int, end: int, text: str) -> str:

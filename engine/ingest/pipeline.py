@@ -26,7 +26,7 @@ from engine.ingest.language import detect
 from engine.models import Chunk
 from engine.search import store
 from engine.search.embeddings import Embedder, check_space
-from engine.search.lexical import term_frequencies
+from engine.terms import term_frequencies
 
 logger = logging.getLogger(__name__)
 

@@ -41,6 +41,17 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def model_fingerprint(model_dir: Path) -> str:
+    """SHA-256 over the model's weight files (names and bytes): which embedder exactly answered."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(model_dir).rglob("*") if p.suffix in (".safetensors", ".bin", ".onnx")):
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
 def read_manifest(model_dir: Path) -> dict[str, Any]:
     """The artefact's manifest; a clear error when the directory is not an exported encoder."""
     path = Path(model_dir) / MANIFEST

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -129,15 +129,11 @@ class RelevanceModel:
         encode_query = getattr(self.encoder, "encode_query", None)
         return encode_query(text) if encode_query else self.encoder.encode([text])[0]
 
-    def stored_cosines(self, conn: Any, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """Cosines of the question to chunks' stored vectors, when the index is this encoder's own
-        (else {}: the vectors are another model's, and `rank` encodes what it scores)."""
-        if not self.shares_index or not chunk_ids:
-            return {}
-        from engine.search import store
-
-        vectors = store.chunk_embeddings(conn, list(chunk_ids))
-        if not vectors:
+    def stored_cosines(self, question: str, vectors: Mapping[str, np.ndarray]) -> dict[str, float]:
+        """Cosines of the question to chunks' stored vectors (`engine.search.retrieval.stored_cosines` reads
+        them), when the index is this encoder's own (else {}: the vectors are another model's, and `rank`
+        encodes what it scores)."""
+        if not self.shares_index or not vectors:
             return {}
         q = self._encode_query(question)
         return {cid: float(np.dot(q, v)) for cid, v in vectors.items()}

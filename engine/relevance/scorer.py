@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import ConfigError
-from engine.search.lexical import key_terms, term_sequence, tokenize
+from engine.terms import key_terms, term_sequence, tokenize
 
 SCORER_FILE = "scorer.json"
 PAIR_FEATURES = ("cosine", "coverage", "phrase_coverage", "heading_coverage", "log_words",

@@ -4,7 +4,7 @@ Reports are laid out from the trail row alone (`engine.trail.store.get`), plus f
 time: the signed checkpoint and any amendments. The JSON report is the stored canonical text itself,
 so its SHA-256 is the record hash; the PDF embeds that same text, the audit's inclusion proof in a
 signed checkpoint beside it (`AUD-….proof.json`), and is PAdES-signed (`engine.report.sign`), so
-it can be verified offline with nothing but the trail's public key (`engine.report.standalone_verify`).
+it can be verified offline with nothing but the trail's public key (`engine.trail.standalone_verify`).
 The body holds what an auditor files: the answer, the cited requirements, missing evidence,
 sign-offs and verification; rejected candidates, unused requirements and the method go to the
 appendix (rejected ones as counts by reason unless `include_rejected`).

@@ -1,7 +1,7 @@
 """`evidence report verify FILE.pdf`: is this the report the engine signed, and is its record in the trail?
 
 Three layers, each reported:
-1. **Offline** (`engine.report.standalone_verify`, the same code an outside auditor runs): the PDF signature
+1. **Offline** (`engine.trail.standalone_verify`, the same code an outside auditor runs): the PDF signature
    covers every byte of the file (so any byte appended or changed after signing, an incremental
    update included, fails it), the signer certificate is issued by the trail key (or a trusted
    certificate), and every embedded record is proven, by its embedded inclusion proof, to be in a
@@ -26,9 +26,9 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import IntegrityError, NotFoundError
-from engine.report import standalone_verify as evidence_verify
 from engine.report.pdf import PdfFacts, parse_envelope, read_pdf
 from engine.report.view import attachment_name
+from engine.trail import standalone_verify as evidence_verify
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import canonical_json, sha256_hex

@@ -22,6 +22,7 @@ import numpy as np
 
 from engine.config import Settings
 from engine.errors import ConfigError
+from engine.relevance.encoder import OnnxEncoder, model_fingerprint
 
 QUERY_CACHE_SIZE = 2048
 
@@ -58,8 +59,6 @@ class Embedder:
         """Which weights exactly: the ONNX file's hash, or a hash over the torch weight files."""
         if self.backend == "onnx":
             return self._onnx.sha256
-        from engine.trail.record import model_fingerprint
-
         return model_fingerprint(self.model_dir)
 
     @property
@@ -69,8 +68,6 @@ class Embedder:
 
     @cached_property
     def _onnx(self) -> Any:
-        from engine.relevance.encoder import OnnxEncoder
-
         return OnnxEncoder(self.model_dir)
 
     def _load_torch(self) -> Any:

@@ -17,7 +17,7 @@ from engine.config import Settings
 from engine.models import Hit
 from engine.search import store
 from engine.search.embeddings import Embedder, check_space
-from engine.search.lexical import query_terms
+from engine.terms import query_terms
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ class Retriever:
 
     def _stored_cosines(self, model: Any, query: str, candidates: list[dict[str, Any]]) -> None:
         """Fill candidates' missing cosines from the index's own vectors (no encoding again)."""
-        stored = model.stored_cosines(self.conn, query, [c["id"] for c in candidates if c["cosine"] is None])
+        stored = stored_cosines(self.conn, model, query, [c["id"] for c in candidates if c["cosine"] is None])
         for c in candidates:
             if c["cosine"] is None and c["id"] in stored:
                 c["cosine"] = stored[c["id"]]
@@ -233,3 +233,11 @@ class Retriever:
         for row, score in zip(rows, scores, strict=True):
             row["rerank_score"] = float(score)
         return sorted(rows, key=lambda r: -r["rerank_score"])
+
+
+def stored_cosines(conn: Any, model: Any, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+    """The question's cosine to each chunk's stored vector, when the relevance model's encoder made the
+    index (else {}: the caller encodes what it scores)."""
+    if model is None or not model.shares_index or not chunk_ids:
+        return {}
+    return dict(model.stored_cosines(question, store.chunk_embeddings(conn, list(chunk_ids))))

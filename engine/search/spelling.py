@@ -27,7 +27,7 @@ import psycopg
 from spellchecker import SpellChecker
 
 from engine.search import store
-from engine.search.lexical import MODALS, QUERY_STOPWORDS, STOPWORDS, stem
+from engine.terms import MODALS, QUERY_STOPWORDS, STOPWORDS, stem
 
 _WORD = re.compile(r"[A-Za-z]+")
 

@@ -13,8 +13,7 @@ from psycopg.types.json import Jsonb
 
 from engine.db import one
 from engine.errors import InputError, StorageError
-from engine.ingest.chunking import ChunkDraft
-from engine.models import Chunk, Document
+from engine.models import Chunk, ChunkDraft, Document
 
 _DOC_COLUMNS = ("id, source_key, version, content_sha256, title, source_type, source_uri, format, "
                 "ingested_at, is_current, superseded_by, metadata")

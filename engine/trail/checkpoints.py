@@ -32,16 +32,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.report.standalone_verify import (
+from engine.trail import local_log, presign, signing
+from engine.trail import store as audit_trail
+from engine.trail.canonical import utc_timestamp
+from engine.trail.standalone_verify import (
     VerifyError,
     parse_checkpoint,
     split_note,
     verified_checkpoint,
     witness_notes,
 )
-from engine.trail import local_log, presign, signing
-from engine.trail import store as audit_trail
-from engine.trail.canonical import utc_timestamp
 
 WITNESS_FILE = "trail-checkpoints.txt"
 

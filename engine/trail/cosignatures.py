@@ -15,7 +15,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.config import Settings
 from engine.errors import ConfigError, EngineError, IntegrityError
-from engine.report.standalone_verify import (
+from engine.trail import checkpoints, signing, witness
+from engine.trail import store as audit_trail
+from engine.trail import tree as trail_tree
+from engine.trail.canonical import utc_timestamp
+from engine.trail.standalone_verify import (
     SIG_PREFIX,
     VerifyError,
     WitnessKey,
@@ -25,10 +29,6 @@ from engine.report.standalone_verify import (
     verified_checkpoint,
     witness_notes,
 )
-from engine.trail import checkpoints, signing, witness
-from engine.trail import store as audit_trail
-from engine.trail import tree as trail_tree
-from engine.trail.canonical import utc_timestamp
 
 
 def offer(conn: psycopg.Connection, old_size: int) -> tuple[str, list[bytes]]:

@@ -25,10 +25,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from engine.config import Settings
 from engine.errors import ConfigError, IntegrityError
-from engine.report.standalone_verify import VerifyError, verified_checkpoint, verify_consistency
 from engine.trail import local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
+from engine.trail.standalone_verify import VerifyError, verified_checkpoint, verify_consistency
 
 SHARED_KEY_HINT = ("every host that records audits must sign with the one shared key: set EVIDENCE_TRAIL_KEY_FILE "
                    "to it (docs/usage.md, 'Workers on several machines')")

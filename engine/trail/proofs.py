@@ -2,7 +2,7 @@
 consistency proofs (an older tree is a prefix of a newer one).
 
 An inclusion-proof bundle is what `evidence trail prove` prints and what a report PDF embeds beside
-each record (`AUD-….proof.json`); `engine.report.standalone_verify.verify_bundle` checks one with nothing but
+each record (`AUD-….proof.json`); `engine.trail.standalone_verify.verify_bundle` checks one with nothing but
 the record, the bundle and the trail's public key. Before a bundle is handed out, the live log must
 reproduce the checkpoint's root, so a proof is never issued from a log that disagrees with its own
 signature.
@@ -17,10 +17,10 @@ import psycopg
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.report.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency, verify_inclusion
 from engine.trail import checkpoints, cosignatures
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
+from engine.trail.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency, verify_inclusion
 
 
 def _live_tree(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> trail_tree.StoredTree:

@@ -10,12 +10,10 @@ and its offsets in the stored document text, the answer, the review and the run 
 from __future__ import annotations
 
 import getpass
-import hashlib
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -39,17 +37,6 @@ def engine_version() -> str:
 
 
 @lru_cache(maxsize=4)
-def model_fingerprint(model_dir: Path) -> str:
-    """SHA-256 over the model's weight files (names and bytes): which embedder exactly answered."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in Path(model_dir).rglob("*") if p.suffix in (".safetensors", ".bin", ".onnx")):
-        digest.update(path.name.encode())
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
-
-
 def relevance_identity(settings: Settings) -> dict[str, Any]:
     """Name and sha256 of the learned relevance scorer (the gate and selection; reranking when on), the
     thresholds in effect (a scorer.json that lacks one takes the engine's default, which its sha256 does not

@@ -41,12 +41,12 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
-from engine.report.standalone_verify import VerifyError, split_note, verified_checkpoint
 from engine.text import normalize_ws
 from engine.trail import local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_timestamp
+from engine.trail.standalone_verify import VerifyError, split_note, verified_checkpoint
 
 QUOTE_RULE = "quotes@2"
 PROPOSAL_REASON = "not_verbatim"  # the verdict that makes a requirement a proposal under quotes@2

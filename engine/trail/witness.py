@@ -33,7 +33,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import ConfigError, InputError, IntegrityError
-from engine.report.standalone_verify import (
+from engine.trail import signing
+from engine.trail.standalone_verify import (
     COSIG_ALG,
     EMPTY_ROOT,
     SIG_PREFIX,
@@ -46,7 +47,6 @@ from engine.report.standalone_verify import (
     verify_consistency,
     verify_note,
 )
-from engine.trail import signing
 
 
 class Identity(NamedTuple):

@@ -22,11 +22,11 @@ import psycopg
 from engine import db as dbmod
 from engine.batch import runner as batch_runner
 from engine.batch import store as batch_store
+from engine.batch.rerun import rerun_one
 from engine.config import Settings
 from engine.errors import NotFoundError
 from engine.search.embeddings import Embedder
 from engine.trail import review
-from engine.trail.rerun import rerun_one
 
 
 def format_utc(value: Any) -> str:

@@ -416,9 +416,7 @@ def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
 
     class Model:
         thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.3, "select_max": 3}
-
-        def stored_cosines(self, conn: object, question: str, ids: list[str]) -> dict:
-            return {}
+        shares_index = False  # no stored vectors to read: every cosine is encoded
 
         def rank(self, question: str, candidates: list[dict]) -> list[float]:
             seen.append([c["rank"] for c in candidates])

@@ -1,5 +1,6 @@
-"""The shape of the code: no import cycle in `engine/` or `agents/` (imports inside functions count), the
-graph module is wiring only, few modules directly in `engine/`, and the names outside programs import."""
+"""The shape of the code: no import cycle in `engine/` or `agents/` (imports inside functions count), packages
+that import only the layers below them (LAYERS), the graph module is wiring only, few modules directly in
+`engine/`, and the names outside programs import."""
 
 from __future__ import annotations
 
@@ -101,6 +102,48 @@ def test_no_import_cycle_in_engine_or_agents() -> None:
     graph = import_graph()
     assert {"agents.evidence", "agents.review", "engine.cli.main", "engine.search.store"} <= set(graph)
     assert cycles(graph) == []
+
+
+# The layers, lowest first: a package imports only packages before it (and the shared modules directly in
+# engine/, which import no package; engine.api, the facade, is above every package but web and cli).
+LAYERS = ("engine.llm", "engine.relevance", "engine.search", "engine.ingest", "engine.trail", "agents",
+          "engine.report", "engine.batch", "engine.web", "engine.cli")
+FACADE = "engine.api"
+
+
+def _layer(module: str) -> str | None:
+    """The layer a module belongs to: its package in LAYERS, the facade, else None (a shared module)."""
+    if module == FACADE or module.startswith("agents"):
+        return FACADE if module == FACADE else "agents"
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or ".".join(parts[:2]) in LAYERS else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports against the layers: a package importing a later one, a shared module importing any package."""
+    order = {name: i for i, name in enumerate(LAYERS)}
+    order[FACADE] = order["engine.web"] - 0.5
+    bad = []
+    for source, targets in graph.items():
+        here = _layer(source)
+        for target in targets:
+            there = _layer(target)
+            if there is None or there == here:
+                continue
+            if here is None or order[there] > order[here]:
+                bad.append(f"{source} -> {target}")
+    return sorted(bad)
+
+
+def test_the_checker_finds_an_import_against_the_layers() -> None:
+    graph = {"engine.search.store": {"engine.ingest.chunking"}, "engine.ingest.pipeline": {"engine.search.store"},
+             "engine.config": {"engine.trail.store"}, "engine.web.app": {"engine.api"}}
+    assert layer_violations(graph) == ["engine.config -> engine.trail.store",
+                                       "engine.search.store -> engine.ingest.chunking"]
+
+
+def test_packages_import_only_the_layers_below_them() -> None:
+    assert layer_violations(import_graph()) == []
 
 
 def test_engine_keeps_only_shared_modules_at_its_top() -> None:

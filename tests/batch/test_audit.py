@@ -241,7 +241,7 @@ def test_oscal_export_passes_trestle_validation_and_every_reference_resolves(bat
     from trestle.core.all_validator import AllValidator
     from trestle.oscal.assessment_results import AssessmentResults
 
-    from engine.report.oscal import export_batch
+    from engine.batch.oscal import export_batch
 
     settings, batch_id, _ = batch_run
     with dbmod.connection(settings) as conn:

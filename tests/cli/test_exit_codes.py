@@ -77,6 +77,6 @@ def test_commands_return_statuses_of_the_enum(path) -> None:
 
 def test_the_standalone_verifier_fails_with_the_integrity_status() -> None:
     """It runs without the engine (stdlib + cryptography), so it keeps its own constant: the same number."""
-    from engine.report import standalone_verify
+    from engine.trail import standalone_verify
 
     assert standalone_verify.EXIT_FAILED == ExitCode.INTEGRITY

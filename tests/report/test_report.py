@@ -444,7 +444,7 @@ def test_signed_report_verifies_offline_with_only_the_public_key(reports, tmp_pa
 @pytest.mark.slow
 def test_standalone_verifier_runs_as_a_copied_file(reports, tmp_path) -> None:
     """The auditor's case: one file beside the PDF, no engine package, no database."""
-    source = ROOT / "engine" / "report" / "standalone_verify.py"
+    source = ROOT / "engine" / "trail" / "standalone_verify.py"
     script = shutil.copy(source, tmp_path / "evidence_verify.py")
     key = _key_pem(reports.settings, tmp_path)
     pdf = shutil.copy(reports.pdfs["answered"], tmp_path / "report.pdf")
@@ -491,9 +491,9 @@ def test_signed_but_unprovable_contents_fail(reports, conn, tmp_path, tamper) ->
     """Even a validly signed PDF fails when what it embeds is not provably in the trail."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from engine.report.standalone_verify import split_note
     from engine.trail import signing
     from engine.trail.proofs import inclusion_bundle
+    from engine.trail.standalone_verify import split_note
 
     aid, key = reports.audits["answered"], _key_pem(reports.settings, tmp_path)
     canonical = audit_trail.get(conn, aid)["canonical"]

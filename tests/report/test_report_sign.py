@@ -22,8 +22,8 @@ from cryptography.x509.oid import NameOID
 from engine.config import Settings
 from engine.errors import ConfigError
 from engine.report import sign as report_sign
-from engine.report.standalone_verify import verify_report
 from engine.trail import signing
+from engine.trail.standalone_verify import verify_report
 
 
 def _pdf() -> bytes:
@@ -244,7 +244,7 @@ def test_trusted_chains_need_a_signing_leaf_and_ca_issuers(tmp_path) -> None:
 
 
 def test_an_expired_certificate_cannot_claim_an_earlier_signing_time(tmp_path) -> None:
-    from engine.report.standalone_verify import parse_cms, signed_ranges, trust_path
+    from engine.trail.standalone_verify import parse_cms, signed_ranges, trust_path
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     expired = _certificate("Example Bank compliance", key, None, usage=_usage(sign=True), days=(-400, -30))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.search import store
-from engine.search.lexical import query_terms
 from engine.search.retrieval import Retriever
+from engine.terms import query_terms
 
 QUERIES = ["How long must transaction records be kept?", "When must a personal data breach be notified?",
            "How often must user access rights be reviewed?", "What must a client assessment record?",

@@ -9,8 +9,8 @@ import pytest
 
 from engine.ingest.pipeline import heading_words, ingest_paths
 from engine.search import store
-from engine.search.lexical import query_terms, term_frequencies
 from engine.search.retrieval import Filters, Retriever, fuse
+from engine.terms import query_terms, term_frequencies
 
 TINY = {
     "a.txt": "Records must be kept for six years. Records of complaints must be kept too.",

@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli.main import app
-from engine.report import standalone_verify
-from engine.trail import signing
+from engine.trail import signing, standalone_verify
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.checkpoints import publish

@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from engine.errors import ConfigError
-from engine.report.standalone_verify import VerifyError, verify_note
 from engine.trail import signing
+from engine.trail.standalone_verify import VerifyError, verify_note
 
 PAYLOAD = '{"seq":1,"hash":"ab12"}'
 

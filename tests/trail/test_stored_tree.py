@@ -12,11 +12,11 @@ import random
 import pytest
 
 from engine.errors import IntegrityError
-from engine.report.standalone_verify import leaf_hash, verify_consistency, verify_inclusion
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.checkpoints import create_checkpoint
 from engine.trail.record import build_amendment
+from engine.trail.standalone_verify import leaf_hash, verify_consistency, verify_inclusion
 from engine.trail.verify import verify_trail
 from tests.trail.conftest import superuser
 from tests.trail.test_trail_tree import HASHES, ROOTS, mth

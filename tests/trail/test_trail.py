@@ -288,7 +288,7 @@ def test_report_made_before_a_rewrite_fails_against_the_live_log(trail, tmp_path
 
 
 def test_prove_consistency_and_public_key_commands(trail, tmp_path) -> None:
-    from engine.report.standalone_verify import load_public_key, verify_bundle
+    from engine.trail.standalone_verify import load_public_key, verify_bundle
 
     key = _cli(trail.settings, "trail", "public-key")
     assert key.exit_code == 0 and key.stdout.startswith("-----BEGIN PUBLIC KEY-----")
@@ -311,8 +311,8 @@ def test_prove_consistency_and_public_key_commands(trail, tmp_path) -> None:
 def test_checkpoint_signed_by_another_key_fails_verify(trail, tmp_path) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from engine.report.standalone_verify import split_note
     from engine.trail import signing
+    from engine.trail.standalone_verify import split_note
 
     row = audit_trail.latest_note_checkpoint(trail.conn)
     body, _ = split_note(row["note"])

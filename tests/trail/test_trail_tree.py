@@ -1,7 +1,7 @@
 """The transparency-log primitives, without a database: RFC 6962 tree hashing and proofs, C2SP signed notes.
 
 Proofs are built by `engine.trail.tree` (RFC 6962's recursive PATH/SUBPROOF) and checked by
-`engine.report.standalone_verify` (RFC 9162's iterative algorithms, the auditor's code); known vectors are the
+`engine.trail.standalone_verify` (RFC 9162's iterative algorithms, the auditor's code); known vectors are the
 RFC 6962 test leaves used by Certificate Transparency and Trillian, and the example note of Go's
 golang.org/x/mod/sumdb/note.
 """
@@ -17,7 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.report.standalone_verify import (
+from engine.trail import signing
+from engine.trail import tree as trail_tree
+from engine.trail.standalone_verify import (
     EMPTY_ROOT,
     VerifyError,
     leaf_hash,
@@ -29,8 +31,6 @@ from engine.report.standalone_verify import (
     verify_inclusion,
     verify_note,
 )
-from engine.trail import signing
-from engine.trail import tree as trail_tree
 from tests.conftest import ROOT
 
 # The eight leaves of the RFC 6962 test vectors (certificate-transparency, Trillian merkle/testonly).
@@ -197,7 +197,7 @@ def test_malformed_checkpoints_are_refused(body: str) -> None:
 
 
 def test_standalone_verifier_imports_only_stdlib_and_cryptography() -> None:
-    source = ROOT / "engine" / "report" / "standalone_verify.py"
+    source = ROOT / "engine" / "trail" / "standalone_verify.py"
     modules = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.Import):

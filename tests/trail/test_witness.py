@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from engine.cli.main import app
 from engine.errors import ConfigError, InputError, IntegrityError
-from engine.report import standalone_verify as sv
 from engine.report.render import write_pdf
 from engine.trail import signing, witness
+from engine.trail import standalone_verify as sv
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.proofs import inclusion_bundle
@@ -235,7 +235,7 @@ def _cosign(trail, tmp_path, log_key: Path, name: str, *extra: str):
 
 
 def _standalone(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-I", str(ROOT / "engine" / "report" / "standalone_verify.py"), *args],
+    return subprocess.run([sys.executable, "-I", str(ROOT / "engine" / "trail" / "standalone_verify.py"), *args],
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
 
 

@@ -1,4 +1,6 @@
-"""`evidence trail rerun --stale`: ask a stale audit's question again against the current documents.
+"""`evidence trail rerun --stale` (and the web view's "Answer again"): ask a stale audit's question again
+against the current documents. Here, above the research and the trail, since it runs one and records in
+the other.
 
 Append-only: the new answer is a new audit naming the old one (`supersedes`), and the old one gets a
 correction record (the trail's amendment mechanism) that points to the new one (`superseded_by`) and
@@ -13,6 +15,8 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.deps import Deps
+from agents.research import run_research
 from engine.config import Settings
 from engine.errors import InputError
 from engine.search import scope as scopes
@@ -55,9 +59,6 @@ def rerun_one(conn: psycopg.Connection, settings: Settings, audit_id: str, *, em
               backend: str | None = None, progress: Callable[[str], None] | None = None) -> Rerun:
     """Answer `audit_id`'s question again within the same documents' current versions and record both the new
     audit and the correction that links the old one to it."""
-    from agents.deps import Deps
-    from agents.research import run_research
-
     old = audit_trail.get(conn, audit_id)["record"]
     if old.get("kind") != "answer":
         raise InputError(f"{audit_id} is a {old.get('kind')} of {old.get('amends')}, not an answer; rerun that one")

@@ -1,4 +1,6 @@
-"""Lexical analysis for BM25: tokenization, stopwords, Snowball stemming, query boilerplate."""
+"""Words as the engine indexes and compares them: tokenization, stopwords, Snowball stemming, question
+boilerplate, key terms. Shared by the BM25 index (engine.search), the relevance features (engine.relevance)
+and the research and evidence nodes (agents), so it sits below all of them."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from trestle.oscal.common import Finding, Observation, Resource
 
-from engine.report import oscal
+from engine.batch import oscal
 from engine.trail.review import review_state
 
 UNREVIEWED = review_state([], required=2)
