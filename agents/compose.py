@@ -20,10 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.duties import figures, periods, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
+from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from agents.verify import asks_time
 from engine.config import AnswerSettings
-from engine.terms import key_terms, key_words
+from engine.ingest.language import answer_language, language_name
+from engine.terms import key_terms, key_words, tokenize
 from engine.text import PERIOD, normalize_ws
 
 if TYPE_CHECKING:
@@ -280,8 +282,6 @@ class OptionChoice(BaseModel):
 
 
 def _support(option: str, quote: str) -> float:
-    from engine.terms import tokenize
-
     terms = set(key_terms(option))
     stated = figures(option)
     if stated:  # an option that states a figure is supported only by a quote with that figure
@@ -351,8 +351,6 @@ def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) ->
 
 def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A failed review in state means this is the one revision: the model gets the reasons."""
-    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-    from engine.ingest.language import answer_language, language_name
 
     verified = verified_of(state)
     limits = deps.settings.answer

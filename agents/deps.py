@@ -9,9 +9,11 @@ from typing import Any
 import psycopg
 
 from engine.config import Settings
-from engine.llm.client import LLMClient
+from engine.llm.client import LLMClient, make_chat_model
+from engine.llm.policy import CallPolicy
 from engine.search.embeddings import Embedder
 from engine.search.retrieval import Filters, Retriever
+from engine.trail import store as audit_trail
 
 
 @dataclass
@@ -39,8 +41,6 @@ class Deps:
               backend: str | None = None, chat_model: Any = None, budget: int | None = None,
               scope: Filters | None = None) -> Deps:
         """Assemble dependencies; `chat_model` overrides the configured endpoint (tests inject fakes)."""
-        from engine.llm.client import make_chat_model
-        from engine.llm.policy import CallPolicy
 
         embedder = embedder or Embedder.from_settings(settings)
         llm = None
@@ -56,7 +56,6 @@ class Deps:
 def trail_memory(conn: psycopg.Connection, embedder: Embedder, settings: Settings
                  ) -> Callable[[str], dict[str, Any] | None]:
     """QA memory backed by the audit trail: the nearest earlier answered question above the threshold."""
-    from engine.trail import store as audit_trail
 
     def lookup(stem: str) -> dict[str, Any] | None:
         return audit_trail.similar_question(conn, embedder.encode_query(stem), settings.memory_threshold)

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.modality import Modality, classify_modality, rx
+from agents.parts import question_parts
+from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+from agents.select import part_candidates, rank_part, relevance_model
 from agents.state import EvidenceItem, EvidenceState
+from agents.translate import relevance_question
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.text import MODAL_ANCHOR, PERIOD, normalize_ws
@@ -444,10 +448,6 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     is verbatim text of its chunk, the step falls back to rules (recorded), keeping the proposals on
     record as rejected.
     """
-    from agents.parts import question_parts
-    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-    from agents.select import part_candidates, rank_part, relevance_model
-    from agents.translate import relevance_question
 
     evidence = state["evidence"]
     model = relevance_model(deps)

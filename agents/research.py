@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.deps import Deps
 from agents.graph import build_graph
 from engine.config import Settings
+from engine.db import Lock, database_url, session_unlock, try_session_lock
 from engine.errors import EngineError, NotFoundError, StorageError
 from engine.models import new_run_id
 
@@ -53,7 +54,6 @@ def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
 
-    from engine.db import database_url
 
     with psycopg.connect(database_url(settings), autocommit=True, prepare_threshold=0,
                          row_factory=dict_row) as conn:  # type: ignore[arg-type]
@@ -83,7 +83,6 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
     CONCURRENTLY, which waits for every open transaction, including a waiter's blocked lock call.
     So waiters poll with short pg_try_advisory_lock transactions.
     """
-    from engine.db import Lock, session_unlock, try_session_lock
 
     deadline = time.monotonic() + 120
     while not try_session_lock(conn, Lock.CHECKPOINT_SETUP):

@@ -16,8 +16,10 @@ from agents.attribution import answer_conflict_problems, statement_problems
 from agents.compose import ComposedAnswer, rules_composition, verified_of
 from agents.extract import Requirement
 from agents.result import Review, assemble_result
+from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
+from engine.ingest.language import answer_language
 from engine.terms import key_terms, tokenize
 from engine.text import NUMBER, STATEMENT_FORCE, normalize_ws
 
@@ -153,7 +155,6 @@ def findings_to_reasons(reply: ReviewReply, n_statements: int) -> list[str]:
 
 def _llm_review(state: EvidenceState, deps: Deps, answer: ComposedAnswer, verified: list[Requirement]) -> tuple[
         list[str], list[str], int]:
-    from agents.runtime import evidence_allowance, llm_or_rules_within
 
     by_id = {r.requirement_id: r for r in verified}
     statements = [{"number": i, "text": s.text,
@@ -174,8 +175,6 @@ def _merge(previous: dict[str, Any] | None, current: Review) -> Review:
 def review_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node. A first failure goes back to compose once; a revised llm answer that fails again is
     replaced by the rules composition (recorded in fallbacks); then the evidence result is assembled."""
-    from agents.runtime import evidence_update
-    from engine.ingest.language import answer_language
 
     verified = verified_of(state)
     limits = deps.settings.answer

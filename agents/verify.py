@@ -40,9 +40,12 @@ from agents.extract import (
     states_requirement,
 )
 from agents.parts import broad_topic, is_broad
-from agents.select import Part, RankedChunk, cut, cut_limits
+from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
+from agents.select import Part, RankedChunk, cut, cut_limits, relevance_model
 from agents.state import EvidenceItem, EvidenceState
-from engine.config import AnswerSettings, EvidenceSettings
+from engine.config import AnswerSettings, EvidenceSettings, load_settings
+from engine.relevance.model import RelevanceModel
+from engine.search.embeddings import Embedder
 from engine.terms import tokenize
 from engine.text import TIME_PHRASE, normalize_ws
 
@@ -116,10 +119,6 @@ class Verdict(BaseModel):
 
 @lru_cache(maxsize=1)
 def _default_model() -> Any:
-    from engine.config import load_settings
-    from engine.relevance.model import RelevanceModel
-    from engine.search.embeddings import Embedder
-
     settings = load_settings()
     return RelevanceModel.for_embedder(settings.relevance_dir, Embedder.from_settings(settings))
 
@@ -127,8 +126,6 @@ def _default_model() -> Any:
 def _model_for(embedder: Any) -> Any:
     if embedder is None:
         return _default_model()
-    from engine.config import load_settings
-    from engine.relevance.model import RelevanceModel
 
     return RelevanceModel.for_embedder(load_settings().relevance_dir, embedder)
 
@@ -419,8 +416,6 @@ def apply_llm_verdicts(judged: list[JudgedRequirement], verdicts: list[LLMVerdic
 
 def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node: code checks, then the gate, or the model's verdicts where code allows them."""
-    from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-    from agents.select import relevance_model
 
     question = state["stem"]
     requirements = [Requirement.model_validate(r) for r in state.get("requirements") or []]

@@ -24,11 +24,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.deps import Deps
+from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
 from engine import db as dbmod
-from engine.config import Settings, load_settings
+from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import EngineError, InputError, NotFoundError
+from engine.ingest.pipeline import ingest_paths
 from engine.models import Hit, new_run_id
-from engine.trail.store import Appended
+from engine.report import render
+from engine.report.render import write_pdf
+from engine.search import scope as scopes
+from engine.search import store
+from engine.search.embeddings import Embedder
+from engine.search.retrieval import Filters, Retriever
+from engine.trail import store as trail_store
+from engine.trail.checkpoints import read_notes
+from engine.trail.record import record_research
+from engine.trail.store import Appended, crash_point
+from engine.trail.verify import verify_trail as verify
 
 ReportFormat = Literal["pdf", "html", "md", "json"]
 REPORT_FORMATS: tuple[str, ...] = ("pdf", "html", "md", "json")
@@ -104,9 +117,6 @@ def ingest(paths: Sequence[Path | str], *, source_type: str | None = None, title
 
     A file that cannot be read is reported in the summary's `failed` list and changes nothing stored.
     """
-    from engine.config import SOURCE_TYPES
-    from engine.ingest.pipeline import ingest_paths
-    from engine.search.embeddings import Embedder
 
     cfg = _settings(settings)
     if source_type is not None and source_type not in SOURCE_TYPES:
@@ -120,8 +130,6 @@ def ingest(paths: Sequence[Path | str], *, source_type: str | None = None, title
 def search(query: str, *, k: int = 10, source_types: Sequence[str] = (), settings: Settings | None = None
            ) -> list[Hit]:
     """Hybrid search (dense + BM25, fused, reranked) over the current corpus: the best `k` chunks."""
-    from engine.search.embeddings import Embedder
-    from engine.search.retrieval import Filters, Retriever
 
     cfg = _settings(settings)
     with dbmod.connection(cfg) as conn:
@@ -131,7 +139,6 @@ def search(query: str, *, k: int = 10, source_types: Sequence[str] = (), setting
 
 def documents(*, include_superseded: bool = False, settings: Settings | None = None) -> list[Any]:
     """The ingested documents (`engine.models.Document`), current versions unless `include_superseded`."""
-    from engine.search import store
 
     with dbmod.connection(_settings(settings)) as conn:
         return store.list_documents(conn, include_superseded=include_superseded)
@@ -142,7 +149,6 @@ def document_sections(document: str, *, settings: Settings | None = None) -> tup
 
     An id of a superseded version gives that version; any other name gives the current version.
     """
-    from engine.search import store
 
     with dbmod.connection(_settings(settings)) as conn:
         versions = store.find_documents(conn, document)
@@ -178,13 +184,6 @@ def resume(run_id: str, *, actor: str | None = None, hooks: Hooks | None = None,
 def _answer(question: str | None, run_id: str | None, *, backend: str | None, actor: str | None,
             documents: Sequence[str], source_types: Sequence[str], pdf: Path | str | None, hooks: Hooks,
             settings: Settings) -> Audit:
-    from agents.deps import Deps
-    from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
-    from engine.search import scope as scopes
-    from engine.trail import store as trail_store
-    from engine.trail.record import record_research
-    from engine.trail.store import crash_point
-
     asked_at = datetime.now(UTC)
     with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver:
         if question is not None:
@@ -211,7 +210,6 @@ def _answer(question: str | None, run_id: str | None, *, backend: str | None, ac
         record = trail_store.get(conn, appended.audit_id)["record"]
         written = None
         if pdf is not None:
-            from engine.report.render import write_pdf
 
             hooks._phase("writing the report")
             written = write_pdf(conn, appended.audit_id, Path(pdf), settings=settings)
@@ -223,7 +221,6 @@ def _answer(question: str | None, run_id: str | None, *, backend: str | None, ac
 
 def audit(audit_id: str, *, settings: Settings | None = None) -> dict[str, Any]:
     """A stored audit (id or a unique start of one): its trail row with the canonical `record`."""
-    from engine.trail import store as trail_store
 
     with dbmod.connection(_settings(settings)) as conn:
         return trail_store.get(conn, trail_store.resolve_id(conn, audit_id))
@@ -232,7 +229,6 @@ def audit(audit_id: str, *, settings: Settings | None = None) -> dict[str, Any]:
 def audits(*, settings: Settings | None = None, **filters: Any) -> list[dict[str, Any]]:
     """Stored audits, newest last; `filters` as `engine.trail.store.list_audits` takes them (since, until,
     status, confidence, batch, kind, ...)."""
-    from engine.trail import store as trail_store
 
     with dbmod.connection(_settings(settings)) as conn:
         return trail_store.list_audits(conn, **filters)
@@ -240,7 +236,6 @@ def audits(*, settings: Settings | None = None, **filters: Any) -> list[dict[str
 
 def _rendered(conn: Any, audit_id: str, fmt: str, settings: Settings, include_rejected: bool) -> bytes:
     """One stored audit's report in `fmt` (the audit id is a full one)."""
-    from engine.report import render
 
     if fmt == "pdf":
         return render.pdf_bytes(conn, audit_id, settings=settings, include_rejected=include_rejected)
@@ -254,7 +249,6 @@ def _rendered(conn: Any, audit_id: str, fmt: str, settings: Settings, include_re
 def report(audit_id: str, fmt: ReportFormat = "pdf", *, include_rejected: bool = False,
            settings: Settings | None = None) -> bytes:
     """One audit's report as bytes: a signed PDF/A-3b, standalone HTML, Markdown, or the canonical JSON record."""
-    from engine.trail import store as trail_store
 
     if fmt not in REPORT_FORMATS:
         raise InputError(f"report format {fmt!r} is not one of {', '.join(REPORT_FORMATS)}")
@@ -267,8 +261,6 @@ def write_reports(audit_id: str, *, pdf: Path | None = None, html: Path | None =
                   json_file: Path | None = None, include_rejected: bool = False,
                   settings: Settings | None = None) -> list[Path]:
     """Write the requested formats of one audit's report (none given: `./AUD-….pdf`). Returns the files."""
-    from engine.report import render
-    from engine.trail import store as trail_store
 
     cfg = _settings(settings)
     with dbmod.connection(cfg) as conn:
@@ -288,7 +280,6 @@ def write_reports(audit_id: str, *, pdf: Path | None = None, html: Path | None =
 
 def witness_notes(paths: Sequence[Path]) -> list[Any]:
     """The signed checkpoints in witness files or folders written by `evidence trail checkpoint --out`."""
-    from engine.trail.checkpoints import read_notes
 
     notes = []
     for path in map(Path, paths):
@@ -304,8 +295,6 @@ def verify_trail(*, audit_id: str | None = None, witness: Sequence[Any] = (),
     """Recompute every hash, link, checkpoint signature and quote of the trail (or of one audit);
     `witness` are published checkpoints (`witness_notes(paths)`) the live trail must agree with.
     Returns `engine.trail.verify.VerifyReport` (`.ok`, `.problems`)."""
-    from engine.trail import store as trail_store
-    from engine.trail.verify import verify_trail as verify
 
     cfg = _settings(settings)
     with dbmod.connection(cfg) as conn:

@@ -51,9 +51,11 @@ from engine.config import Settings, secret_values
 from engine.errors import ConfigError, EngineError, ExitCode, StorageError, redact
 from engine.models import new_run_id
 from engine.search import store
+from engine.search.embeddings import Embedder
 from engine.search.retrieval import Filters
 from engine.trail import checkpoints
 from engine.trail import store as audit_trail
+from engine.trail.queries import diff_records
 from engine.trail.record import default_actor, record_research
 from engine.trail.store import crash_point
 
@@ -451,7 +453,6 @@ def _die_with_parent() -> None:
 
 def _worker_main(batch_id: str, settings: Settings, queue: Any) -> None:
     _die_with_parent()
-    from engine.search.embeddings import Embedder
 
     try:
         work(batch_id, settings, Embedder.from_settings(settings), queue.put)
@@ -491,7 +492,6 @@ def run_batch(settings: Settings, batch_id: str, *, workers: int = 1, embedder: 
         if not batch_store.try_lock(lock_conn, batch_id):
             raise EngineError(f"batch {batch_id} is being run by another process; wait for it or stop it first")
         if workers <= 1:
-            from engine.search.embeddings import Embedder
 
             work(batch_id, settings, embedder or Embedder.from_settings(settings), emit)
             return
@@ -533,7 +533,6 @@ def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = No
 
 def compare(conn: psycopg.Connection, batch_a: str, batch_b: str) -> dict[str, Any]:
     """Per question id: what changed between two runs of the same checklist (like `trail diff`)."""
-    from engine.trail.queries import diff_records
 
     a = {i["question_id"]: i for i in batch_store.items(conn, batch_a)}
     b = {i["question_id"]: i for i in batch_store.items(conn, batch_b)}

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.config import load_settings
 from engine.text import normalize_ws
 
 UNDETERMINED = "und"
@@ -62,7 +63,6 @@ def _identifier() -> Any:
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     try:
-        from engine.config import load_settings
 
         cache = load_settings().cache_root / "langid"
     except Exception:  # noqa: BLE001 - an unusable setting must not stop detection; it only costs time

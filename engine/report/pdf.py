@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine.errors import IntegrityError
+from engine.report.view import attachment_name, proof_attachment_name
 from engine.text import normalize_ws
 
 PDF_VARIANT = "pdf/a-3b"
@@ -44,7 +45,6 @@ def _no_fetch() -> Any:
 def _attachments(records: list[Embedded], proofs: dict[str, dict[str, Any]]) -> list[Any]:
     from weasyprint import Attachment
 
-    from engine.report.view import attachment_name, proof_attachment_name
 
     out = []
     for r in records:

@@ -23,6 +23,7 @@ import numpy as np
 from engine.config import Settings
 from engine.errors import ConfigError
 from engine.relevance.encoder import OnnxEncoder, model_fingerprint
+from engine.search import store
 
 QUERY_CACHE_SIZE = 2048
 
@@ -137,7 +138,6 @@ def check_space(conn: Any, embedder: Embedder, *, claim: bool = False) -> None:
     must use the embedder recorded there. An index filled before embedders were recorded is refused
     too: its model is unknown.
     """
-    from engine.search import store
 
     recorded = store.embedding_space(conn)
     mine = embedder.identity

@@ -15,6 +15,7 @@ import psycopg
 
 from engine.config import Settings
 from engine.models import Hit
+from engine.relevance.model import RelevanceModel, neighbour_candidate
 from engine.search import store
 from engine.search.embeddings import Embedder, check_space
 from engine.terms import query_terms
@@ -167,7 +168,6 @@ class Retriever:
     def relevance_model(self) -> Any:
         """The learned relevance model (loaded once per retriever)."""
         if self.relevance is None:
-            from engine.relevance.model import RelevanceModel
 
             self.relevance = RelevanceModel.for_embedder(self.settings.relevance_dir, self.embedder,
                                                          late_interaction=self.settings.late_interaction,
@@ -180,7 +180,6 @@ class Retriever:
         """Order candidates by the relevance model's probability (retrieval's own rank is one of its features),
         the chunks adjoining the best ones included (`RelevanceModel.rank_with_neighbours`; `chunks` gains
         them, `exclude` names chunks never to add)."""
-        from engine.relevance.model import neighbour_candidate
 
         candidates = [{"id": r["id"], "text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
                        "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,

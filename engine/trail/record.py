@@ -18,9 +18,15 @@ from typing import Any
 
 import psycopg
 
+from engine import __version__
 from engine.config import NOT_RESULT_SETTINGS, Settings
 from engine.ingest.citations import quote_citation
+from engine.relevance.cross import load_cross_encoder
+from engine.relevance.model import cross_identity, rank_inputs
+from engine.relevance.scorer import load_scorer
 from engine.search import store
+from engine.trail import checkpoints
+from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
@@ -31,7 +37,6 @@ _SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fa
 def engine_version() -> str:
     """The package version (`engine.__version__`): the code that answered. Not the installed distribution's
     metadata, which an editable install keeps at the version it was installed with."""
-    from engine import __version__
 
     return __version__
 
@@ -42,9 +47,6 @@ def relevance_identity(settings: Settings) -> dict[str, Any]:
     thresholds in effect (a scorer.json that lacks one takes the engine's default, which its sha256 does not
     name), whether the rank head read late interaction, the cross-encoder it read, if any, and whether the
     context head ranked neighbours too."""
-    from engine.relevance.cross import load_cross_encoder
-    from engine.relevance.model import cross_identity, rank_inputs
-    from engine.relevance.scorer import load_scorer
 
     scorer = load_scorer(settings.relevance_dir)
     _, late, cross, context = rank_inputs(
@@ -200,8 +202,6 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     `checkpoint` is False: a caller that records inside its own transaction signs after its commit, not
     while the transaction holds the trail's append lock.
     """
-    from engine.trail import checkpoints
-    from engine.trail import store as audit_trail
 
     existing = audit_trail.by_run(conn, research["run_id"])
     if existing is not None:  # e.g. resumed after a kill: the checkpoint may not have been written yet

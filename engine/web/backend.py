@@ -19,19 +19,26 @@ from typing import Any, cast
 
 import psycopg
 
+from engine import api
 from engine import db as dbmod
 from engine.batch import runner as batch_runner
 from engine.batch import store as batch_store
 from engine.batch.rerun import rerun_one
 from engine.config import Settings
 from engine.errors import NotFoundError
+from engine.report import export
+from engine.report.render import load_view, utc
+from engine.report.view import statement_parts
+from engine.search import store
 from engine.search.embeddings import Embedder
-from engine.trail import review
+from engine.trail import checkpoints, review
+from engine.trail import store as audit_trail
+from engine.trail.queries import version_keys
+from engine.trail.record import build_amendment
 
 
 def format_utc(value: Any) -> str:
     """A time as the reports print it (`2026-01-31 12:00:00 UTC`)."""
-    from engine.report.render import utc
 
     return utc(value)
 
@@ -78,21 +85,16 @@ class Backend:
 
     # -- audits ----------------------------------------------------------------------------------
     def resolve_audit(self, given: str) -> str:
-        from engine.trail import store as audit_trail
-
         with self.connection() as conn:
             return audit_trail.resolve_id(conn, given)
 
     def audit_row(self, audit_id: str) -> dict[str, Any]:
-        from engine.trail import store as audit_trail
-
         with self.connection() as conn:
             return audit_trail.get(conn, audit_id)
 
     def list_audits(self, *, status: str | None = None, documents: list[str] | None = None,
                     limit: int = 1000) -> list[dict[str, Any]]:
         """Answer audits (not notes, corrections or sign-offs), newest first."""
-        from engine.trail import store as audit_trail
 
         with self.connection() as conn:
             keys = self._document_keys(conn, documents[0]) if documents else None
@@ -101,21 +103,10 @@ class Backend:
 
     @staticmethod
     def _document_keys(conn: psycopg.Connection, name: str) -> list[str]:
-        from engine.search import store
-        from engine.trail.queries import version_keys
-
         return version_keys(store.find_documents(conn, name)) or [name]
-
-    def stale_audit_ids(self) -> set[str]:
-        from engine.trail.queries import stale_audits
-
-        with self.connection() as conn:
-            return {a["audit_id"] for a in stale_audits(conn)}
 
     def audit_view(self, audit_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The trail row of an answer and the report's view of it (answer, evidence groups, integrity)."""
-        from engine.report.render import load_view
-        from engine.report.view import statement_parts
 
         with self.connection() as conn:
             row, view = load_view(conn, audit_id, settings=self.settings)
@@ -125,20 +116,15 @@ class Backend:
 
     def verify_audit(self, audit_id: str) -> Any:
         """`trail verify` for the chain, every checkpoint, and this audit's quotes (a VerifyReport)."""
-        from engine import api
 
         return api.verify_trail(audit_id=audit_id, settings=self.settings)
 
     def verify_trail(self) -> Any:
-        from engine import api
-
         return api.verify_trail(settings=self.settings)
 
     # -- reports ---------------------------------------------------------------------------------
     def report(self, audit_id: str, fmt: str) -> tuple[bytes, str]:
         """(content, media type) of a report: pdf (signed PDF/A-3b), html, json (the canonical record), csv."""
-        from engine import api
-        from engine.report import export
 
         if fmt in ("pdf", "html", "json"):
             return api.report(audit_id, cast(api.ReportFormat, fmt), settings=self.settings), _MEDIA[fmt]
@@ -148,7 +134,6 @@ class Backend:
     # -- documents and search --------------------------------------------------------------------
     def document(self, document_id: str) -> tuple[Any, str, list[Any]]:
         """(the document version, its stored text, every version of its source oldest first)."""
-        from engine.search import store
 
         with self.connection() as conn:
             doc = store.get_document(conn, document_id)
@@ -160,13 +145,9 @@ class Backend:
         return doc, text, versions
 
     def documents(self) -> list[Any]:
-        from engine import api
-
         return api.documents(settings=self.settings)
 
     def search(self, query: str, k: int = 10) -> list[Any]:
-        from engine import api
-
         return api.search(query, k=k, settings=self.settings)
 
     # -- batches ---------------------------------------------------------------------------------
@@ -187,7 +168,6 @@ class Backend:
             backend: str | None = None) -> dict[str, Any]:
         """Research `question`, record its audit (actor = the web user) and return {audit_id, seq, hash, run_id}
         (`engine.api.ask`; each node and the recording step call `progress(name)`)."""
-        from engine import api
 
         with self._ask_lock:
             audit = api.ask(question, actor=actor, backend=backend, settings=self.settings,
@@ -207,14 +187,12 @@ class Backend:
     @staticmethod
     def amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str) -> dict[str, Any]:
         """A new trail record of `kind` that amends the record `target` (not yet appended)."""
-        from engine.trail.record import build_amendment
 
         return build_amendment(target, kind=kind, reason=reason, text=text, actor=actor)
 
     def append_signoff(self, record: dict[str, Any]) -> Any:
         """Append a sign-off record to the trail unless it repeats its signer's decision or approves stale
         evidence (`engine.trail.review.record_decision`), and sign a checkpoint covering it (as `trail amend` does)."""
-        from engine.trail import checkpoints
 
         with self.connection() as conn:
             appended = review.record_decision(conn, record, required=self.settings.review_approvals)
@@ -231,7 +209,5 @@ class Backend:
         return review.review_state([], required=self.settings.review_approvals)
 
     def amendments(self, audit_id: str) -> list[dict[str, Any]]:
-        from engine.trail import store as audit_trail
-
         with self.connection() as conn:
             return audit_trail.amendments(conn, audit_id)
