@@ -56,7 +56,7 @@ from engine.ingest.chunking import ChunkDraft, chunk_document  # noqa: E402
 from engine.ingest.formats import parse  # noqa: E402
 from engine.ingest.pipeline import embedding_text, heading_words  # noqa: E402
 from engine.ingest.sentences import split_sentences  # noqa: E402
-from engine.search import store  # noqa: E402
+from engine.search import bm25, store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
 from engine.terms import query_terms, term_frequencies, tokenize, with_phrases  # noqa: E402
@@ -459,7 +459,7 @@ def measure_lexical(conn: psycopg.Connection, settings: Settings, questions: lis
     full, full_ms = [], []
     for w in weights:
         started = time.perf_counter()
-        full.append([c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
+        full.append([c for c, _ in bm25.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
                                                         exact_scan=True)])
         full_ms.append((time.perf_counter() - started) * 1000)
     out: dict[str, Any] = {"queries": len(questions), "full_scan_p50_ms": round(percentile(full_ms, 50), 1),
@@ -468,7 +468,7 @@ def measure_lexical(conn: psycopg.Connection, settings: Settings, questions: lis
         ms, top10, top_n, same = [], [], [], 0
         for w, exact in zip(weights, full, strict=True):
             started = time.perf_counter()
-            got = [c for c, _ in store.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
+            got = [c for c, _ in bm25.lexical_search(conn, w, n, flt, k1=settings.bm25_k1, b=settings.bm25_b,
                                                       first_postings=first, completed=completed)]
             ms.append((time.perf_counter() - started) * 1000)
             top10.append(len(set(got[:10]) & set(exact[:10])) / max(1, len(exact[:10])))

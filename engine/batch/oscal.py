@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 
 from engine.batch import store as batch_store
-from engine.batch.runner import outcome
+from engine.batch.results import outcome
 from engine.config import Settings, load_settings
 from engine.text import normalize_ws
 from engine.trail import review

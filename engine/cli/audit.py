@@ -68,7 +68,7 @@ def _execute(cfg: Settings, batch_id: str, workers: int, quiet: bool) -> None:
 
 
 def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fail_on: str | None) -> int:
-    from engine.batch.runner import outcome
+    from engine.batch.results import outcome
 
     with dbmod.connection(cfg) as conn:
         result = outcome(conn, batch_id, fail_on=fail_on)
@@ -291,7 +291,7 @@ def skip_cmd(batch_id: str, questions: Annotated[list[str], typer.Argument(help=
 @audit_app.command("compare")
 def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """What changed between two runs of the same checklist, question by question."""
-    from engine.batch.runner import compare
+    from engine.batch.results import compare
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:

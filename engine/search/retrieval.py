@@ -16,7 +16,7 @@ import psycopg
 from engine.config import Settings
 from engine.models import Hit
 from engine.relevance.model import RelevanceModel, neighbour_candidate
-from engine.search import store
+from engine.search import bm25, store
 from engine.search.embeddings import Embedder, check_space
 from engine.terms import query_terms
 
@@ -83,7 +83,7 @@ class Retriever:
         terms = query_terms(query)
         ids = store.term_ids(conn, terms, create=False)
         weights = {ids[t]: float(c) for t, c in terms.items() if t in ids}
-        return store.lexical_search(conn, weights, self.settings.candidates, filters, k1=self.settings.bm25_k1,
+        return bm25.lexical_search(conn, weights, self.settings.candidates, filters, k1=self.settings.bm25_k1,
                                     b=self.settings.bm25_b, first_postings=self.settings.bm25_first_postings,
                                     completed=self.settings.bm25_completed)
 

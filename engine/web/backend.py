@@ -21,7 +21,7 @@ import psycopg
 
 from engine import api
 from engine import db as dbmod
-from engine.batch import runner as batch_runner
+from engine.batch import results as batch_results
 from engine.batch import store as batch_store
 from engine.batch.rerun import rerun_one
 from engine.config import Settings
@@ -156,7 +156,7 @@ class Backend:
         with self.connection() as conn:
             batch = batch_store.get(conn, batch_id)
             states = {i["question_id"]: i for i in batch_store.items_with_state(conn, batch_id)}
-            return batch, batch_runner.outcome(conn, batch_id), states
+            return batch, batch_results.outcome(conn, batch_id), states
 
     def batches(self) -> list[dict[str, Any]]:
         """Every batch, oldest first, with its counts of questions, done, failed and skipped."""

@@ -21,7 +21,8 @@ from engine import db as dbmod
 from engine import embedded_db
 from engine.batch import store as batch_store
 from engine.batch.checklist import DefinitionError, load_definition
-from engine.batch.runner import check_expectations, outcome, run_batch, start_batch, work
+from engine.batch.results import check_expectations, outcome
+from engine.batch.runner import run_batch, start_batch, work
 from engine.cli.main import app
 from engine.config import Settings
 from engine.trail import store as audit_trail

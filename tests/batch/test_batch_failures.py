@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from engine import db as dbmod
 from engine.batch import store as batch_store
-from engine.batch.runner import outcome, work
+from engine.batch.results import outcome
+from engine.batch.runner import work
 from engine.cli.main import app
 from engine.config import Settings
 from engine.errors import InputError, StorageError

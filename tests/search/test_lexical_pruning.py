@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.search import store
+from engine.search import bm25, store
 from engine.search.retrieval import Retriever
 from engine.terms import query_terms
 
@@ -20,7 +20,7 @@ def _weights(conn, query: str) -> dict[int, float]:
 
 
 def _search(conn, settings, query: str, k: int, filters: dict, *, exact_scan: bool) -> list[tuple[str, float]]:
-    return store.lexical_search(conn, _weights(conn, query), k, filters, k1=settings.bm25_k1, b=settings.bm25_b,
+    return bm25.lexical_search(conn, _weights(conn, query), k, filters, k1=settings.bm25_k1, b=settings.bm25_b,
                                 exact_scan=exact_scan)
 
 
@@ -31,7 +31,7 @@ def _same(pruned: list[tuple[str, float]], exact: list[tuple[str, float]]) -> No
 
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_small_corpus_reads_every_posting_and_is_exact(corpus_conn, settings, monkeypatch, k: int) -> None:
-    monkeypatch.setattr(store, "_lexical_pruned", lambda *a, **kw: pytest.fail("pruned on a small corpus"))
+    monkeypatch.setattr(bm25, "_lexical_pruned", lambda *a, **kw: pytest.fail("pruned on a small corpus"))
     for query in QUERIES:
         exact = _search(corpus_conn, settings, query, k, {}, exact_scan=True)
         assert exact, query
@@ -40,7 +40,7 @@ def test_small_corpus_reads_every_posting_and_is_exact(corpus_conn, settings, mo
 
 def _rarest_term_chunks(conn, query: str) -> set[str]:
     weights = _weights(conn, query)
-    df = store.document_frequencies(conn, list(weights))
+    df = bm25.document_frequencies(conn, list(weights))
     rarest = min(df, key=lambda t: (df[t], t))
     return {r[0] for r in conn.execute("SELECT chunk_id FROM postings WHERE term_id = %s AND is_current", (rarest,))}
 
@@ -50,8 +50,8 @@ def test_pruned_top_k_is_the_exact_top_k_of_the_rarest_terms_chunks(corpus_conn,
                                                                      k: int) -> None:
     """With the rarest term alone read whole, the result is the exact BM25 top k among the chunks holding it
     (scores exact): the documented approximation, and the exact top k whenever those chunks hold it."""
-    monkeypatch.setattr(store, "LEXICAL_FIRST_POSTINGS", 1)
-    monkeypatch.setattr(store, "LEXICAL_COMPLETED", 10_000)
+    monkeypatch.setattr(bm25, "LEXICAL_FIRST_POSTINGS", 1)
+    monkeypatch.setattr(bm25, "LEXICAL_COMPLETED", 10_000)
     for query in QUERIES:
         everything = _search(corpus_conn, settings, query, 10_000, {}, exact_scan=True)
         holding = _rarest_term_chunks(corpus_conn, query)
@@ -62,16 +62,16 @@ def test_pruned_top_k_is_the_exact_top_k_of_the_rarest_terms_chunks(corpus_conn,
 
 
 def test_pruned_scores_at_most_the_completed_candidates(corpus_conn, settings, monkeypatch) -> None:
-    monkeypatch.setattr(store, "LEXICAL_FIRST_POSTINGS", 1)
-    monkeypatch.setattr(store, "LEXICAL_COMPLETED", 2)
+    monkeypatch.setattr(bm25, "LEXICAL_FIRST_POSTINGS", 1)
+    monkeypatch.setattr(bm25, "LEXICAL_COMPLETED", 2)
     everything = dict(_search(corpus_conn, settings, QUERIES[4], 10_000, {}, exact_scan=True))
     got = _search(corpus_conn, settings, QUERIES[4], 1, {}, exact_scan=False)
     assert len(got) == 1 and got[0][1] == pytest.approx(everything[got[0][0]], rel=1e-12)
 
 
 def test_pruned_search_keeps_source_type_and_exclusions(corpus_conn, settings, monkeypatch) -> None:
-    monkeypatch.setattr(store, "LEXICAL_FIRST_POSTINGS", 1)
-    monkeypatch.setattr(store, "LEXICAL_COMPLETED", 10_000)
+    monkeypatch.setattr(bm25, "LEXICAL_FIRST_POSTINGS", 1)
+    monkeypatch.setattr(bm25, "LEXICAL_COMPLETED", 10_000)
     query = QUERIES[0]
     first = _search(corpus_conn, settings, query, 3, {}, exact_scan=False)
     flt = {"exclude_ids": [first[0][0]], "source_types": ["regulation", "policy"]}
@@ -85,13 +85,13 @@ def test_pruned_search_keeps_source_type_and_exclusions(corpus_conn, settings, m
 
 def test_unknown_terms_and_empty_query_find_nothing(corpus_conn, settings) -> None:
     assert _search(corpus_conn, settings, "zzqx wibblewobble", 5, {}, exact_scan=False) == []
-    assert store.lexical_search(corpus_conn, {}, 5, {}, k1=settings.bm25_k1, b=settings.bm25_b) == []
+    assert bm25.lexical_search(corpus_conn, {}, 5, {}, k1=settings.bm25_k1, b=settings.bm25_b) == []
 
 
 def test_retriever_passes_the_budget_settings(corpus_conn, settings, embedder, monkeypatch) -> None:
     calls: list[int] = []
-    pruned_pass = store._lexical_pruned
-    monkeypatch.setattr(store, "_lexical_pruned",
+    pruned_pass = bm25._lexical_pruned
+    monkeypatch.setattr(bm25, "_lexical_pruned",
                         lambda *a, **kw: calls.append(a[4]["completed"]) or pruned_pass(*a, **kw))
     query = QUERIES[0]
     budget = settings.model_copy(update={"bm25_first_postings": 1, "bm25_completed": 123})

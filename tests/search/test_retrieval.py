@@ -8,7 +8,7 @@ import bm25s
 import pytest
 
 from engine.ingest.pipeline import heading_words, ingest_paths
-from engine.search import store
+from engine.search import bm25, store
 from engine.search.retrieval import Filters, Retriever, fuse
 from engine.terms import query_terms, term_frequencies
 
@@ -43,7 +43,7 @@ def test_bm25_scores_equal_reference(tiny, settings) -> None:
     q_tokens = list(query_terms(query))
     expected = reference.get_scores(q_tokens)
     ids = store.term_ids(tiny, q_tokens, create=False)
-    got = dict(store.lexical_search(tiny, {ids[t]: 1.0 for t in q_tokens if t in ids}, 10, {},
+    got = dict(bm25.lexical_search(tiny, {ids[t]: 1.0 for t in q_tokens if t in ids}, 10, {},
                                     k1=settings.bm25_k1, b=settings.bm25_b))
     for text, score in zip(texts, expected, strict=True):
         assert got.get(chunks[text], 0.0) == pytest.approx(float(score), rel=1e-5, abs=1e-6), text
