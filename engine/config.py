@@ -23,8 +23,12 @@ NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report
                                  "trail_key_passphrase_file"})
 # How batch workers run (attempts, back-off, waits, reconnects) and whether commands migrate: they change no
 # answer, so no settings hash.
-OPERATION_SETTINGS = frozenset({"batch_max_attempts", "batch_retry_backoff_s", "batch_retry_backoff_max_s",
-                                "batch_poll_s", "batch_reconnect_s", "auto_migrate"})
+OPERATION_SETTINGS = frozenset({"batch_lease_s", "batch_max_attempts", "batch_retry_backoff_s",
+                                "batch_retry_backoff_max_s", "batch_poll_s", "batch_reconnect_s", "auto_migrate"})
+# Where this machine keeps things, who runs it, and secrets: in no audit record and no settings hash (one list:
+# `Settings.fingerprint` and `engine.trail.record.public_settings` both leave out these and the two above).
+LOCAL_SETTINGS = frozenset({"database_url", "home", "cache_dir", "llm_api_key", "trail_key_file", "actor",
+                            "fault_injection"})
 SOURCE_TYPES = ("statute", "regulation", "guidance", "policy", "standard", "contract")
 
 
@@ -383,9 +387,7 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude={"database_url", "home", "cache_dir", "batch_lease_s",
-                                                          "llm_api_key", "trail_key_file", "actor", "fault_injection",
-                                                          *NOT_RESULT_SETTINGS, *OPERATION_SETTINGS})
+        data = self.model_dump(mode="json", exclude=LOCAL_SETTINGS | NOT_RESULT_SETTINGS | OPERATION_SETTINGS)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.config import AnswerSettings, EvidenceSettings, ResearchStepSettings, Settings, load_settings
@@ -80,3 +82,15 @@ def test_every_group_setting_is_documented() -> None:
 
     text = (ROOT / "docs" / "configuration.md").read_text()
     assert [f"{g}.{n}" for g, n in FIELDS if f"`{g}.{n}`" not in text] == []
+
+
+def test_no_local_path_or_secret_enters_a_record_or_the_hash(tmp_path) -> None:
+    """One list (LOCAL_SETTINGS) keeps this machine's paths and the secrets out of every hashed record."""
+    from engine.trail.record import public_settings
+
+    plain = Settings(home=tmp_path / "a", database_url=None)
+    local = Settings(home=tmp_path / "b", cache_dir=tmp_path / "cache", trail_key_file=tmp_path / "k.pem",
+                     database_url="postgresql://u:pw@db.example/x", llm_api_key="sk-secret", actor="someone")
+    recorded = json.dumps(public_settings(local))
+    assert str(tmp_path) not in recorded and "sk-secret" not in recorded and "pw@" not in recorded
+    assert public_settings(local) == public_settings(plain) and local.fingerprint() == plain.fingerprint()

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 
 from engine import __version__
-from engine.config import NOT_RESULT_SETTINGS, Settings
+from engine.config import LOCAL_SETTINGS, NOT_RESULT_SETTINGS, Settings
 from engine.ingest.citations import quote_citation
 from engine.relevance.cross import load_cross_encoder
 from engine.relevance.model import cross_identity, rank_inputs
@@ -30,8 +30,7 @@ from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
-_SECRET_SETTINGS = {"database_url", "home", "llm_api_key", "trail_key_file", "fault_injection", "actor",
-                    *NOT_RESULT_SETTINGS}
+_SECRET_SETTINGS = LOCAL_SETTINGS | NOT_RESULT_SETTINGS  # machine-local paths and secrets: never recorded
 
 
 def engine_version() -> str:
