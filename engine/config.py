@@ -387,7 +387,7 @@ class Settings(BaseSettings):
 
     def fingerprint(self) -> str:
         """SHA-256 of the settings that change results (stored with every audit)."""
-        data = self.model_dump(mode="json", exclude=LOCAL_SETTINGS | NOT_RESULT_SETTINGS | OPERATION_SETTINGS)
+        data = self.model_dump(mode="json", exclude=set(LOCAL_SETTINGS | NOT_RESULT_SETTINGS | OPERATION_SETTINGS))
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

@@ -6,9 +6,9 @@ passage's place in a ranked list.
   it; its threshold (`thresholds["gate"]`) is calibrated for balanced accuracy on held-out pairs. In the
   answer pipeline the gate judges passages the selection already chose (a much higher prior of being
   relevant), at its own threshold `thresholds["gate_selected"]` (bench/calibrate_relevance.py: chosen
-  with the selection cut for the most citation recall at precision 0.70 on calibration questions, among
-  thresholds that let at most `OFF_TOPIC_PASS` of off-topic regulatory passages through; the same as
-  `gate` until calibrated).
+  with the selection cut for the most citation recall at precision `PRECISION_FLOOR` (0.72) on calibration
+  questions, among thresholds that let at most `OFF_TOPIC_PASS` of off-topic regulatory passages through;
+  the same as `gate` until calibrated).
 * The **rank head** scores a candidate within a retrieval list: the pair logit, its gap to the
   list's best, the fused retrieval score and the retriever ranks. Reranking and selection use it;
   selection cites what scores within `select_gap` of the best and above `select_floor`.
@@ -226,9 +226,6 @@ class Scorer:
 
     def pair_logits(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         return self.pair.logits(rows)
-
-    def pair_probability(self, features: dict[str, float]) -> float:
-        return float(sigmoid(self.pair.logits([features])[0]))
 
     def rank_head(self, late: bool = True, cross: bool = True) -> Head | None:
         """The rank head to use: the first of (full, without the cross-encoder, pooled) that reads only what

@@ -3,7 +3,7 @@
 1. The pairs are split by question (`engine.relevance.pairs.split_of`): questions in the `train`
    share (60%) fine-tune the encoder; the `calibrate` share (20%) fits the scorer's pair head and
    the gate threshold, so the scorer never sees cosines of questions the encoder trained on; the
-   `heldout` share (20%) is left for evaluation (bench/relevance_eval.py, bench/citations.py).
+   `heldout` share (20%) is left for evaluation (bench/obliqa.py for retrieval, bench/citations.py).
 2. The fine-tuned encoder is exported to ONNX (int8 unless `--fp32`).
 3. The pair head is a logistic regression over `scorer.PAIR_FEATURES`; the gate threshold is the
    one with the best balanced accuracy on the calibration questions.

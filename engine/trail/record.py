@@ -72,7 +72,7 @@ def default_actor() -> str:
 
 def public_settings(settings: Settings) -> dict[str, Any]:
     """The effective settings without secrets or machine-local paths."""
-    data = settings.model_dump(mode="json", exclude=_SECRET_SETTINGS)
+    data = settings.model_dump(mode="json", exclude=set(_SECRET_SETTINGS))
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 

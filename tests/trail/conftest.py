@@ -76,14 +76,14 @@ def superuser(conn: psycopg.Connection, sql: str, params: tuple = ()) -> None:
         conn.execute(sql, params or None)  # type: ignore[arg-type]
 
 
-def rewrite(trail: Trail, seq: int) -> None:
+def rewrite(trail: Trail, seq: int, answer: str = "No records need to be kept.") -> None:
     """An administrator rewrites record `seq`'s answer and recomputes its hash and every later one."""
     rows = audit_trail.chain(trail.conn)
     prev = rows[seq - 2]["hash"] if seq > 1 else "0" * 64
     for row in rows[seq - 1:]:
         env = json.loads(row["canonical"])
         if row["seq"] == seq:
-            env["record"]["answer"]["final_answer"] = "No records need to be kept."
+            env["record"]["answer"]["final_answer"] = answer
         env["prev_hash"] = prev
         text = canonical_json(env)
         prev = sha256_hex(text)

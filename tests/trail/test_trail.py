@@ -118,17 +118,7 @@ def test_tampering_is_reported_with_the_first_bad_seq(trail, case: str) -> None:
 
 def test_forged_chain_with_recomputed_hashes_is_caught_by_the_checkpoint(trail) -> None:
     """An administrator rewrites record 2 and recomputes every later hash: only the signed checkpoint knows."""
-    rows = audit_trail.chain(trail.conn)
-    prev = rows[0]["hash"]
-    for row in rows[1:]:
-        env = json.loads(row["canonical"])
-        if row["seq"] == 2:
-            env["record"]["answer"]["final_answer"] = "Records may be destroyed at any time."
-        env["prev_hash"] = prev
-        text = canonical_json(env)
-        prev = sha256_hex(text)
-        superuser(trail.conn, "UPDATE audits SET canonical = %s, record = %s, prev_hash = %s, hash = %s WHERE seq = %s",
-                  (text, json.dumps(env["record"]), env["prev_hash"], prev, row["seq"]))
+    rewrite(trail, 2, "Records may be destroyed at any time.")
     superuser(trail.conn, "DELETE FROM trail_nodes; SELECT trail_fill_nodes()")  # the stored tree recomputed too
     report = verify_trail(trail.conn, trail.settings)
     assert not report.ok and {p.check for p in report.problems} == {"checkpoint"}, report.problems
