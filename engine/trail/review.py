@@ -190,9 +190,11 @@ def record_decision(conn: psycopg.Connection, record: dict[str, Any], *, require
     """Append a sign-off record unless it repeats its signer's decision or approves stale evidence; the check
     and the append hold the trail's append lock together."""
     info = record["signoff"]
+    changed = stale_since(conn).get(record["amends"])  # read before the lock: it scans the citations
     with conn.transaction():
         db.xact_lock(conn, db.Lock.TRAIL_APPEND)
-        review = review_of(conn, record["amends"], required=required)
+        review = review_state(decisions(conn, [record["amends"]]).get(record["amends"], []), required=required,
+                              stale_since=changed)
         requirement_id = info["requirement_id"] if info["scope"] == "requirement" else None
         check_new(review.decisions, actor=record["actor"], decision=info["decision"], requirement_id=requirement_id)
         if review.state == "stale" and info["decision"] == "approve":
