@@ -24,6 +24,7 @@ or a passage): the pair head against its calibrated threshold, then the time and
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,7 +53,16 @@ from engine.text import TIME_PHRASE, normalize_ws
 if TYPE_CHECKING:
     from agents.deps import Deps
 
-REJECTION_REASONS = ("does_not_address_question", "requires_inference", "incomplete_quote", "not_verbatim")
+class Rejection(StrEnum):
+    """Why a candidate requirement is not verified (the string the record keeps)."""
+
+    OFF_QUESTION = "does_not_address_question"  # off the question, below the gate or the selection cut
+    INFERENCE = "requires_inference"  # it answers only with more than it says (a time it does not state, ...)
+    INCOMPLETE = "incomplete_quote"  # too short, or leaning on preceding text
+    NOT_VERBATIM = "not_verbatim"  # not the stored text at its offsets
+
+
+REJECTION_REASONS = tuple(r.value for r in Rejection)
 _BELOW_CUT = "its passage is ranked below the selection cut"
 _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
 
@@ -133,11 +143,11 @@ def _model_for(embedder: Any) -> Any:
 def decide(question: str, quote: str, score: float, threshold: float) -> tuple[bool, str | None, str]:
     """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
     if score < threshold:
-        return False, "does_not_address_question", f"relevance {score:.3f} is below the gate ({threshold:.3f})"
+        return False, Rejection.OFF_QUESTION, f"relevance {score:.3f} is below the gate ({threshold:.3f})"
     if asks_time(question) and not states_time(quote, question):
-        return False, "requires_inference", "the question asks for a time or period; the quote states none"
+        return False, Rejection.INFERENCE, "the question asks for a time or period; the quote states none"
     if leans_on_context(quote):
-        return False, "incomplete_quote", "the quote depends on preceding text"
+        return False, Rejection.INCOMPLETE, "the quote depends on preceding text"
     return True, None, f"answers the question (relevance {score:.3f}, gate {threshold:.3f})"
 
 
@@ -179,11 +189,11 @@ def _code_check(req: Requirement, chunks: dict[str, EvidenceItem],
     """What code alone decides, whatever the backend: verbatim at the offsets, and a quote long enough."""
     chunk = chunks.get(req.chunk_id)
     if chunk is None or not is_verbatim(chunk["text"], req.char_start, req.char_end, req.exact_quote):
-        return JudgedRequirement(requirement=req, verified=False, rejection_reason="not_verbatim",
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason=Rejection.NOT_VERBATIM,
                                  rationale="the quote is not the chunk text at its offsets", score=0.0,
                                  decided_by="code")
     if not long_enough(chunk["text"], req.char_start, req.char_end, limits):
-        return JudgedRequirement(requirement=req, verified=False, rejection_reason="incomplete_quote",
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason=Rejection.INCOMPLETE,
                                  rationale=f"a quote of fewer than {limits.min_quote_words} words that is not whole "
                                            f"sentences of at least {limits.min_sentence_words}", score=0.0,
                                  decided_by="code")
@@ -219,11 +229,11 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         if checked is not None:
             judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
         elif req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id]):
-            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "the text imposes, permits or recommends nothing (its passage has "
                                                  "a sentence that does)", 0.0, part.index, relevance)
         elif ranked is None:
-            judged[req.requirement_id] = _reject(req, "does_not_address_question",
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "its passage was not among this part's candidates", 0.0, part.index,
                                                  relevance)
         else:
@@ -253,7 +263,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
             if part.index != index or not verdict.verified or req.chunk_id in chosen:
                 continue
             out[req.requirement_id] = _reject(
-                req, "does_not_address_question", f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
+                req, Rejection.OFF_QUESTION, f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
                 f"best answering passage {best:.3f})", verdict.score, part.index, ranked.relevance)
     return out
 
@@ -265,7 +275,7 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -
     verified = [j for j in judged.values() if j.verified]
     out = {}
     for j in judged.values():
-        if j.verified or j.decided_by == "code" or j.rejection_reason != "does_not_address_question":
+        if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION:
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
                       and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
@@ -327,17 +337,17 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                    and _further_duty(topics[part.index], req, held.setdefault(
                        req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits))
         if asks_time(part.question) and not states_time(req.exact_quote, part.question):
-            out[req.requirement_id] = _reject(req, "requires_inference", "the question asks for a time or period; "
+            out[req.requirement_id] = _reject(req, Rejection.INFERENCE, "the question asks for a time or period; "
                                               "the quote states none", score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
-            out[req.requirement_id] = _reject(req, "incomplete_quote", "the quote depends on preceding text", score,
+            out[req.requirement_id] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
         elif passage[key] < gate and ranked.relevance < confident and not further:
-            out[req.requirement_id] = _reject(req, "does_not_address_question",
+            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                               f"its passage's relevance {passage[key]:.3f} is below the gate "
                                               f"({gate:.3f})", score, part.index, ranked.relevance)
         elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
-            out[req.requirement_id] = _reject(req, "does_not_address_question",
+            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                               f"another sentence of the same passage answers more directly "
                                               f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
                                               ranked.relevance)
