@@ -89,12 +89,14 @@ def _now() -> str:
 
 def load_view(conn: psycopg.Connection, audit_id: str, *, prefix: str | None = None,
               checkpoint: dict[str, Any] | None = None, pdf: PdfContext | None = None,
-              settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              settings: Settings | None = None, state: review.Review | None = None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trail row of an answer audit and its report view. Raises NotFoundError / EngineError.
 
     `pdf` (for signed PDFs) brings the audit's inclusion proof and the signer into the view; the view's
-    `review` is the audit's review state now (`engine.trail.review`; approvals needed from `settings`,
-    default the environment's).
+    `review` is the audit's review state now: `state` when the caller read it (a batch reads all its
+    audits' at once), else read here (`engine.trail.review`; approvals needed from `settings`, default the
+    environment's).
     """
     row = pdf.rows[audit_id] if pdf is not None and audit_id in pdf.rows else audit_trail.get(conn, audit_id)
     if row["record"].get("kind") != "answer":
@@ -106,7 +108,8 @@ def load_view(conn: psycopg.Connection, audit_id: str, *, prefix: str | None = N
     view = audit_view(row, checkpoint=checkpoint if checkpoint is not None else checkpoints.latest(conn),
                       amendments=audit_trail.amendments(conn, audit_id), prefix=prefix,
                       proof=pdf.proofs.get(audit_id) if pdf else None, signer=pdf.signer if pdf else None)
-    view["review"] = review.review_of(conn, audit_id, required=(settings or load_settings()).review_approvals)
+    view["review"] = state or review.review_of(conn, audit_id,
+                                               required=(settings or load_settings()).review_approvals)
     return row, view
 
 
@@ -236,8 +239,11 @@ def _batch_items(conn: psycopg.Connection, audit_ids: list[str], batch: dict[str
     extras = batch.get("questions") or {}
     items: list[dict[str, Any]] = []
     records: dict[str, Embedded] = {}
+    # One read of the reviews for the whole batch (each reads every citation to find stale evidence).
+    states = review.reviews(conn, list(audit_ids), required=load_settings().review_approvals)
     for i, audit_id in enumerate(audit_ids, 1):
-        row, view = load_view(conn, audit_id, prefix=f"q{i}-{audit_id}", checkpoint=checkpoint, pdf=pdf)
+        row, view = load_view(conn, audit_id, prefix=f"q{i}-{audit_id}", checkpoint=checkpoint, pdf=pdf,
+                              state=states[audit_id])
         items.append({"v": view, "x": batch_item_view(row["record"], extras.get(audit_id))})
         records.setdefault(audit_id, _embedded(row))
     return items, list(records.values())
