@@ -47,6 +47,15 @@ class BatchOutcome(BaseModel):
     fail_on: str
     exit_code: int
 
+    def gate_failures(self) -> set[str]:
+        """The questions that fail the checklist's gate (`fail_on`): without evidence, missing an expectation."""
+        return gate_failures(self.fail_on, self.no_evidence, self.expectations_missed)
+
+
+def gate_failures(fail_on: str, no_evidence: list[str], missed: list[str]) -> set[str]:
+    """Which questions fail a gate: 'any' both kinds, 'no-evidence' or 'expect' one, 'never' none."""
+    return set({"any": no_evidence + missed, "no-evidence": no_evidence, "expect": missed, "never": []}[fail_on])
+
 
 def _matches_document(name: str, req: dict[str, Any]) -> bool:
     low = name.strip().lower()
@@ -94,8 +103,7 @@ def outcome(conn: psycopg.Connection, batch_id: str, *, fail_on: str | None = No
     missed = [r.question_id for r in rows if any(not e["met"] for e in r.expectations)]
     failed = [r.question_id for r in rows if r.state == "failed"]
     gate = fail_on or definition.fail_on
-    gate_failed = {"any": bool(no_evidence or missed), "no-evidence": bool(no_evidence), "expect": bool(missed),
-                   "never": False}[gate]
+    gate_failed = bool(gate_failures(gate, no_evidence, missed))
     code = ExitCode.GENERIC if failed else ExitCode.GATE_FAILED if gate_failed else ExitCode.SUCCESS
     return BatchOutcome(batch_id=batch_id, name=batch["name"], all_ran=all(r.audit_id for r in rows), questions=rows,
                         no_evidence=no_evidence, expectations_missed=missed, failed=failed,

@@ -154,16 +154,6 @@ async def ask_events(request: Request, job_id: str, user: Annotated[User, Depend
     return _streamed(request, user, stream())
 
 
-def _gate_passed(qid: str, result: Any) -> bool | None:
-    """Whether one question passes its checklist's gate (None: not answered yet)."""
-    q = next(q for q in result.questions if q.question_id == qid)
-    if q.audit_id is None:
-        return None
-    fails = {"any": (result.no_evidence, result.expectations_missed), "no-evidence": (result.no_evidence,),
-             "expect": (result.expectations_missed,), "never": ()}[result.fail_on]
-    return not any(qid in ids for ids in fails)
-
-
 def shared_progress(request: Request, batch_id: str) -> dict[str, Any]:
     """`batch_progress`, read at most once per BATCH_POLL_S for all the streams that follow one batch."""
     cache: dict[str, tuple[float, dict[str, Any]]] = request.app.state.progress_cache
@@ -180,6 +170,7 @@ def batch_progress(request: Request, batch_id: str) -> dict[str, Any]:
     backend = request.app.state.backend
     batch, result, states = backend.batch(batch_id)
     reviews = backend.reviews([q.audit_id for q in result.questions if q.audit_id])
+    failing = result.gate_failures()
     items = []
     for q in result.questions:
         state = states.get(q.question_id, {})
@@ -189,7 +180,7 @@ def batch_progress(request: Request, batch_id: str) -> dict[str, Any]:
                       "last_error": state.get("last_error"),
                       "review": reviews[q.audit_id].label if q.audit_id else None,
                       "review_state": reviews[q.audit_id].state if q.audit_id else None,
-                      "gate_passed": _gate_passed(q.question_id, result)})
+                      "gate_passed": None if q.audit_id is None else q.question_id not in failing})
     done = sum(1 for i in items if i["audit_id"])
     finished = all(i["state"] in ("done", "failed", "skipped") for i in items)
     return {"batch_id": batch["batch_id"], "name": batch["name"], "total": len(items), "done": done,
