@@ -198,7 +198,8 @@ def test_two_approvals_a_rejection_a_stale_document_and_a_rerun(browser: Any, se
     _login(browser, server, "alice")
     browser.get(f"{server}/audits/{audit_id}")
     browser.find_element(By.ID, "rerun").click()
-    _wait(browser, lambda d: "/audits/AUD-" in d.current_url and audit_id not in d.current_url, "the new audit")
+    _wait(browser, lambda d: "/audits/AUD-" in d.current_url and audit_id not in d.current_url
+          and d.find_elements(By.ID, "review-state"), "the new audit's page, loaded")
     new_id = _by_id(browser, "audit-id")
     assert new_id != audit_id and _by_id(browser, "review-state") == "unreviewed"
     assert web_env.backend.audit_row(new_id)["record"]["supersedes"] == audit_id
