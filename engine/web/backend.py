@@ -27,7 +27,7 @@ from engine.batch.rerun import rerun_one
 from engine.config import Settings
 from engine.errors import NotFoundError
 from engine.report import export
-from engine.report.render import load_view, utc
+from engine.report.render import load_view
 from engine.report.view import statement_parts
 from engine.search import store
 from engine.search.embeddings import Embedder
@@ -35,13 +35,6 @@ from engine.trail import checkpoints, review
 from engine.trail import store as audit_trail
 from engine.trail.queries import version_keys
 from engine.trail.record import build_amendment
-
-
-def format_utc(value: Any) -> str:
-    """A time as the reports print it (`2026-01-31 12:00:00 UTC`)."""
-
-    return utc(value)
-
 
 _MEDIA = {"pdf": "application/pdf", "html": "text/html; charset=utf-8", "json": "application/json",
           "csv": "text/csv; charset=utf-8"}

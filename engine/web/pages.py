@@ -11,15 +11,15 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader
 
 from engine.config import resource_dir
+from engine.report.render import utc
 from engine.web.auth import take_flash
-from engine.web.backend import format_utc
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(resource_dir("templates") / "web"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["utc"] = format_utc
+    env.filters["utc"] = utc  # a time as the reports print it
     return env
 
 
