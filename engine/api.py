@@ -17,53 +17,31 @@ An audit is recorded in the trail whole or not at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.deps import Deps
-from agents.research import postgres_checkpointer, resume_research, run_research, run_scope
+from agents.research import postgres_checkpointer
 from engine import db as dbmod
+from engine.batch.ask import Hooks, ask_and_record, named_scope, resumed_scope
 from engine.config import SOURCE_TYPES, Settings, load_settings
 from engine.errors import EngineError, InputError, NotFoundError
 from engine.ingest.pipeline import ingest_paths
-from engine.models import Hit, new_run_id
+from engine.models import Hit
 from engine.report import render
 from engine.report.render import write_pdf
-from engine.search import scope as scopes
 from engine.search import store
 from engine.search.embeddings import Embedder
 from engine.search.retrieval import Filters, Retriever
 from engine.trail import store as trail_store
 from engine.trail.checkpoints import read_notes
-from engine.trail.record import record_research
 from engine.trail.store import Appended, crash_point
 from engine.trail.verify import verify_trail as verify
 
 ReportFormat = Literal["pdf", "html", "md", "json"]
 REPORT_FORMATS: tuple[str, ...] = ("pdf", "html", "md", "json")
-
-
-@dataclass
-class Hooks:
-    """What a caller wants to hear while a question is answered (all optional).
-
-    `run_started(run_id)` before research (a caller can print how to resume); `node(name)` as each research
-    and evidence node starts; `phase(text)` for the steps after research ("recording the audit", "writing
-    the report"); `llm_event(kind, message)` for LLM waits, retries and unavailability.
-    """
-
-    run_started: Callable[[str], None] | None = None
-    node: Callable[[str], None] | None = None
-    phase: Callable[[str], None] | None = None
-    llm_event: Callable[[str, str], None] | None = None
-
-    def _phase(self, text: str) -> None:
-        if self.phase is not None:
-            self.phase(text)
 
 
 TrailEntry = Appended  # where an audit sits in the trail: seq, audit id, record hash, previous hash, created
@@ -185,36 +163,28 @@ def _answer(question: str | None, run_id: str | None, *, backend: str | None, ac
             documents: Sequence[str], source_types: Sequence[str], pdf: Path | str | None, hooks: Hooks,
             settings: Settings) -> Audit:
     asked_at = datetime.now(UTC)
-    with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver:
-        if question is not None:
-            filters, scope = scopes.resolve(conn, documents, source_types)
-        else:  # a resumed run keeps the scope it was started with
-            scope = run_scope(run_id or "", saver)
-            filters = scopes.filters_of(scope)
-        deps = Deps.build(conn, settings, backend=backend, scope=filters)
-        if deps.llm is not None and hooks.llm_event is not None:
-            deps.llm.on_event = hooks.llm_event
-        if question is not None:
-            run_id = new_run_id()
-            if hooks.run_started is not None:
-                hooks.run_started(run_id)
-            result = run_research(question, deps, run_id=run_id, checkpointer=saver, progress=hooks.node,
-                                  scope=scope)
-        else:
-            result = resume_research(run_id or "", deps, saver, progress=hooks.node)
+
+    def recording(record: Callable[[], Appended]) -> Appended:
         crash_point(settings.fault_injection, "audit:before")
         hooks._phase("recording the audit")
-        appended = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                   actor=actor, asked_at=asked_at, scope=result.scope)
+        appended = record()
         crash_point(settings.fault_injection, "audit:after")
-        record = trail_store.get(conn, appended.audit_id)["record"]
+        return appended
+
+    with dbmod.connection(settings) as conn, postgres_checkpointer(settings) as saver:
+        scope = (named_scope(conn, documents, source_types) if question is not None
+                 else resumed_scope(run_id or "", saver))
+        asked = ask_and_record(conn, settings, question, scope, run_id=run_id, saver=saver, backend=backend,
+                               hooks=hooks, actor=actor, asked_at=asked_at, recording=recording)
+        assert asked.entry is not None  # this recording never declines
+        record = trail_store.get(conn, asked.entry.audit_id)["record"]
         written = None
         if pdf is not None:
-
             hooks._phase("writing the report")
-            written = write_pdf(conn, appended.audit_id, Path(pdf), settings=settings)
-    return Audit(research=result, entry=appended, record=record,
-                 llm_usage=deps.llm.usage() if deps.llm is not None else None, report=written)
+            written = write_pdf(conn, asked.entry.audit_id, Path(pdf), settings=settings)
+    llm = asked.deps.llm
+    return Audit(research=asked.research, entry=asked.entry, record=record,
+                 llm_usage=llm.usage() if llm is not None else None, report=written)
 
 
 # ---------------------------------------------------------------- stored audits

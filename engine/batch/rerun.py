@@ -15,15 +15,13 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.deps import Deps
-from agents.research import run_research
+from engine.batch.ask import Hooks, ask_and_record, current_scope
 from engine.config import Settings
 from engine.errors import InputError
-from engine.search import scope as scopes
 from engine.search import store
 from engine.trail import store as audit_trail
 from engine.trail.queries import diff_records, summary
-from engine.trail.record import build_amendment, record_research
+from engine.trail.record import build_amendment
 
 REASON = ("a quote it cites changed or vanished in the current version of its document; the question was asked "
           "again against the current documents")
@@ -62,11 +60,11 @@ def rerun_one(conn: psycopg.Connection, settings: Settings, audit_id: str, *, em
     old = audit_trail.get(conn, audit_id)["record"]
     if old.get("kind") != "answer":
         raise InputError(f"{audit_id} is a {old.get('kind')} of {old.get('amends')}, not an answer; rerun that one")
-    filters, scope = scopes.current(conn, _recorded_scope(conn, old))
-    deps = Deps.build(conn, settings, embedder=embedder, backend=backend or old.get("backend") or None, scope=filters)
-    result = run_research(old["question"], deps, scope=scope, progress=progress)
-    new = record_research(conn, settings, deps.embedder, result.model_dump(mode="json"), llm=deps.llm, actor=actor,
-                          scope=scope, supersedes=audit_id)
+    asked = ask_and_record(conn, settings, old["question"], current_scope(conn, _recorded_scope(conn, old)),
+                           embedder=embedder, backend=backend or old.get("backend") or None,
+                           hooks=Hooks(node=progress), actor=actor, supersedes=audit_id)
+    new = asked.entry
+    assert new is not None  # recorded at once
     new_record = audit_trail.get(conn, new.audit_id)["record"]
     diff = diff_records(old, new_record)
     line = summary(diff)

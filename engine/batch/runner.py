@@ -41,10 +41,10 @@ from typing import Any
 
 import psycopg
 
-from agents.deps import Deps
-from agents.research import postgres_checkpointer, run_or_resume
+from agents.research import postgres_checkpointer
 from engine import db as dbmod
 from engine.batch import store as batch_store
+from engine.batch.ask import Hooks, ask_and_record, pinned_scope
 from engine.batch.checklist import AuditDefinition, Question, Scope
 from engine.batch.results import check_expectations
 from engine.config import Settings, secret_values
@@ -52,10 +52,9 @@ from engine.errors import ConfigError, EngineError, StorageError, redact
 from engine.models import new_run_id
 from engine.search import store
 from engine.search.embeddings import Embedder
-from engine.search.retrieval import Filters
 from engine.trail import checkpoints
 from engine.trail import store as audit_trail
-from engine.trail.record import default_actor, record_research
+from engine.trail.record import default_actor
 from engine.trail.store import crash_point
 
 Event = Callable[[tuple[Any, ...]], None]
@@ -157,25 +156,26 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
             raise RuntimeError(f"injected fault at batch:{node} in question {question.id}")
         emit(("node", question.id, node))
 
-    scope = batch["definition"].get("resolved_scope")
-    deps = Deps.build(conn, settings, embedder=embedder, scope=Filters(
-        source_types=tuple(scope["source_types"]), document_ids=tuple(scope["document_ids"]),
-        current_only=scope["current_only"]) if scope else None)
-    result = run_or_resume(question.text, deps, item["run_id"], saver, progress=progress)
-    context = _batch_context(batch, question)
-
     def finish(record: dict[str, Any]) -> None:
         record["batch"]["expectations"] = check_expectations(record, question.expect)
 
-    with conn.transaction():
-        state = batch_store.lock_item(conn, batch["batch_id"], question.id)
-        if state["audit_id"] is not None:
-            return None
-        if state["lease_owner"] != worker_id:
-            raise LeaseLost(f"lease on {question.id} was taken over by {state['lease_owner']}")
-        appended = record_research(conn, settings, embedder, result.model_dump(mode="json"), llm=deps.llm,
-                                   actor=batch["actor"], batch=context, finish=finish, checkpoint=False)
-        batch_store.mark_done(conn, batch["batch_id"], question.id, appended.audit_id, worker_id)
+    def leased(record: Callable[[], audit_trail.Appended]) -> audit_trail.Appended | None:
+        with conn.transaction():
+            state = batch_store.lock_item(conn, batch["batch_id"], question.id)
+            if state["audit_id"] is not None:
+                return None
+            if state["lease_owner"] != worker_id:
+                raise LeaseLost(f"lease on {question.id} was taken over by {state['lease_owner']}")
+            appended = record()
+            batch_store.mark_done(conn, batch["batch_id"], question.id, appended.audit_id, worker_id)
+        return appended
+
+    appended = ask_and_record(conn, settings, question.text, pinned_scope(batch["definition"].get("resolved_scope")),
+                              run_id=item["run_id"], saver=saver, resume=True, embedder=embedder,
+                              hooks=Hooks(node=progress), actor=batch["actor"], batch=_batch_context(batch, question),
+                              finish=finish, checkpoint=False, recording=leased).entry
+    if appended is None:
+        return None
     # Signed after the commit, so the trail's append lock (held to the end of the transaction) is not held
     # while signing: other workers append meanwhile, and the checkpoint covers their audits too.
     checkpoints.after_append(conn, settings, appended.seq)
