@@ -1,6 +1,7 @@
 """Build the audit record of one answered question (the evidence stage's output plus its lineage).
 
-The record is plain JSON data; `engine.trail.store.append` hashes its canonical form. Everything a
+The record is an `AuditRecord` (an amendment an `AmendmentRecord`), handed to the trail as the plain JSON data
+of `as_record()`; `engine.trail.store.append` hashes its canonical form. Everything a
 reader needs to defend the answer later is inside it: who asked what and when, the engine version,
 settings (and their hash), backend and models, skill hashes, the corpus snapshot (every current
 document with its SHA-256 and version), every research step, every requirement with its verdict
@@ -14,9 +15,10 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import psycopg
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, model_serializer
 
 from engine import __version__
 from engine.config import LOCAL_SETTINGS, NOT_RESULT_SETTINGS, Settings
@@ -31,6 +33,107 @@ from engine.trail.canonical import utc_timestamp
 
 RECORD_SCHEMA = "evidence-engine/audit-record@1"
 _SECRET_SETTINGS = LOCAL_SETTINGS | NOT_RESULT_SETTINGS  # machine-local paths and secrets: never recorded
+
+Timestamp = Annotated[AwareDatetime, PlainSerializer(utc_timestamp, return_type=str)]
+
+
+class EngineStamp(BaseModel):
+    """The code that wrote a record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "evidence-engine"
+    version: str
+
+
+class AuditRecord(BaseModel):
+    """The audit record of one answered (or refused) question: what `engine.trail.store.append` hashes.
+
+    `as_record()` is the plain JSON data that is hashed, the same keys a hand-built record had: `supersedes` and
+    `llm_usage` appear only when set, every other field always (None as null).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_: str = Field(default=RECORD_SCHEMA, alias="schema", description="The record format")
+    kind: Literal["answer"] = "answer"
+    audit_id: str
+    question: str
+    language: dict[str, Any] | None = Field(description="Question and corpus language, and a note")
+    actor: str
+    asked_at: Timestamp
+    recorded_at: Timestamp
+    run_id: str = Field(description="The research run (its checkpoints in LangGraph's tables)")
+    batch_id: str | None = None
+    batch: dict[str, Any] | None = Field(default=None, description="The batch, checklist and question; "
+                                         "the auditor's expectations and whether each was met")
+    scope: dict[str, Any] | None = Field(default=None, description="Documents and source types the question "
+                                         "was limited to (engine.search.scope)")
+    supersedes: str | None = Field(default=None, description="The audit this one answers again (trail rerun)")
+    engine: EngineStamp
+    settings_hash: str
+    settings: dict[str, Any] = Field(description="The effective settings without secrets or local paths")
+    backend: str | None
+    models: dict[str, Any] = Field(description="Embedding, relevance and LLM models and their identities")
+    skills: dict[str, str] = Field(description="Prompt name -> content hash")
+    corpus: list[dict[str, Any]] = Field(description="Every current document when the question was answered")
+    research: dict[str, Any] = Field(description="The research lineage, without chunk texts")
+    requirements: list[dict[str, Any]] = Field(description="Each extracted requirement, its verdict and offsets")
+    evidence_chunks: dict[str, Any]
+    answer: dict[str, Any]
+    review: dict[str, Any] | None
+    evidence_audit_trail: Any
+    fallbacks: list[Any]
+    llm_usage: dict[str, Any] | None = Field(default=None, description="What the question cost (llm backend)")
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ("supersedes", "llm_usage")
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: Any) -> dict[str, Any]:
+        return _omitting(handler(self), self._omit_when_none)
+
+    def as_record(self) -> dict[str, Any]:
+        """The record as plain data for the trail (values inside are passed through as given)."""
+        return self.model_dump(by_alias=True)
+
+
+class AmendmentRecord(BaseModel):
+    """A record that amends another (a reviewer's note, a correction, an issued report, a sign-off): it points
+    to the record it amends. `as_record()` omits `superseded_by` and `report` when unset; a sign-off adds its
+    own part to that data (`engine.web.signoff`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_: str = Field(default=RECORD_SCHEMA, alias="schema", description="The record format")
+    kind: str = Field(description="note, correction, report or signoff")
+    audit_id: str
+    amends: str = Field(description="The audit id of the record amended")
+    question: str
+    actor: str
+    asked_at: Timestamp
+    recorded_at: Timestamp
+    reason: str
+    text: str
+    engine: EngineStamp
+    superseded_by: str | None = Field(default=None, description="The audit answering the question again "
+                                      "(a correction written by trail rerun)")
+    report: dict[str, Any] | None = Field(default=None, description="An issued report: its file's SHA-256 and "
+                                          "size, format, the audits it reports, the signer certificate's SHA-256")
+
+    _omit_when_none: ClassVar[tuple[str, ...]] = ("superseded_by", "report")
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: Any) -> dict[str, Any]:
+        return _omitting(handler(self), self._omit_when_none)
+
+    def as_record(self) -> dict[str, Any]:
+        """The record as plain data for the trail."""
+        return self.model_dump(by_alias=True)
+
+
+def _omitting(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """`data` without those of `keys` that are None: optional links a record carries only when set."""
+    return {k: v for k, v in data.items() if not (k in keys and v is None)}
 
 
 def engine_version() -> str:
@@ -130,7 +233,7 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
                  asked_at: datetime, models: dict[str, Any], skills: dict[str, str],
                  batch: dict[str, Any] | None = None, audit_id: str | None = None,
                  llm_usage: dict[str, Any] | None = None, scope: dict[str, Any] | None = None,
-                 supersedes: str | None = None) -> dict[str, Any]:
+                 supersedes: str | None = None) -> AuditRecord:
     """The audit record of a finished research run (`ResearchResult.model_dump(mode="json")`).
 
     `llm_usage` (llm backend) is what the question cost and how the endpoint behaved
@@ -142,26 +245,18 @@ def build_record(conn: psycopg.Connection, settings: Settings, research: dict[st
     audit this one answers again against changed documents (`trail rerun`).
     """
     evidence = research.get("evidence_result")
-    answer = _answer(evidence, research)
-    return {
-        "schema": RECORD_SCHEMA, "kind": "answer", "audit_id": audit_id or new_audit_id(),
-        "question": research["question"], "language": research.get("language"), "actor": actor or default_actor(),
-        "asked_at": utc_timestamp(asked_at), "recorded_at": utc_timestamp(datetime.now(UTC)),
-        "run_id": research["run_id"], "batch_id": (batch or {}).get("batch_id"), "batch": batch,
-        "scope": scope, **({"supersedes": supersedes} if supersedes else {}),
-        "engine": {"name": "evidence-engine", "version": engine_version()},
-        "settings_hash": settings.fingerprint(), "settings": public_settings(settings),
-        "backend": research.get("backend"), "models": models, "skills": dict(sorted(skills.items())),
-        "corpus": corpus_snapshot(conn),
-        "research": _research(research),
-        "requirements": _requirements(conn, evidence) if evidence else [],
-        "evidence_chunks": (evidence or {}).get("evidence_chunks", {}),
-        "answer": answer,
-        "review": (evidence or {}).get("review"),
-        "evidence_audit_trail": (evidence or {}).get("evidence_audit_trail"),
-        "fallbacks": (evidence or {}).get("fallbacks", []),
-        **({"llm_usage": llm_usage} if llm_usage is not None else {}),
-    }
+    return AuditRecord(
+        audit_id=audit_id or new_audit_id(), question=research["question"], language=research.get("language"),
+        actor=actor or default_actor(), asked_at=asked_at, recorded_at=datetime.now(UTC),
+        run_id=research["run_id"], batch_id=(batch or {}).get("batch_id"), batch=batch, scope=scope,
+        supersedes=supersedes or None, engine=EngineStamp(version=engine_version()),
+        settings_hash=settings.fingerprint(), settings=public_settings(settings),
+        backend=research.get("backend"), models=models, skills=dict(sorted(skills.items())),
+        corpus=corpus_snapshot(conn), research=_research(research),
+        requirements=_requirements(conn, evidence) if evidence else [],
+        evidence_chunks=(evidence or {}).get("evidence_chunks", {}), answer=_answer(evidence, research),
+        review=(evidence or {}).get("review"), evidence_audit_trail=(evidence or {}).get("evidence_audit_trail"),
+        fallbacks=(evidence or {}).get("fallbacks", []), llm_usage=llm_usage)
 
 
 def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str, actor: str | None,
@@ -171,22 +266,24 @@ def build_amendment(target: dict[str, Any], *, kind: str, reason: str, text: str
     `superseded_by` (a correction written by `trail rerun`): the audit that answers the question again.
     """
     now = datetime.now(UTC)
-    return {"schema": RECORD_SCHEMA, "kind": kind, "audit_id": audit_id or new_audit_id(now),
-            "amends": target["audit_id"], "question": target["question"], "actor": actor or default_actor(),
-            "asked_at": utc_timestamp(now), "recorded_at": utc_timestamp(now), "reason": reason, "text": text,
-            "engine": {"name": "evidence-engine", "version": engine_version()},
-            **({"superseded_by": superseded_by} if superseded_by else {})}
+    return AmendmentRecord(kind=kind, audit_id=audit_id or new_audit_id(now), amends=target["audit_id"],
+                           question=target["question"], actor=actor or default_actor(), asked_at=now,
+                           recorded_at=now, reason=reason, text=text, engine=EngineStamp(version=engine_version()),
+                           superseded_by=superseded_by or None).as_record()
 
 
 def build_issued_report(target: dict[str, Any], *, sha256: str, size: int, audit_ids: list[str], fmt: str,
                         signer_sha256: str, actor: str | None) -> dict[str, Any]:
     """The record that the engine issued a report: the SHA-256 and size of the signed file, the audits it
     reports (the first is the one it amends) and the signer certificate's SHA-256."""
-    record = build_amendment(target, kind="report", reason=f"issued a {fmt} report of {len(audit_ids)} audit(s)",
-                             text="", actor=actor)
-    record["report"] = {"sha256": sha256, "bytes": size, "format": fmt, "audit_ids": list(audit_ids),
-                        "signer_certificate_sha256": signer_sha256}
-    return record
+    now = datetime.now(UTC)
+    return AmendmentRecord(
+        kind="report", audit_id=new_audit_id(now), amends=target["audit_id"], question=target["question"],
+        actor=actor or default_actor(), asked_at=now, recorded_at=now,
+        reason=f"issued a {fmt} report of {len(audit_ids)} audit(s)", text="",
+        engine=EngineStamp(version=engine_version()),
+        report={"sha256": sha256, "bytes": size, "format": fmt, "audit_ids": list(audit_ids),
+                "signer_certificate_sha256": signer_sha256}).as_record()
 
 
 def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any, research: dict[str, Any], *,
@@ -215,7 +312,7 @@ def record_research(conn: psycopg.Connection, settings: Settings, embedder: Any,
     usage = llm.usage() if llm is not None and hasattr(llm, "usage") else None
     record = build_record(conn, settings, research, actor=actor or settings.actor,
                           asked_at=asked_at or datetime.now(UTC), models=models, skills=skills, batch=batch,
-                          llm_usage=usage, scope=scope, supersedes=supersedes)
+                          llm_usage=usage, scope=scope, supersedes=supersedes).as_record()
     if finish is not None:
         finish(record)
     answer = record["answer"]["final_answer"] or ""

@@ -93,7 +93,7 @@ def test_rules_backend_says_so_and_still_searches(corpus_conn, corpus_settings, 
     assert result.steps and not result.rejected
     record = build_record(corpus_conn, corpus_settings, result.model_dump(mode="json"), actor="t",
                           asked_at=datetime.now(UTC), models={}, skills={})
-    assert record["language"] == result.language
+    assert record.language == result.language
 
 
 def test_same_language_has_no_note(corpus_conn, corpus_settings, embedder) -> None:
