@@ -20,7 +20,8 @@ from engine.errors import ConfigError
 # (a PKCS#12 password) never reach an audit record.
 NOT_RESULT_SETTINGS = frozenset({"trail_origin", "checkpoint_on_append", "report_signing_p12",
                                  "report_signing_p12_password", "review_approvals", "trail_key_passphrase",
-                                 "trail_key_passphrase_file"})
+                                 "trail_key_passphrase_file", "tsa_url", "tsa_trust_cert", "trail_signer_command",
+                                 "trail_signer_public_key"})
 # How batch workers run (attempts, back-off, waits, reconnects) and whether commands migrate: they change no
 # answer, so no settings hash.
 OPERATION_SETTINGS = frozenset({"batch_lease_s", "batch_max_attempts", "batch_retry_backoff_s",
@@ -325,6 +326,18 @@ class Settings(BaseSettings):
         default=None, description="An organisation's PKCS#12 (key + certificate chain) that signs report PDFs; "
                                   "unset: the engine's own certificate, issued by the trail key on first use.")
     report_signing_p12_password: str | None = Field(default=None, description="Password of that PKCS#12.")
+    tsa_url: str | None = Field(
+        default=None, description="An RFC 3161 timestamp authority (http(s) URL): every report signature then carries "
+                                  "its signature timestamp (PAdES B-T); unset: no timestamp (B-B).")
+    tsa_trust_cert: Path | None = Field(
+        default=None, description="The certificate (PEM/DER) of the timestamp authority, or of the CA that issued it, "
+                                  "that 'report verify' trusts for timestamps (else give --trust-tsa).")
+    trail_signer_command: str | None = Field(
+        default=None, description="An external signer for checkpoints (an HSM through PKCS#11, a cloud KMS): a command "
+                                  "that reads the message on stdin and writes its Ed25519 signature (64 bytes, raw "
+                                  "or hex) on stdout; with EVIDENCE_TRAIL_SIGNER_PUBLIC_KEY. No key file is then read.")
+    trail_signer_public_key: Path | None = Field(
+        default=None, description="The external signer's Ed25519 public key (PEM or 64 hex characters).")
     review_approvals: int = Field(
         default=2, ge=1, le=10,
         description="Distinct reviewers (never the asker) whose approval of the whole audit, since its last "

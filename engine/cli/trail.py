@@ -1,5 +1,5 @@
-"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, public-key, prove, consistency,
-and amend stored audits; `evidence trail witness ...` (engine.cli.witness)."""
+"""`evidence trail ...`: list, show, search, verify, diff, impact, checkpoint, prove, consistency, and amend
+stored audits; public-key and rotate-key (engine.cli.keys); `evidence trail witness ...` (engine.cli.witness)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.cli.keys import public_key_cmd, rotate_key_cmd
 from engine.cli.trail_changes import diff_cmd, impact_cmd, rerun_cmd
 from engine.cli.witness import witness_app
 from engine.errors import EngineError, ExitCode
@@ -228,36 +229,6 @@ def checkpoint_cmd(
     run(body)
 
 
-@trail_app.command("public-key")
-def public_key_cmd(
-    vkey: Annotated[bool, typer.Option("--vkey", help="The C2SP note verifier key instead of PEM")] = False,
-    out_file: Annotated[Path | None, typer.Option("--out", help="Write it to this file")] = None,
-) -> None:
-    """Print the trail's public key (PEM): what an outside verifier needs. Created on first use (only while the
-    log has no signed checkpoint: a lost key is restored, never replaced)."""
-    from engine.trail import signing
-    from engine.trail.checkpoints import origin_of, signing_key
-
-    def body() -> int:
-        cfg = settings()
-        with dbmod.connection(cfg) as conn:
-            key, created = signing_key(conn, cfg)
-        public = key.public_key()
-        fp = signing.fingerprint(public)
-        text = signing.verifier_key(origin_of(cfg, fp), public) + "\n" if vkey else signing.public_pem(public)
-        if out_file is not None:
-            out_file.parent.mkdir(parents=True, exist_ok=True)
-            out_file.write_text(text)
-            err.print(f"wrote {escape(str(out_file))}", highlight=False)
-        else:
-            sys.stdout.write(text)
-        err.print(f"{'created ' if created else ''}key {cfg.signing_key_file}; fingerprint (SHA-256) {fp}",
-                  highlight=False, soft_wrap=True)
-        return ExitCode.SUCCESS
-
-    run(body)
-
-
 @trail_app.command("prove")
 def prove_cmd(audit_id: str,
               out_file: Annotated[Path | None, typer.Option("--out", help="Write the bundle to this file")] = None
@@ -321,6 +292,8 @@ def consistency_cmd(
 
 # How answers change with their documents (engine.cli.trail_changes), listed where they always were.
 trail_app.command("diff")(diff_cmd)
+trail_app.command("public-key")(public_key_cmd)
+trail_app.command("rotate-key")(rotate_key_cmd)
 trail_app.command("impact")(impact_cmd)
 trail_app.command("rerun")(rerun_cmd)
 

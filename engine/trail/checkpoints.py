@@ -32,9 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
 from engine.errors import EngineError, IntegrityError
-from engine.trail import local_log, presign, signing
+from engine.trail import keyring, local_log, presign, signing
 from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
+from engine.trail.signer import Signer
 from engine.trail.standalone_verify import (
     VerifyError,
     parse_checkpoint,
@@ -65,8 +66,9 @@ def log_path(settings: Settings) -> Path:
 
 
 def origin_of(settings: Settings, key_fingerprint: str) -> str:
-    """The checkpoint origin (also the signature's key name): configured, or derived from the key."""
-    origin = settings.trail_origin or f"evidence-engine/{key_fingerprint[:16]}"
+    """The checkpoint origin (also the signature's key name): configured, else the one kept at the first key
+    rotation (`keyring.log_origin`), else derived from the key."""
+    origin = settings.trail_origin or keyring.log_origin(settings) or f"evidence-engine/{key_fingerprint[:16]}"
     if not re.fullmatch(r"[^\s+]+", origin):
         raise EngineError(f"EVIDENCE_TRAIL_ORIGIN {origin!r} has a space or '+'; use a name such as "
                           "example.com/evidence-trail")
@@ -78,7 +80,7 @@ def file_checkpoints(settings: Settings) -> list[dict[str, Any]]:
     return local_log.entries(settings)
 
 
-def signing_key(conn: psycopg.Connection, settings: Settings) -> tuple[Any, bool]:
+def signing_key(conn: psycopg.Connection, settings: Settings) -> tuple[Signer, bool]:
     """This host's signing key, created only while the log has no checkpoint (`presign.signing_key`)."""
     return presign.signing_key(conn, settings, local_log.latest_entries(settings))
 
@@ -89,13 +91,16 @@ def _row(row: dict[str, Any], created: bool, key_file: Path) -> Checkpoint:
                       key_fingerprint=row["key_fingerprint"], key_created=created, key_file=str(key_file))
 
 
-def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoint:
+def create_checkpoint(conn: psycopg.Connection, settings: Settings, *, rotate_to: Signer | None = None) -> Checkpoint:
     """Sign the current tree. Raises EngineError when the trail is empty; ConfigError when the key is missing
     although checkpoints exist (`presign.signing_key`); IntegrityError when a previous checkpoint is not signed
     by this key or the live log does not extend it (`presign.check`): signing would bless another history.
 
     Inside a transaction the caller has not committed yet (a batch), the local log's entry names that
     transaction, so a rollback leaves a recognisable leftover rather than a false tamper alarm.
+
+    `rotate_to` (a key rotation, `engine.trail.rotation`): the checks are made with the current key, and the
+    note is signed by `rotate_to` first and the current key after it, so either key vouches for it.
     """
     local = local_log.latest_entries(settings)
     priors = presign.previous(conn, settings, local)  # read before the head: the head is then never behind them
@@ -104,11 +109,11 @@ def create_checkpoint(conn: psycopg.Connection, settings: Settings) -> Checkpoin
         raise EngineError("the trail is empty: there is nothing to checkpoint yet; answer a question first")
     size = head[0]
     key, created = presign.signing_key(conn, settings, local)
-    fingerprint = signing.fingerprint(key.public_key())
-    origin = origin_of(settings, fingerprint)
+    origin = origin_of(settings, signing.fingerprint(key.public_key()))
     root = presign.check(conn, priors, key, origin, size, settings)  # O(log n): the stored tree's nodes
     body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
-    note = signing.sign_note(key, origin, body)
+    note = signing.sign_note(rotate_to, origin, body, (key,)) if rotate_to else signing.sign_note(key, origin, body)
+    fingerprint = signing.fingerprint((rotate_to or key).public_key())
     _, sigs = split_note(note)
     now = datetime.now(UTC)
     row: dict[str, Any] = {
@@ -137,7 +142,7 @@ def covering(conn: psycopg.Connection, settings: Settings, seq: int) -> Checkpoi
 
 
 def _signed_here(row: dict[str, Any], settings: Settings) -> bool:
-    public = signing.load_public(settings.signing_key_file)
+    public = keyring.current_public(settings)
     try:
         return public is not None and verified_checkpoint(row["note"] or "", public).size == row["seq"]
     except VerifyError:
@@ -168,13 +173,18 @@ def read_notes(path: Path) -> list[tuple[str, str]]:
 
 
 def parse_note(note: str, settings: Settings) -> dict[str, Any]:
-    """A checkpoint note verified with the trail's public key: its size and root. Raises IntegrityError."""
-    public = signing.load_public(settings.signing_key_file)
+    """A checkpoint note verified with the trail's checkpoint keys (the one that may sign its size, across
+    rotations): its size and root. Raises IntegrityError."""
+    spans = keyring.spans(settings)
     try:
-        if public is None:
-            body, _ = split_note(note)
+        body, _ = split_note(note)
+        size = parse_checkpoint(body).size
+        public = keyring.keys_for_size(spans, size)
+        if not spans:
             raise VerifyError(f"no public key at {signing.public_key_path(settings.signing_key_file)} to check "
-                              f"the checkpoint for size {parse_checkpoint(body).size}")
+                              f"the checkpoint for size {size}")
+        if not public:
+            raise VerifyError(f"no checkpoint key of this trail may sign tree size {size}")
         checkpoint = verified_checkpoint(note, public)
     except VerifyError as exc:
         raise IntegrityError(str(exc)) from exc

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.config import Settings
 from engine.errors import ConfigError, EngineError, IntegrityError
-from engine.trail import checkpoints, signing, witness
+from engine.trail import checkpoints, keyring, witness
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import utc_timestamp
@@ -61,8 +61,8 @@ def keep(conn: psycopg.Connection, settings: Settings, text: str, pins: list[Wit
     """Keep the cosignature lines of the pinned witnesses found in `text` (cosigned notes, as `witness cosign
     --request` prints them, or a witness file of them): each note must be a checkpoint signed by this trail's key,
     each line must verify. Returns what was found ({tree_size, witness, kept}); IntegrityError when none verifies."""
-    public = signing.load_public(settings.signing_key_file)
-    if public is None:
+    public = keyring.public_keys(settings)
+    if not public:
         raise ConfigError(f"no trail key at {settings.signing_key_file} to check the cosigned checkpoints with")
     found: list[dict[str, Any]] = []
     for where, note in witness_notes(text):
@@ -87,8 +87,8 @@ def witnessed(conn: psycopg.Connection, settings: Settings, seq: int) -> checkpo
     """The latest checkpoint covering audit `seq` that a witness cosigned and this trail's key signed, its note
     carrying the cosignature lines kept for it; None when there is none."""
     row = audit_trail.latest_cosigned_checkpoint(conn, seq)
-    public = signing.load_public(settings.signing_key_file)
-    if row is None or public is None:
+    public = keyring.public_keys(settings)
+    if row is None or not public:
         return None
     try:
         if verified_checkpoint(row["note"], public).size != row["seq"]:

@@ -21,33 +21,38 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import psycopg
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine.config import Settings
 from engine.errors import ConfigError, IntegrityError
-from engine.trail import local_log, signing
+from engine.trail import keyring, local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
+from engine.trail.signer import FileSigner, Signer
 from engine.trail.standalone_verify import VerifyError, verified_checkpoint, verify_consistency
 
 SHARED_KEY_HINT = ("every host that records audits must sign with the one shared key: set EVIDENCE_TRAIL_KEY_FILE "
                    "to it (docs/usage.md, 'Workers on several machines')")
 
 
-def signing_key(conn: psycopg.Connection, settings: Settings,
-                local: list[dict[str, Any]]) -> tuple[Ed25519PrivateKey, bool]:
-    """This host's signing key; a new one only while no checkpoint was ever signed. Returns (key, created).
+def signing_key(conn: psycopg.Connection, settings: Settings, local: list[dict[str, Any]]) -> tuple[Signer, bool]:
+    """This host's checkpoint signer: the external command when configured, else the key file; a new key only
+    while no checkpoint was ever signed (a new installation, which gets its certificate key then too).
+    Returns (signer, created).
 
     Raises ConfigError naming the key file when it is missing but the database or the local log holds
     checkpoints: a new key would be a second identity, able to sign another history.
     """
     key_file = settings.signing_key_file
-    key = signing.load_existing(key_file, settings.trail_passphrase)
-    if key is not None:
-        return key, False
+    signer = keyring.checkpoint_signer(settings)
+    if signer is not None:
+        return signer, False
     row = audit_trail.latest_checkpoint(conn)
     if row is None and not local:
-        return signing.load_or_create(key_file, settings.trail_passphrase)
+        key, created = signing.load_or_create(key_file, settings.trail_passphrase)
+        if created:
+            keyring.create_cert_key(settings)
+        return FileSigner(key, key_file), created
     latest = row or max(local, key=lambda c: c["seq"])
     where = "the database" if row is not None else f"the local log {local_log.log_path(settings)}"
     raise ConfigError(
@@ -61,7 +66,8 @@ def previous(conn: psycopg.Connection, settings: Settings, local: list[dict[str,
     """The checkpoints a new one must extend: the latest committed one of the local log, then the database's
     latest signed note. Read them before the head, so the head is never behind them."""
     out = []
-    for item in sorted((c for c in local if c["format"] == "c2sp-note"), key=lambda c: -c["seq"]):
+    # the largest tree, and of several for it the last written (a key rotation re-signs the latest size)
+    for item in sorted((c for c in reversed(local) if c["format"] == "c2sp-note"), key=lambda c: -c["seq"]):
         (_, state), = local_log.settle(conn, [item])
         if state in ("stored", "missing"):  # a rolled-back or still-open transaction's note is no checkpoint
             line = f":{item['line']}" if item.get("line") else " (near its end)"
@@ -73,7 +79,7 @@ def previous(conn: psycopg.Connection, settings: Settings, local: list[dict[str,
     return out
 
 
-def check(conn: psycopg.Connection, priors: list[dict[str, Any]], key: Ed25519PrivateKey, origin: str,
+def check(conn: psycopg.Connection, priors: list[dict[str, Any]], key: Signer, origin: str,
           size: int, settings: Settings) -> bytes:
     """Refuse (IntegrityError) unless every prior checkpoint is signed by `key` and the live log of `size` audits
     extends it. Returns the live tree's root, the one to sign.

@@ -95,6 +95,20 @@ def _load(key_file: Path, passphrase: bytes | None = None) -> Ed25519PrivateKey:
     return key
 
 
+def replace_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write `path` with `data` atomically (written aside, then renamed over it): a reader sees the old file or
+    the new one, never part of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def publish_file(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
     """Create `path` with `data` only if it does not exist, atomically: written aside, then hard-linked.
 
@@ -139,12 +153,15 @@ def verifier_key(name: str, public: Ed25519PublicKey) -> str:
     return f"{name}+{note_key_id(name, public).hex()}+{blob}"
 
 
-def sign_note(key: Ed25519PrivateKey, name: str, text: str) -> str:
-    """A C2SP signed note: `text` (newline-terminated), a blank line, one Ed25519 signature line."""
+def sign_note(key: Any, name: str, text: str, also: tuple[Any, ...] = ()) -> str:
+    """A C2SP signed note: `text` (newline-terminated), a blank line, one Ed25519 signature line by `key` (an
+    `engine.trail.signer.Signer`: a private key, a file or an external signer), then one by each of `also` (a
+    rotation's checkpoint: the new key first, the retired one after it)."""
     if not text.endswith("\n") or "\n\n" in text or " " in name or "+" in name or not name:
         raise ValueError("a note's text ends with a newline and has no blank line; a key name has no space or +")
-    blob = note_key_id(name, key.public_key()) + key.sign(text.encode("utf-8"))
-    return f"{text}\n{SIG_PREFIX}{name} {base64.b64encode(blob).decode()}\n"
+    lines = [SIG_PREFIX + name + " " + base64.b64encode(note_key_id(name, k.public_key()) + k.sign(
+        text.encode("utf-8"))).decode() + "\n" for k in (key, *also)]
+    return f"{text}\n{''.join(lines)}"
 
 
 def sign(key: Ed25519PrivateKey, payload: str) -> str:

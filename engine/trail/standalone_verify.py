@@ -2,7 +2,8 @@
 """Standalone verifier of Evidence Engine reports: Python 3.11+ standard library plus `cryptography`.
 
 An outside auditor copies this one file and runs it with the trail's public key (the PEM printed
-by `evidence trail public-key`), no engine, no database:
+by `evidence trail public-key --all`: several blocks across a key rotation; it also certifies the
+trail's certificate key, which issues the report signer's certificate), no engine, no database:
 
     python3 evidence_verify.py REPORT.pdf --public-key trail-key.pem
     python3 evidence_verify.py --proof PROOF.json --record AUD-….json --public-key trail-key.pem
@@ -57,9 +58,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 PROOF_FORMAT = "evidence-engine/inclusion-proof@1"
 EXIT_FAILED = 6
 
-# --------------------------------------------------------------------------------------------------
-# RFC 6962 / RFC 9162 Merkle tree: hashes and proof verification
-# --------------------------------------------------------------------------------------------------
+# ---- RFC 6962 / RFC 9162 Merkle tree: hashes and proof verification ------------------------------------------
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
@@ -121,9 +120,7 @@ def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: 
     return sn == 0 and fr == old_root and sr == new_root
 
 
-# --------------------------------------------------------------------------------------------------
-# C2SP signed notes and tlog checkpoints (Ed25519)
-# --------------------------------------------------------------------------------------------------
+# ---- C2SP signed notes and tlog checkpoints (Ed25519) --------------------------------------------------------
 
 SIG_PREFIX = "\u2014 "  # an em dash and a space open every signature line
 
@@ -164,17 +161,26 @@ def split_note(text: str) -> tuple[str, list[tuple[str, bytes]]]:
     return body, signatures
 
 
-def verify_note(text: str, key: ed25519.Ed25519PublicKey) -> tuple[str, str]:
-    """The note's text and the key name whose Ed25519 signature by `key` verifies. Raises VerifyError."""
+Keys = ed25519.Ed25519PublicKey | list[ed25519.Ed25519PublicKey]  # one key, or a log's keys across rotations
+
+
+def key_list(keys: Keys) -> list[ed25519.Ed25519PublicKey]:
+    return list(keys) if isinstance(keys, list | tuple) else [keys]
+
+
+def verify_note(text: str, key: Keys) -> tuple[str, str]:
+    """The note's text and the key name whose Ed25519 signature by `key` (or one of several keys) verifies.
+    Raises VerifyError."""
     body, signatures = split_note(text)
-    for name, blob in signatures:
-        if len(blob) == 68 and blob[:4] == note_key_id(name, key):
-            try:
-                key.verify(blob[4:], body.encode("utf-8"))
-            except InvalidSignature as exc:
-                raise VerifyError(f"the checkpoint's signature by '{name}' does not verify with the given public "
-                                  "key: the checkpoint was changed or forged") from exc
-            return body, name
+    for one in key_list(key):
+        for name, blob in signatures:
+            if len(blob) == 68 and blob[:4] == note_key_id(name, one):
+                try:
+                    one.verify(blob[4:], body.encode("utf-8"))
+                except InvalidSignature as exc:
+                    raise VerifyError(f"the checkpoint's signature by '{name}' does not verify with the given "
+                                      "public key: the checkpoint was changed or forged") from exc
+                return body, name
     names = ", ".join(name for name, _ in signatures)
     raise VerifyError(f"the checkpoint is not signed by the given public key (signed by: {names}); a checkpoint "
                       "signed by another key proves nothing about this trail")
@@ -206,7 +212,7 @@ def parse_checkpoint(body: str) -> Checkpoint:
     return Checkpoint(origin, int(size), digest, tuple(lines[3:]))
 
 
-def verified_checkpoint(note: str, key: ed25519.Ed25519PublicKey) -> Checkpoint:
+def verified_checkpoint(note: str, key: Keys) -> Checkpoint:
     """Verify a signed checkpoint note with `key` and parse it. Raises VerifyError."""
     body, _ = verify_note(note, key)
     return parse_checkpoint(body)
@@ -234,9 +240,13 @@ def load_public_key(text: str | bytes) -> ed25519.Ed25519PublicKey:
                       "64 hex characters, or a note verifier key")
 
 
-# --------------------------------------------------------------------------------------------------
-# Witness cosignatures (C2SP tlog-cosignature, cosignature/v1: Ed25519, key ID type 0x04)
-# --------------------------------------------------------------------------------------------------
+def load_public_keys(data: bytes) -> list[ed25519.Ed25519PublicKey]:
+    """Every Ed25519 public key of a file: several PEM blocks (a log's keys across a rotation), or one key."""
+    blocks = re.findall(rb"-----BEGIN PUBLIC KEY-----.+?-----END PUBLIC KEY-----", data, re.S)
+    return [load_public_key(b) for b in blocks] if len(blocks) > 1 else [load_public_key(data)]
+
+
+# ---- Witness cosignatures (C2SP tlog-cosignature, cosignature/v1: Ed25519, key ID type 0x04) -----------------
 
 COSIG_ALG = 4
 WitnessKey = tuple[str, ed25519.Ed25519PublicKey]  # (key name, public key)
@@ -302,9 +312,7 @@ def check_witnesses(result: Result, witnesses: list[WitnessKey], minimum: int) -
                 "witnesses cosigned is issued again after 'evidence trail witness cosign'")
 
 
-# --------------------------------------------------------------------------------------------------
-# Witness files and forks: every checkpoint accepted so far, and what no single log can have signed
-# --------------------------------------------------------------------------------------------------
+# ---- Witness files and forks: every checkpoint accepted so far, and what no single log can have signed -------
 
 def witness_notes(text: str) -> list[tuple[int, str]]:
     """The signed notes of a witness file (notes one after another, a blank line after each one's
@@ -342,9 +350,7 @@ def forks(seen: list[tuple[str, Checkpoint]]) -> list[str]:
     return problems
 
 
-# --------------------------------------------------------------------------------------------------
-# Inclusion-proof bundles: one audit record in one signed checkpoint
-# --------------------------------------------------------------------------------------------------
+# ---- Inclusion-proof bundles: one audit record in one signed checkpoint --------------------------------------
 
 def _hex32(value: Any, what: str) -> bytes:
     if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
@@ -352,7 +358,7 @@ def _hex32(value: Any, what: str) -> bytes:
     return bytes.fromhex(value)
 
 
-def verify_bundle(bundle: dict[str, Any], record: bytes, key: ed25519.Ed25519PublicKey) -> dict[str, Any]:
+def verify_bundle(bundle: dict[str, Any], record: bytes, key: Keys) -> dict[str, Any]:
     """Check one record against its inclusion-proof bundle and the bundle's signed checkpoint.
 
     Returns the facts checked (audit id, leaf index, tree size, root, origin). Raises VerifyError.
@@ -388,9 +394,7 @@ def verify_bundle(bundle: dict[str, Any], record: bytes, key: ed25519.Ed25519Pub
             "record_hash": record_hash.hex(), "origin": checkpoint.origin}
 
 
-# --------------------------------------------------------------------------------------------------
-# DER and CMS SignedData (just what a PAdES signature needs)
-# --------------------------------------------------------------------------------------------------
+# ---- DER and CMS SignedData (just what a PAdES signature needs) ----------------------------------------------
 
 OIDS = {
     "2.16.840.1.101.3.4.2.1": "sha256", "2.16.840.1.101.3.4.2.2": "sha384", "2.16.840.1.101.3.4.2.3": "sha512",
@@ -558,12 +562,14 @@ def _check_signature(public: Any, cms: CmsSignature) -> None:
         raise VerifyError("the PDF signature does not verify with the signer's certificate") from exc
 
 
-def _issued_by_key(cert: x509.Certificate, key: ed25519.Ed25519PublicKey) -> bool:
-    try:
-        key.verify(cert.signature, cert.tbs_certificate_bytes)
-    except InvalidSignature:
-        return False
-    return True
+def _issued_by_key(cert: x509.Certificate, keys: Keys) -> bool:
+    for key in key_list(keys):
+        try:
+            key.verify(cert.signature, cert.tbs_certificate_bytes)
+            return True
+        except (InvalidSignature, TypeError):
+            continue
+    return False
 
 
 def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
@@ -620,14 +626,15 @@ def issuer_problem(cert: x509.Certificate) -> str | None:
     return None
 
 
-def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate],
+def trust_path(cms: CmsSignature, key: Keys, anchors: list[x509.Certificate],
                now: datetime | None = None) -> list[str]:
     """The signer's chain up to the trail key or a trusted certificate, as subject names. Raises VerifyError.
 
     Each link's signature is checked; the signer's key usage must allow signing documents and every
     issuer must be a CA. Validity: at the signing time the signature claims; for a chain that ends at a
     --trust-cert certificate also now, since a PAdES B-B signature carries no trusted time (an expired
-    certificate's holder could claim any earlier time). No revocation: offline.
+    certificate's holder could claim any earlier time). With a trusted timestamp (B-T), `now` is its time.
+    No revocation: offline.
     """
     now = now or datetime.now(UTC)
     when = cms.signing_time or now
@@ -663,9 +670,7 @@ def trust_path(cms: CmsSignature, key: ed25519.Ed25519PublicKey, anchors: list[x
                       "key nor by a trusted certificate (--trust-cert): whoever signed this PDF is not the engine")
 
 
-# --------------------------------------------------------------------------------------------------
-# PDF: the signature's byte range and the embedded files inside it
-# --------------------------------------------------------------------------------------------------
+# ---- PDF: the signature's byte range and the embedded files inside it ----------------------------------------
 
 BYTE_RANGE = re.compile(rb"/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]")
 DOC_MDP = re.compile(rb"/Perms\s*<<\s*/DocMDP\b")  # a certification signature (ISO 32000-1, 12.8.2.2)
@@ -742,9 +747,7 @@ def embedded_files(pdf: bytes) -> list[bytes]:
     return out
 
 
-# --------------------------------------------------------------------------------------------------
-# The whole report
-# --------------------------------------------------------------------------------------------------
+# ---- The whole report ----------------------------------------------------------------------------------------
 
 @dataclass
 class Result:
@@ -775,9 +778,10 @@ def _dictionary_time(after_gap: bytes) -> datetime | None:
     return datetime.strptime(match.group(1).decode(), "%Y%m%d%H%M%S").replace(tzinfo=UTC) if match else None
 
 
-def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate],
-                    result: Result) -> bytes | None:
-    """Check the PDF signature; return the signed bytes (None when no signature could be checked)."""
+def check_signature(pdf: bytes, key: Keys, anchors: list[x509.Certificate], result: Result,
+                    trusted_time: datetime | None = None) -> bytes | None:
+    """Check the PDF signature, the signer's chain valid at `trusted_time` (a verified timestamp's) when given;
+    return the signed bytes (None when no signature could be checked)."""
     ranges = signed_ranges(pdf)
     if not ranges:
         result.problems.append("the PDF is not signed (no signature byte range): it was not written by a signing "
@@ -798,6 +802,7 @@ def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x50
         cms = parse_cms(rng.der)
         if cms.signing_time is None:  # PAdES puts the claimed signing time in the signature dictionary (/M)
             cms.signing_time = _dictionary_time(pdf[rng.gap_end:rng.gap_end + 2000])
+        cms.signing_time = trusted_time or cms.signing_time
         result.signature.update(signer=cms.signer.subject.rfc4514_string(), digest=cms.digest,
                                 signing_time=cms.signing_time.isoformat() if cms.signing_time else None,
                                 certificate_sha256=cms.signer.fingerprint(hashes.SHA256()).hex())
@@ -809,14 +814,14 @@ def check_signature(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x50
                 cms.signer.public_bytes(serialization.Encoding.DER)).digest():
             raise VerifyError("the signing-certificate attribute does not name the signer's certificate")
         _check_signature(cms.signer.public_key(), cms)
-        result.signature["trust_path"] = trust_path(cms, key, anchors)
+        result.signature["trust_path"] = trust_path(cms, key, anchors, trusted_time)
     except VerifyError as exc:
         result.problems.append(str(exc))
         return None
     return signed
 
 
-def check_records(signed: bytes, key: ed25519.Ed25519PublicKey, result: Result) -> None:
+def check_records(signed: bytes, key: Keys, result: Result) -> None:
     """Every embedded record must be proven included in a checkpoint signed by `key`."""
     records: dict[str, bytes] = {}
     proofs: list[dict[str, Any]] = []
@@ -851,17 +856,19 @@ def check_records(signed: bytes, key: ed25519.Ed25519PublicKey, result: Result) 
             result.problems.append(f"{audit_id}: embedded without a valid inclusion proof (record SHA-256 {digest})")
 
 
-def verify_report(pdf: bytes, key: ed25519.Ed25519PublicKey, anchors: list[x509.Certificate] | None = None,
-                  name: str = "report.pdf") -> Result:
-    """Verify a report PDF's signature, then each embedded record's inclusion in a signed checkpoint."""
+def verify_report(pdf: bytes, key: Keys, anchors: list[x509.Certificate] | None = None, name: str = "report.pdf",
+                  cert_keys: Keys | None = None, trusted_time: datetime | None = None) -> Result:
+    """Verify a report PDF's signature, then each embedded record's inclusion in a checkpoint signed by `key`
+    (or one of several keys). The signer certificate is issued by `cert_keys` (by `key` when None: one key for
+    both roles); `trusted_time`: a verified signature timestamp's time."""
     result = Result(file=name)
-    signed = check_signature(pdf, key, list(anchors or []), result)
+    signed = check_signature(pdf, key if cert_keys is None else cert_keys, list(anchors or []), result, trusted_time)
     if signed is not None:
         check_records(signed, key, result)
     return result
 
 
-def check_state(result: Result, key: ed25519.Ed25519PublicKey, state_file: Path | None, origin: str | None) -> None:
+def check_state(result: Result, key: Keys, state_file: Path | None, origin: str | None) -> None:
     """Hold the report's checkpoints against those accepted before (`state_file`, a witness file this verifier
     keeps) and the pinned origin (`origin`, else the state's). A fork from them is a problem; when the
     report verifies, its checkpoints are added to the state file.
@@ -933,8 +940,11 @@ def _print(result: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pdf", nargs="?", help="a report PDF written by Evidence Engine")
-    parser.add_argument("--public-key", required=True, help="the trail's public key (PEM from "
-                        "'evidence trail public-key', 64 hex characters, or a note verifier key)")
+    parser.add_argument("--public-key", required=True, help="the trail's public key (PEM from 'evidence trail "
+                        "public-key', several PEM blocks across a key rotation, 64 hex characters, or a note "
+                        "verifier key)")
+    parser.add_argument("--cert-key", help="pin the trail's certificate key (PEM from 'evidence trail public-key "
+                        "--certificates') instead of reaching it through the checkpoint key that certifies it")
     parser.add_argument("--trust-cert", action="append", default=[],
                         help="a certificate (PEM/DER) trusted to sign reports, when an organisation's certificate "
                              "signs them instead of the engine's own (repeatable)")
@@ -952,7 +962,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     args = parser.parse_args(argv)
     try:
-        key = load_public_key(Path(args.public_key).read_bytes())
+        key = load_public_keys(Path(args.public_key).read_bytes())
+        cert_keys = load_public_keys(Path(args.cert_key).read_bytes()) if args.cert_key else None
         witnesses = [load_witness_key(Path(w).read_text() if Path(w).is_file() else w) for w in args.witness_key]
     except (OSError, VerifyError) as exc:
         parser.error(str(exc))
@@ -970,7 +981,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, VerifyError) as exc:
             outcome.problems.append(str(exc))
     elif args.pdf:
-        outcome = verify_report(Path(args.pdf).read_bytes(), key, _anchors(args.trust_cert), name=args.pdf)
+        outcome = verify_report(Path(args.pdf).read_bytes(), key, _anchors(args.trust_cert), args.pdf, cert_keys)
     else:
         parser.error("give a report PDF, or --proof and --record")
     if witnesses:

@@ -42,11 +42,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import Settings
 from engine.text import normalize_ws
-from engine.trail import local_log, signing
+from engine.trail import keyring, local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import GENESIS_HASH, canonical_json, sha256_hex, utc_timestamp
-from engine.trail.standalone_verify import VerifyError, split_note, verified_checkpoint
+from engine.trail.standalone_verify import VerifyError, parse_checkpoint, split_note, verified_checkpoint
 
 QUOTE_RULE = "quotes@2"
 PROPOSAL_REASON = "not_verbatim"  # the verdict that makes a requirement a proposal under quotes@2
@@ -192,14 +192,15 @@ def _stored_checkpoints(conn: psycopg.Connection, settings: Settings
     return [{**c, "where": "the database"} for c in stored] + extra, problems, notices
 
 
-def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Each checkpoint's (size, head hash or root) once its signature verifies; bad ones as problems."""
+def _signed_heads(items: list[dict[str, Any]], spans: list[keyring.Span]) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Each checkpoint's (size, head hash or root) once its signature verifies with a key that may sign its tree
+    size (`keyring.spans`: a retired key only up to its rotation); bad ones as problems."""
     heads, problems = [], []
     for c in items:
         where = c["where"]
         if c.get("format") == "c2sp-note":
             try:
-                cp = verified_checkpoint(c["note"], public)
+                cp = _verified_by_span(c["note"], spans)
             except VerifyError as exc:
                 problems.append(Problem(seq=c.get("seq"), check="checkpoint",
                                         message=f"checkpoint at seq {c.get('seq')} in {where}: {exc}"))
@@ -211,7 +212,7 @@ def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[s
                     f"checkpoint at seq {c['seq']} in {where}: columns differ from the signed note")))
             heads.append({"seq": cp.size, "root": cp.root.hex(), "where": where})
             continue
-        if not signing.verify(public, c["payload"], c["signature"]):
+        if not any(signing.verify(span.public, c["payload"], c["signature"]) for span in spans):
             problems.append(Problem(seq=c["seq"], check="checkpoint",
                                     message=f"checkpoint at seq {c['seq']} in {where}: bad signature"))
             continue
@@ -223,19 +224,31 @@ def _signed_heads(items: list[dict[str, Any]], public: Any) -> tuple[list[dict[s
     return heads, problems
 
 
+def _verified_by_span(note: str, spans: list[keyring.Span]) -> Any:
+    """The checkpoint of `note`, verified with a key whose span covers its tree size. Raises VerifyError."""
+    size = parse_checkpoint(split_note(note)[0]).size
+    allowed = keyring.keys_for_size(spans, size)
+    try:
+        return verified_checkpoint(note, allowed)
+    except VerifyError:
+        verified_checkpoint(note, [s.public for s in spans])  # raises when no key of the trail signed it at all
+        raise VerifyError(f"signed for tree size {size} by a retired key after its rotation: a retired key signs "
+                          "nothing new (was it stolen?)") from None
+
+
 def _check_checkpoints(conn: psycopg.Connection, settings: Settings, hashes: dict[int, str],
                        head_seq: int | None, published: list[tuple[str, str]]
                        ) -> tuple[list[Problem], int, bool, list[str]]:
     """Every signed checkpoint (database, local log, published witness files) against the live log."""
     everything, problems, notices = _stored_checkpoints(conn, settings)
     everything += [{"format": "c2sp-note", "note": note, "seq": None, "where": where} for where, note in published]
-    public = signing.load_public(settings.signing_key_file)
-    if everything and public is None:
+    spans = keyring.spans(settings)
+    if everything and not spans:
         problems.append(Problem(seq=None, check="checkpoint", message=(
             f"{len(everything)} checkpoint(s) cannot be checked: no public key at "
             f"{signing.public_key_path(settings.signing_key_file)}")))
         return problems, len(everything), False, notices
-    heads, bad = _signed_heads(everything, public)
+    heads, bad = _signed_heads(everything, spans)
     problems += bad
     size = head_seq or 0
     leaves = trail_tree.leaves(hashes.get(s, GENESIS_HASH) for s in range(1, size + 1))
