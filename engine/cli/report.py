@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import psycopg
 import typer
+from cryptography import x509
 from rich.markup import escape
 
 from engine import db as dbmod
@@ -16,6 +17,7 @@ from engine import embedded_db
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings
 from engine.errors import ConfigError, ExitCode, StorageError
+from engine.trail import keyring
 from engine.trail import standalone_verify as evidence_verify
 
 
@@ -85,6 +87,14 @@ def _print_verify(result: Any, why_offline: str) -> None:
         covered = "covers the whole file" if sig.get("covers_whole_file") else "[red]does NOT cover the whole file[/]"
         out.print(f"signature: {escape(sig['signer'])}, signed {sig.get('signing_time')}; {covered}; chain: "
                   f"{escape(' <- '.join(sig.get('trust_path') or ['not trusted']))}", highlight=False, soft_wrap=True)
+    stamp = result.timestamp
+    if stamp is not None and stamp.time:
+        flag = "[green]TIMESTAMPED[/]" if stamp.trusted else "[yellow]TIMESTAMP NOT TRUSTED[/]"
+        out.print(f"{flag} {stamp.time} by {escape(stamp.authority or '?')}", highlight=False, soft_wrap=True)
+        for note in stamp.notes:
+            err.print(f"    [yellow]{escape(note)}[/]", highlight=False, soft_wrap=True)
+    out.print(f"level: PAdES {result.level}" + ("" if result.level == "B-T" else " (no trusted signing time)"),
+              highlight=False)
     for p in result.proofs:
         out.print(f"[green]PROVEN[/] {p['audit_id']}: leaf {p['leaf_index']} of the tree of size {p['tree_size']}, "
                   f"root {p['root_hash']}, checkpoint signed by {escape(p['origin'])}", highlight=False, soft_wrap=True)
@@ -119,33 +129,44 @@ def _print_verify(result: Any, why_offline: str) -> None:
 
 
 def _public_key(cfg: Settings, path: Path | None) -> Any:
-    """The trail's public key: from --public-key, else this engine's own (None when it has none)."""
-    from engine.errors import ConfigError
-    from engine.trail import signing
-    from engine.trail import standalone_verify as evidence_verify
-
+    """The trail's checkpoint keys: from --public-key (one PEM block, or several across a rotation), else this
+    engine's own, current and retired (None when it has none)."""
     if path is None:
-        return signing.load_public(cfg.signing_key_file, cfg.trail_passphrase)
+        return keyring.public_keys(cfg) or None
+    return _keys_file(path, "--public-key")
+
+
+def _cert_keys(path: Path | None) -> Any:
+    """The certificate keys given with --cert-key; None: the certificate chain must reach a checkpoint key (the
+    engine's certificate key is itself certified by the checkpoint key)."""
+    return None if path is None else _keys_file(path, "--cert-key")
+
+
+def _keys_file(path: Path, option: str) -> list[Any]:
     try:
-        return evidence_verify.load_public_key(path.read_bytes())
+        return evidence_verify.load_public_keys(path.read_bytes())
     except evidence_verify.VerifyError as exc:
-        raise ConfigError(f"--public-key {path}: {exc}") from exc
+        raise ConfigError(f"{option} {path}: {exc}") from exc
+
+
+def _tsa_trust(cfg: Settings, paths: list[Path]) -> list[Any]:
+    """Certificates trusted for signature timestamps: --trust-tsa files, else EVIDENCE_TSA_TRUST_CERT."""
+    chosen = paths or ([cfg.tsa_trust_cert] if cfg.tsa_trust_cert else [])
+    return [cert for path in chosen for cert in _certificates(path, "--trust-tsa")]
+
+
+def _certificates(path: Path, option: str) -> list[Any]:
+    data = path.read_bytes()
+    try:
+        return (x509.load_pem_x509_certificates(data) if b"-----BEGIN" in data
+                else [x509.load_der_x509_certificate(data)])
+    except ValueError as exc:
+        raise ConfigError(f"{option} {path} is not a PEM or DER certificate: {exc}") from exc
 
 
 def _trust(cfg: Settings, paths: list[Path]) -> list[Any]:
     """Certificates trusted to sign reports: --trust-cert files, and this engine's configured PKCS#12 chain."""
-    from cryptography import x509
-
-    from engine.errors import ConfigError
-
-    certs = []
-    for path in paths:
-        data = path.read_bytes()
-        try:
-            certs += x509.load_pem_x509_certificates(data) if b"-----BEGIN" in data else [
-                x509.load_der_x509_certificate(data)]
-        except ValueError as exc:
-            raise ConfigError(f"--trust-cert {path} is not a PEM or DER certificate: {exc}") from exc
+    certs = [cert for path in paths for cert in _certificates(path, "--trust-cert")]
     if cfg.report_signing_p12:
         from engine.report.sign import identity
 
@@ -173,8 +194,17 @@ def verify_cmd(
     offline: Annotated[bool, typer.Option("--offline", help="Do not consult the trail: the signature, embedded proofs "
                                                             "and checkpoints only")] = False,
     public_key: Annotated[Path | None, typer.Option(
-        "--public-key", help="The trail's public key (PEM from 'evidence trail public-key'); default: this engine's",
+        "--public-key", help="The trail's public key (PEM from 'evidence trail public-key'; several PEM blocks "
+                             "across a key rotation: 'public-key --all'); default: this engine's", exists=True,
+        dir_okay=False)] = None,
+    cert_key: Annotated[Path | None, typer.Option(
+        "--cert-key", help="Pin the trail's certificate key (PEM from 'evidence trail public-key --certificates') "
+                           "instead of reaching it through the checkpoint key that certifies it",
         exists=True, dir_okay=False)] = None,
+    trust_tsa: Annotated[list[Path] | None, typer.Option(
+        "--trust-tsa", help="A timestamp authority's certificate (or its CA) trusted for signature timestamps "
+                            "(PAdES B-T); default EVIDENCE_TSA_TRUST_CERT; repeatable", exists=True,
+        dir_okay=False)] = None,
     trust_cert: Annotated[list[Path] | None, typer.Option(
         "--trust-cert", help="A certificate trusted to sign reports (an organisation's CA); repeatable",
         exists=True, dir_okay=False)] = None,
@@ -194,9 +224,11 @@ def verify_cmd(
     def body() -> int:
         cfg = settings()
         key, trust = _public_key(cfg, public_key), _trust(cfg, trust_cert or [])
+        certs, stamps = _cert_keys(cert_key), _tsa_trust(cfg, trust_tsa or [])
         witnesses, needed = _witnesses(witness_key or [], min_witnesses)
         with _trail(cfg, offline) as (conn, why):
-            result = verify_pdf(file, conn, public_key=key, trust=trust, witnesses=witnesses, min_witnesses=needed)
+            result = verify_pdf(file, conn, public_key=key, trust=trust, witnesses=witnesses, min_witnesses=needed,
+                                cert_keys=certs, tsa_trust=stamps)
         if as_json:
             emit_json(result.model_dump())
         else:

@@ -9,6 +9,8 @@ Three layers, each reported:
    signed revision with the file as a reader shows it and says what changed.
 2. **Inside the PDF** (pypdf): each embedded record is in canonical form and matches the hash
    printed on the page and the one in the attachment's description.
+   With a signature timestamp (PAdES B-T, `engine.report.timestamp`) from a trusted authority, the signer's
+   chain must be valid at the timestamp's time; the level (B-B or B-T) is reported.
 3. **Against the live trail** (when a database is at hand and not `--offline`): the stored hash and
    text of each record, and the log's consistency with each embedded checkpoint: the live log must
    reproduce the checkpoint's root, and lead from it to the latest signed checkpoint.
@@ -26,6 +28,7 @@ import psycopg
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import IntegrityError, NotFoundError
+from engine.report import timestamp as signature_timestamp
 from engine.report.pdf import PdfFacts, parse_envelope, read_pdf
 from engine.report.view import attachment_name
 from engine.trail import standalone_verify as evidence_verify
@@ -61,6 +64,8 @@ class PdfVerifyReport(BaseModel):
     ok: bool
     trail_checked: bool
     signature: dict[str, Any] = Field(description="The PDF signature: byte range, signer, trust path")
+    level: str = Field(default="B-B", description="PAdES level: B-B, or B-T with a trusted signature timestamp")
+    timestamp: signature_timestamp.Timestamp | None = Field(default=None, description="The signature timestamp, if any")
     proofs: list[dict[str, Any]] = Field(description="Records proven included in a signed checkpoint")
     changes: list[str] = Field(description="What differs from the signed revision, when the file was changed")
     consistency: list[dict[str, Any]] = Field(description="Each embedded checkpoint against the live log")
@@ -201,19 +206,23 @@ def issued_record(conn: psycopg.Connection, sha256: str) -> dict[str, Any] | Non
 
 def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key: Any = None,
                trust: list[Any] | None = None, witnesses: list[evidence_verify.WitnessKey] | None = None,
-               min_witnesses: int = 0) -> PdfVerifyReport:
-    """Check a report PDF: signature and proofs (offline, with `public_key`), embedded records, and the
-    trail when `conn` is given. With `witnesses` (name, key) pinned, each checkpoint the records are proven in
+               min_witnesses: int = 0, cert_keys: Any = None, tsa_trust: list[Any] | None = None) -> PdfVerifyReport:
+    """Check a report PDF: signature and proofs (offline, with `public_key`: one key or the log's keys across
+    rotations), embedded records, and the trail when `conn` is given. The signer certificate must be issued by
+    `cert_keys` (by `public_key` when None, an installation with one key). A signature timestamp is checked
+    against `tsa_trust`. With `witnesses` (name, key) pinned, each checkpoint the records are proven in
     must carry valid cosignatures from `min_witnesses` of them. Raises IntegrityError when the file is not a
     readable PDF."""
     data = path.read_bytes()
-    problems: list[str] = []
+    stamp = signature_timestamp.check(data, tsa_trust or [])
+    problems: list[str] = list(stamp.problems)
     offline = evidence_verify.Result(file=str(path))
     if public_key is None:
         problems.append("no public key of the trail to check the signature and checkpoints with: give "
                         "--public-key (the PEM from 'evidence trail public-key')")
     else:
-        offline = evidence_verify.verify_report(data, public_key, trust or [], name=str(path))
+        offline = evidence_verify.verify_report(data, public_key, trust or [], str(path), cert_keys,
+                                                stamp.trusted_time)
         if witnesses:
             evidence_verify.check_witnesses(offline, witnesses, min_witnesses)
         problems += offline.problems
@@ -250,6 +259,7 @@ def verify_pdf(path: Path, conn: psycopg.Connection | None = None, *, public_key
                             "record; ask for the report again ('evidence report AUD-…')")
     ok = not problems and bool(records) and all(r.ok for r in records) and bool(offline.records)
     return PdfVerifyReport(file=str(path), ok=ok, trail_checked=conn is not None, signature=signature, issued=issued,
+                           level=stamp.level, timestamp=stamp if stamp.time or stamp.problems else None,
                            proofs=offline.records, changes=changes, consistency=consistency, records=records,
                            witnesses=offline.witnesses,
                            problems=list(dict.fromkeys(problems)))
