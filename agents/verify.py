@@ -319,6 +319,20 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # chosen passages, see engine.relevance.scorer), not the one `judge` uses for a text alone.
     gate = float(model.thresholds["gate_selected"]) if model is not None else 0.0
     confident = float(model.thresholds.get("gate_confident", 1.0)) if model is not None else 1.0
+    decided = _gate_head(eligible, model, chunks)
+    head_cut = float(model.thresholds.get("gate_head", 1.0)) if decided else 1.0
+
+    def passes(key: tuple[int, str], relevance: float) -> bool:
+        if decided:
+            return decided[key] >= head_cut
+        return passage[key] >= gate or relevance >= confident
+
+    def below(key: tuple[int, str], relevance: float) -> str:
+        if decided:
+            return (f"the gate scores its passage {decided[key]:.3f}, below the gate ({head_cut:.3f}; ranking "
+                    f"{relevance:.3f}, the passage alone {passage[key]:.3f})")
+        return f"its passage's relevance {passage[key]:.3f} is below the gate ({gate:.3f})"
+
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
@@ -328,12 +342,11 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # passage that speaks of its subject and states a duty is one of the duties asked for.
     topics = {p.index: broad_topic(p.question) for _, p, _ in eligible if is_broad(p.question)}
     anchored = {part.index for req, part, ranked in eligible
-                if part.index in topics and ranked.selected
-                and (passage[(part.index, req.chunk_id)] >= gate or ranked.relevance >= confident)}
+                if part.index in topics and ranked.selected and passes((part.index, req.chunk_id), ranked.relevance)}
     held: dict[str, set[str]] = {}  # each passage's terms, read once
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
-        further = (part.index in anchored and passage[key] < gate and ranked.relevance < confident
+        further = (part.index in anchored and not passes(key, ranked.relevance)
                    and _further_duty(topics[part.index], req, held.setdefault(
                        req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits))
         if asks_time(part.question) and not states_time(req.exact_quote, part.question):
@@ -342,10 +355,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         elif leans_on_context(req.exact_quote):
             out[req.requirement_id] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
-        elif passage[key] < gate and ranked.relevance < confident and not further:
-            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
-                                              f"its passage's relevance {passage[key]:.3f} is below the gate "
-                                              f"({gate:.3f})", score, part.index, ranked.relevance)
+        elif not passes(key, ranked.relevance) and not further:
+            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
+                                              part.index, ranked.relevance)
         elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
             out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                               f"another sentence of the same passage answers more directly "
@@ -357,12 +369,41 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                 requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
-                          f"{part.best:.3f}) and the sentence {score:.3f}" + (
-                              f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but "
-                              + ("it states a further duty on the broad question's subject, which another passage "
-                                 "of this part answers" if further else
-                                 f"the ranking is sure of it (at least {confident:.3f})") if passage[key] < gate
-                              else ""))
+                          f"{part.best:.3f}) and the sentence {score:.3f}" + _passed_because(
+                              key, further, decided, head_cut, passage, gate, confident))
+    return out
+
+
+def _passed_because(key: tuple[int, str], further: bool, decided: dict[tuple[int, str], float], head_cut: float,
+                    passage: dict[tuple[int, str], float], gate: float, confident: float) -> str:
+    """The end of a verified quote's rationale: what let its passage through the gate. Pure."""
+    duty = "it states a further duty on the broad question's subject, which another passage of this part answers"
+    if decided:
+        return (f"; the gate scores its passage {decided[key]:.3f} (threshold {head_cut:.3f})"
+                + (f", under it, but {duty}" if further else ""))
+    if passage[key] >= gate:
+        return ""
+    return (f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but "
+            + (duty if further else f"the ranking is sure of it (at least {confident:.3f})"))
+
+
+def _gate_head(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+               chunks: dict[str, EvidenceItem]) -> dict[tuple[int, str], float]:
+    """The gate head's probability for each (part, passage) at the gate ({} where the model has no gate head
+    or cannot compute its inputs: the pair head and the ranking decide then). Each part's passages are weighed
+    beside the best ranking probability among them."""
+    if model is None:
+        return {}
+    out: dict[tuple[int, str], float] = {}
+    for index in dict.fromkeys(p.index for _, p, _ in eligible):
+        mine = {r.chunk_id: (p, k) for r, p, k in eligible if p.index == index}
+        ids = list(mine)
+        relevances = [mine[c][1].relevance for c in ids]
+        probs = model.gate_probabilities(mine[ids[0]][0].question, [chunks[c]["text"] for c in ids], relevances,
+                                         max(relevances))
+        if probs is None:
+            return {}
+        out.update({(index, c): p for c, p in zip(ids, probs, strict=True)})
     return out
 
 

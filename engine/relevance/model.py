@@ -20,7 +20,16 @@ from threadpoolctl import ThreadpoolController
 
 from engine.relevance.cross import CrossEncoder, load_cross_encoder
 from engine.relevance.encoder import OnnxEncoder, late_interaction
-from engine.relevance.scorer import CROSS, LATE_INTERACTION, Head, Scorer, load_scorer, pair_features, sigmoid
+from engine.relevance.scorer import (
+    CROSS,
+    LATE_INTERACTION,
+    Head,
+    Scorer,
+    gate_features,
+    load_scorer,
+    pair_features,
+    sigmoid,
+)
 
 VECTOR_CACHE_SIZE = 2048  # texts' pooled vectors (float32, 1.5 KB each) that `cosines` encoded
 TOKEN_CACHE_SIZE = 512  # passages' token vectors kept (float16, about 70 KB each): research steps re-rank them
@@ -193,6 +202,30 @@ class RelevanceModel:
         rows = [pair_features(question, t, c, h)
                 for t, c, h in zip(texts, self.cosines(question, texts), headings, strict=True)]
         return [float(p) for p in sigmoid(self.scorer.pair_logits(rows))]
+
+    def gate_rows(self, question: str, texts: Sequence[str], relevances: Sequence[float], best: float
+                  ) -> list[dict[str, float]] | None:
+        """The gate head's features (`scorer.gate_features`) of passages the selection chose for `question`,
+        with their ranking probabilities (`relevances`) and the part's best (`best`); None where the gate head
+        cannot be computed (no cross-encoder is loaded)."""
+        if self.cross is None or not texts:
+            return None
+        rows = [pair_features(question, t, c) for t, c in zip(texts, self.cosines(question, texts), strict=True)]
+        logits = self.scorer.pair_logits(rows)
+        return [gate_features(lg, x, m, r, best, pf["coverage"]) for lg, x, m, r, pf in zip(
+            logits, self.cross_scores(question, texts), self.late_interactions(question, texts), relevances, rows,
+            strict=True)]
+
+    def gate_probabilities(self, question: str, texts: Sequence[str], relevances: Sequence[float], best: float
+                           ) -> list[float] | None:
+        """Probability that each chosen passage answers its part, by the gate head (None: no gate head to use,
+        or no cross-encoder: `gate_rows`)."""
+        if self.scorer.gate is None:
+            return None
+        rows = self.gate_rows(question, texts, relevances, best)
+        if rows is None:
+            return None
+        return [float(p) for p in sigmoid(self.scorer.gate.logits(rows))]
 
     def rank(self, question: str, candidates: Sequence[dict[str, Any]], *, context: bool = True) -> list[float]:
         """Probability that each candidate of a ranked list answers the question (rerank, selection).

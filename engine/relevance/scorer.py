@@ -79,6 +79,28 @@ OFF_TOPIC_PASS = 0.15  # most of off-topic passages that gate_selected may let t
 # the lowest value that the best of a list retrieved for another document's question reaches for at most
 # FOREIGN_CONFIDENT of calibration questions; 1.0 (never) until calibrated.
 FOREIGN_CONFIDENT = 0.01
+# The gate head (where fitted) decides for a passage the selection chose whether it answers its part, in place
+# of the pair head alone at `gate_selected` and the ranking at `gate_confident`: it reads both beside what reads
+# question and passage together (the cross-encoder's logit, late interaction) and the passage's place in its
+# part (its ranking probability's logit, and its gap to the part's best). Fitted on chosen passages of ObliQA's
+# calibration questions and of every development corpus (bench/calibrate_gate.py), so that no scale fitted
+# on one corpus's wording vetoes the ranking's best passage on another; its threshold is `gate_head`.
+GATE_FEATURES = ("pair_logit", CROSS, LATE_INTERACTION, "rank_logit", "rank_gap", "coverage")
+
+
+def _logit(p: float) -> float:
+    p = min(max(float(p), 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def gate_features(pair_logit: float, cross: float, maxsim: float, relevance: float, best: float,
+                  coverage: float) -> dict[str, float]:
+    """The gate head's inputs for one chosen passage: its pair logit, cross-encoder logit and MaxSim, its
+    ranking probability (`relevance`) as a logit and its logit gap to the part's best (`best`), and the share
+    of the question's key terms it holds. Pure."""
+    return {"pair_logit": float(pair_logit), CROSS: float(cross), LATE_INTERACTION: float(maxsim),
+            "rank_logit": _logit(relevance), "rank_gap": _logit(relevance) - _logit(max(best, relevance)),
+            "coverage": float(coverage)}
 
 
 def _pairs(terms: list[str]) -> set[tuple[str, str]]:
@@ -170,11 +192,18 @@ class Head:
 
     @classmethod
     def fit(cls, rows: Sequence[dict[str, float]], labels: Sequence[int], features: Sequence[str], *,
-            l2: float = 1.0, iterations: int = 50) -> Head:
-        """Newton's method on the L2-penalized log loss (deterministic)."""
+            l2: float = 1.0, iterations: int = 50, weights: Sequence[float] | None = None) -> Head:
+        """Newton's method on the L2-penalized log loss (deterministic); `weights` weigh the rows (each
+        corpus as much as another, say), standardizing by the weighted mean and deviation."""
         x = np.array([[r[f] for f in features] for r in rows], dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)
-        mean, scale = x.mean(axis=0), x.std(axis=0)
+        if weights is None:
+            mean, scale = x.mean(axis=0), x.std(axis=0)
+            v = np.ones(len(x))
+        else:
+            v = np.asarray(weights, dtype=np.float64) * len(x) / float(np.sum(weights))
+            mean = np.average(x, axis=0, weights=v)
+            scale = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=v))
         scale[scale < 1e-9] = 1.0
         z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
         w = np.zeros(z.shape[1])
@@ -182,8 +211,8 @@ class Head:
         penalty[-1, -1] = 0.0
         for _ in range(iterations):
             p = 1.0 / (1.0 + np.exp(-(z @ w)))
-            grad = z.T @ (p - y) + penalty @ w
-            hess = (z * (p * (1 - p))[:, None]).T @ z + penalty
+            grad = z.T @ (v * (p - y)) + penalty @ w
+            hess = (z * (v * p * (1 - p))[:, None]).T @ z + penalty
             step = np.linalg.solve(hess, grad)
             w -= step
             if np.abs(step).max() < 1e-8:
@@ -213,6 +242,7 @@ class Scorer:
     rank_pooled: Head | None = None  # the rank head without late interaction (Settings.late_interaction off)
     rank_late: Head | None = None  # with late interaction, without the cross-encoder (Settings.cross_encoder off)
     context: Head | None = None  # the second stage over a list with positions (CONTEXT_RANK_FEATURES)
+    gate: Head | None = None  # the gate over chosen passages (GATE_FEATURES), at thresholds["gate_head"]
 
     def __post_init__(self) -> None:
         # The gate for chosen passages is the gate itself until calibrated: every scorer has both, and a
@@ -265,6 +295,7 @@ class Scorer:
                 "rank_pooled": self.rank_pooled.as_dict() if self.rank_pooled else None,
                 **({"rank_late": self.rank_late.as_dict()} if self.rank_late else {}),
                 **({"context": self.context.as_dict()} if self.context else {}),
+                **({"gate": self.gate.as_dict()} if self.gate else {}),
                 "thresholds": self.thresholds, "info": self.info}
 
     def save(self, directory: Path) -> Path:
@@ -298,7 +329,8 @@ def load_scorer(directory: Path) -> Scorer:
     return Scorer(pair=pair, rank=_head(data.get("rank")), thresholds=thresholds,
                   name=data.get("name", "relevance-scorer"), sha256=hashlib.sha256(raw).hexdigest(),
                   info=data.get("info", {}), rank_pooled=_head(data.get("rank_pooled")),
-                  rank_late=_head(data.get("rank_late")), context=_head(data.get("context")))
+                  rank_late=_head(data.get("rank_late")), context=_head(data.get("context")),
+                  gate=_head(data.get("gate")))
 
 
 def balanced_accuracy(labels: Sequence[int], predicted: Sequence[bool]) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -327,12 +328,18 @@ def _one_quote(text: str, source_type: str, modality: Modality) -> tuple[dict, R
 class _PairModel:
     """The relevance model as Verify reads it: thresholds, and one pair probability for every text."""
 
-    def __init__(self, pair: float, **thresholds: float) -> None:
-        self.pair = pair
+    def __init__(self, pair: float, gate: float | None = None, **thresholds: float) -> None:
+        self.pair, self.gate = pair, gate  # gate: the gate head's probability for every passage (None: no head)
         self.thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.3, "select_max": 3, **thresholds}
+        self.gate_calls: list[tuple[str, list[float], float]] = []
 
     def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
         return [self.pair] * len(texts)
+
+    def gate_probabilities(self, question: str, texts: list[str], relevances: list[float], best: float
+                           ) -> list[float] | None:
+        self.gate_calls.append((question, list(relevances), best))
+        return None if self.gate is None else [self.gate] * len(texts)
 
 
 def _verify_one(question: str, chunk: dict, req: Requirement, model: _PairModel, relevance: float) -> object:
@@ -368,6 +375,42 @@ def test_a_passage_the_ranking_is_sure_of_passes_the_gate_whatever_the_pair_head
     unsure = _verify_one(question, chunk, req, model, 0.7)
     assert not unsure.verified and unsure.rejection_reason == "does_not_address_question"
     assert "below the gate (0.200)" in unsure.rationale
+
+
+def test_the_gate_head_decides_in_place_of_the_pair_head_and_the_ranking() -> None:
+    """With a gate head, its probability against `gate_head` decides: a passage the pair head scores low passes
+    when the gate head is over its threshold, and one the ranking is sure of is refused under it; the reason
+    names the gate head's score and both others."""
+    chunk, req = _one_quote("Your licence is reinstated if you cure the violation within 30 days after the notice.",
+                            "contract", Modality.NONE)
+    question = "How can a terminated licence be reinstated?"
+    passes = _PairModel(0.01, gate=0.6, gate_selected=0.2, gate_confident=0.75, gate_head=0.4)
+    cited = _verify_one(question, chunk, req, passes, 0.3)
+    assert cited.verified and "the gate scores its passage 0.600 (threshold 0.400)" in cited.rationale
+    assert passes.gate_calls == [(question, [0.3], 0.3)]
+    refused = _verify_one(question, chunk, req, _PairModel(0.9, gate=0.2, gate_selected=0.2, gate_confident=0.75,
+                                                           gate_head=0.4), 0.95)
+    assert not refused.verified and refused.rejection_reason == "does_not_address_question"
+    assert "the gate scores its passage 0.200, below the gate (0.400; ranking 0.950, the passage alone 0.900)" \
+        in refused.rationale
+
+
+def test_without_a_gate_head_the_pair_head_and_the_ranking_decide() -> None:
+    chunk, req = _one_quote("A firm must review its client files at least once a year.", "regulation",
+                            Modality.OBLIGATION)
+    model = _PairModel(0.3, gate=None, gate_selected=0.2, gate_head=0.99)
+    assert _verify_one("How often must client files be reviewed?", chunk, req, model, 0.5).verified
+
+
+def test_gate_features_read_the_ranking_as_logits_beside_the_parts_best() -> None:
+    from engine.relevance.scorer import GATE_FEATURES, gate_features
+
+    row = gate_features(-1.5, 2.0, 0.6, relevance=0.5, best=0.8, coverage=0.25)
+    assert tuple(row) == GATE_FEATURES
+    assert row["rank_logit"] == pytest.approx(0.0, abs=1e-9)
+    assert row["rank_gap"] == pytest.approx(-math.log(4), abs=1e-6)  # logit(0.5) - logit(0.8)
+    assert gate_features(0.0, 0.0, 0.0, relevance=0.9, best=0.5, coverage=0.0)["rank_gap"] == 0.0  # the best
+    assert math.isfinite(gate_features(0.0, 0.0, 0.0, relevance=1.0, best=1.0, coverage=0.0)["rank_logit"])
 
 
 def test_a_scorer_without_gate_selected_uses_the_gate(tmp_path) -> None:
