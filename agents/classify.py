@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agents.runtime import llm_or_rules
 from agents.state import ResearchState
 from engine.terms import tokenize
 
@@ -46,8 +47,6 @@ class ClassifyReply(BaseModel):
 
 
 def classify_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
-    from agents.runtime import llm_or_rules
-
     stem = state["stem"]
     kind, fallbacks = llm_or_rules(deps, "classify", "classify", ClassifyReply,
                                    rules=lambda: classify_question(stem), accept=lambda r: r.question_type,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from agents.state import EvidenceItem
-from engine.search import references
+from engine.search import references, store
 from engine.terms import STOPWORDS
 
 if TYPE_CHECKING:
@@ -62,8 +62,6 @@ def resolve(conn: psycopg.Connection, chunk: EvidenceItem, ref: tuple[str, str, 
 def expand(conn: psycopg.Connection, evidence: list[EvidenceItem], *, visited: set[str], depth: int = 2,
            char_budget: int = 4000) -> list[EvidenceItem]:
     """Evidence items for the chunks cited by `evidence`, breadth first, within depth and budget."""
-    from engine.search import store
-
     added: list[EvidenceItem] = []
     frontier = list(evidence)
     spent = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agents.select import relevance_model
 from agents.state import EvidenceItem, ResearchState, ResearchStep
 from engine.config import ResearchStepSettings
 from engine.terms import key_terms, tokenize
@@ -62,8 +63,6 @@ def evaluate_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     current = state["current"]
     found = set(current.get("found", []))
     hits = [e for e in state["evidence"] if e["chunk_id"] in found]
-    from agents.select import relevance_model
-
     limits = deps.settings.research
     confidence = step_confidence(current["aspect"], hits, model=relevance_model(deps), limits=limits)
     status = "completed" if confidence >= deps.settings.research_threshold else "failed"

@@ -43,6 +43,7 @@ from agents.guard_rules import (
     VERDICT,
     YOU,
 )
+from agents.runtime import llm_or_rules
 from agents.state import ResearchState
 from engine.text import normalize_ws
 
@@ -221,8 +222,6 @@ class GuardReply(BaseModel):
 
 def guard_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Refuse adversarial questions (recorded in state); legal topics pass."""
-    from agents.runtime import llm_or_rules
-
     if not deps.settings.guard_enabled:
         return {"rejected": False, "rejection_reason": None}
     rules_verdict = screen(state["question"])

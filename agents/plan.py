@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from agents.classify import concepts
 from agents.state import ResearchState
+from engine.ingest.language import question_language
+from engine.search import store
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -71,9 +73,6 @@ def plan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
 
 def prepare_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Options stripped; the question's language detected and compared with the corpus's."""
-    from engine.ingest.language import question_language
-    from engine.search import store
-
     stem, options = strip_options(state["question"])
     return {"stem": stem, "options": options, "iterations": 0,
             "language": question_language(stem, store.current_languages(deps.conn)),

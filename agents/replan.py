@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.evaluate import uncovered_terms
+from agents.runtime import llm_or_rules
 from agents.state import ResearchState, ResearchStep
 from engine.config import ResearchStepSettings, Settings
 
@@ -82,9 +84,6 @@ def limits_from(settings: Any) -> Limits:
 
 def replan_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
     """Rules decide; an LLM may choose among the same moves, but cannot skip or break the limits."""
-    from agents.evaluate import uncovered_terms
-    from agents.runtime import llm_or_rules
-
     limits = limits_from(deps.settings)
     rules_decision = decide(state, limits, uncovered_terms(state["stem"], state["evidence"]))
 

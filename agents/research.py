@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.rows import dict_row
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.deps import Deps
@@ -50,9 +53,6 @@ class ResearchResult(BaseModel):
 @contextmanager
 def postgres_checkpointer(settings: Settings) -> Iterator[Any]:
     """LangGraph's PostgresSaver on its own connection to the engine's database."""
-    import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
-    from psycopg.rows import dict_row
 
 
     with psycopg.connect(database_url(settings), autocommit=True, prepare_threshold=0,

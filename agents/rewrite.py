@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.runtime import llm_or_rules
 from agents.state import ResearchState
+from engine.search.spelling import correct, english_words
 from engine.terms import QUERY_STOPWORDS, STOPWORDS, stem
 
 if TYPE_CHECKING:
@@ -94,8 +96,6 @@ class RewriteReply(BaseModel):
 
 def spelled(deps: Deps, aspect: str) -> tuple[str, list[tuple[str, str]]]:
     """The aspect with words unknown to the corpus corrected from its vocabulary (engine.search.spelling)."""
-    from engine.search.spelling import correct, english_words
-
     conn, settings = getattr(deps, "conn", None), getattr(deps, "settings", None)
     if conn is None:
         return aspect, []
@@ -105,8 +105,6 @@ def spelled(deps: Deps, aspect: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def rewrite_node(state: ResearchState, deps: Deps) -> dict[str, Any]:
-    from agents.runtime import llm_or_rules
-
     current = state["current"]
     tried = state["memory"].get("queries_tried", [])
     texts = [e["text"] for e in state["evidence"][:8]]

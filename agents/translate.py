@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.runtime import evidence_allowance, llm_or_rules_within
 from engine.ingest.language import UNDETERMINED, detect, language_name
 from engine.text import normalize_ws
 
@@ -46,8 +47,6 @@ def accepted(reply: TranslateReply, corpus: str) -> str | None:
 
 def relevance_question(state: EvidenceState, deps: Deps) -> tuple[str, list[str], int]:
     """(the question to select and gate passages against, fallbacks, LLM calls spent)."""
-    from agents.runtime import evidence_allowance, llm_or_rules_within
-
     stem = state["stem"]
     language = state.get("language")
     if deps.llm is None or not needs_translation(language):

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from engine.config import SOURCE_TYPES
+from engine.config import SOURCE_TYPES, Settings
 from engine.errors import ConfigError
 
 # Settings an audit definition may override (retrieval and research knobs, never paths or secrets).
@@ -84,8 +84,6 @@ class AuditDefinition(BaseModel):
         unknown = sorted(set(value) - OVERRIDABLE)
         if unknown:
             raise ValueError(f"cannot override {unknown}; allowed: {sorted(OVERRIDABLE)}")
-        from engine.config import Settings
-
         out: dict[str, Any] = {}
         for key, raw in value.items():
             field = Settings.model_fields[key]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
@@ -13,9 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from engine import db as dbmod
 from engine.batch import store as batch_store
+from engine.batch.checklist import FAIL_ON, load_definition
+from engine.batch.oscal import export_batch
+from engine.batch.results import compare, outcome
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import Settings, secret_values
 from engine.errors import ExitCode, redact
+from engine.search.embeddings import Embedder
 from engine.trail.record import default_actor
 
 audit_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
@@ -55,8 +60,16 @@ class _Display:
             self.progress.console.print(f"[red]worker error:[/] {escape(redact(str(event[2]), secret_values()))}")
 
 
+def _runner() -> ModuleType:
+    """`engine.batch.runner`, imported when a batch is started or worked on: its workers answer through the
+    research graph (LangGraph, LangChain; about 1.5 s), which `evidence --help` need not wait for."""
+    from engine.batch import runner
+
+    return runner
+
+
 def _execute(cfg: Settings, batch_id: str, workers: int, quiet: bool) -> None:
-    from engine.batch.runner import run_batch
+    runner = _runner()
 
     with dbmod.connection(cfg) as conn:
         items = batch_store.items(conn, batch_id)
@@ -64,11 +77,10 @@ def _execute(cfg: Settings, batch_id: str, workers: int, quiet: bool) -> None:
     columns = (TextColumn("question"), MofNCompleteColumn(), BarColumn(), TextColumn("{task.description}"),
                TextColumn("[dim]{task.fields[node]}[/]"), TimeElapsedColumn())
     with Progress(*columns, console=err, disable=quiet or not err.is_terminal) as progress:
-        run_batch(cfg, batch_id, workers=workers, emit=_Display(progress, len(items), done))
+        runner.run_batch(cfg, batch_id, workers=workers, emit=_Display(progress, len(items), done))
 
 
 def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fail_on: str | None) -> int:
-    from engine.batch.results import outcome
 
     with dbmod.connection(cfg) as conn:
         result = outcome(conn, batch_id, fail_on=fail_on)
@@ -106,7 +118,7 @@ def _finish(cfg: Settings, batch_id: str, *, pdf: Path | None, as_json: bool, fa
 
 
 def _batch_pdf(conn: Any, batch_id: str, result: Any, path: Path) -> None:
-    from engine.report.render import write_batch_pdf
+    from engine.report.render import write_batch_pdf  # the PDF stack (Jinja2, WeasyPrint, signing): not for --help
 
     batch = batch_store.get(conn, batch_id)
     finished = [i["finished_at"] for i in batch_store.items(conn, batch_id) if i["finished_at"]]
@@ -128,8 +140,7 @@ def run_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")]
             fail_on: Annotated[str | None, typer.Option("--fail-on", help=FAIL_ON_HELP)] = None,
             actor: Annotated[str | None, typer.Option("--actor")] = None) -> None:
     """Answer every question of a checklist (each a full audit), then write the batch report."""
-    from engine.batch.checklist import FAIL_ON, load_definition
-    from engine.batch.runner import start_batch
+    runner = _runner()
 
     if fail_on is not None and fail_on not in FAIL_ON:
         raise typer.BadParameter(f"--fail-on must be one of {', '.join(FAIL_ON)}")
@@ -138,7 +149,7 @@ def run_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml")]
         cfg = settings()
         parsed, sha = load_definition(definition)
         with dbmod.connection(cfg) as conn:
-            batch_id = start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
+            batch_id = runner.start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
         err.print(f"batch {batch_id}: {len(parsed.questions)} question(s) "
                   f"(if interrupted: evidence audit resume {batch_id})", highlight=False)
         _execute(cfg, batch_id, workers, as_json)
@@ -153,14 +164,13 @@ def start_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml"
               actor: Annotated[str | None, typer.Option("--actor")] = None) -> None:
     """Create the batch of a checklist without answering it: `evidence audit worker BATCH` on any machine
     sharing the database answers it."""
-    from engine.batch.checklist import load_definition
-    from engine.batch.runner import start_batch
+    runner = _runner()
 
     def body() -> int:
         cfg = settings()
         parsed, sha = load_definition(definition)
         with dbmod.connection(cfg) as conn:
-            batch_id = start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
+            batch_id = runner.start_batch(conn, cfg, parsed, path=definition, sha256=sha, actor=actor)
         if as_json:
             emit_json({"batch_id": batch_id, "questions": len(parsed.questions)})
         else:
@@ -176,12 +186,11 @@ def start_cmd(definition: Annotated[Path, typer.Argument(help="audits/NAME.yaml"
 def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Answer questions of a batch until every one is recorded (run one or more per machine; they share the
     queue in PostgreSQL). A worker that dies has its question taken over by another."""
-    from engine.batch.runner import new_worker_id, work
-    from engine.search.embeddings import Embedder
+    runner = _runner()
 
     def body() -> int:
         cfg = settings()
-        worker_id = new_worker_id()
+        worker_id = runner.new_worker_id()
 
         def emit(event: tuple[Any, ...]) -> None:
             if as_json or event[0] == "node":
@@ -192,7 +201,7 @@ def worker_cmd(batch_id: str, as_json: Annotated[bool, typer.Option("--json")] =
                 err.print(f"{worker_id}: {event[0]} {event[1]} -> {redact(str(event[2]), secret_values())}",
                           highlight=False, markup=False)
 
-        answered = work(batch_id, cfg, Embedder.from_settings(cfg), emit, worker_id=worker_id)
+        answered = runner.work(batch_id, cfg, Embedder.from_settings(cfg), emit, worker_id=worker_id)
         if as_json:
             emit_json({"worker": worker_id, "batch_id": batch_id, "answered": answered})
         else:
@@ -291,7 +300,6 @@ def skip_cmd(batch_id: str, questions: Annotated[list[str], typer.Argument(help=
 @audit_app.command("compare")
 def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """What changed between two runs of the same checklist, question by question."""
-    from engine.batch.results import compare
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:
@@ -319,7 +327,6 @@ def compare_cmd(batch_a: str, batch_b: str, as_json: Annotated[bool, typer.Optio
 def export_cmd(batch_id: str,
                oscal: Annotated[Path, typer.Option("--oscal", help="OSCAL Assessment Results JSON to write")]) -> None:
     """Export a batch as an OSCAL Assessment Results document."""
-    from engine.batch.oscal import export_batch
 
     def body() -> int:
         with dbmod.connection(settings()) as conn:

@@ -17,9 +17,11 @@ import click
 import psycopg
 import typer
 from rich.console import Console
+from rich.text import Text
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
+from engine.cli import logs
 from engine.config import Settings, load_settings, secret_values
 from engine.errors import EngineError, ExitCode, redact
 
@@ -62,8 +64,6 @@ def run(fn: Callable[[], int | None]) -> None:
     status 1, never in a traceback that shows local variables such as settings. Logging is set up
     here, once per command (engine.cli.logs).
     """
-    from engine.cli import logs
-
     try:
         logs.configure()
         code = fn() or ExitCode.SUCCESS
@@ -89,8 +89,6 @@ def run(fn: Callable[[], int | None]) -> None:
 
 
 def print_lines(lines: list[Any]) -> None:
-    from rich.text import Text
-
     for line in lines:
         out.print(Text(line.text, style=line.style))
 

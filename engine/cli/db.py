@@ -14,6 +14,8 @@ from engine import embedded_db
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run
 from engine.config import load_settings
 from engine.errors import ExitCode, redact
+from engine.search import store
+from engine.search.embeddings import Embedder
 
 db_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                      help="The database (embedded PostgreSQL unless DATABASE_URL is set).")
@@ -72,7 +74,7 @@ def db_stop() -> None:
 @db_app.command("migrate")
 def db_migrate() -> None:
     """Apply pending schema migrations, and create LangGraph's checkpoint tables (as the schema's owner)."""
-    from agents.research import postgres_checkpointer
+    from agents.research import postgres_checkpointer  # the research graph (LangGraph): not for every command
 
     def body() -> int:
         settings = load_settings().model_copy(update={"auto_migrate": True})  # this command is the DDL
@@ -111,7 +113,6 @@ def db_grant(role: Annotated[str, typer.Argument(help="The runtime role (it must
 @db_app.command("prewarm")
 def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Load the search indexes into PostgreSQL's memory (after a restart; large corpora)."""
-    from engine.search import store
 
     def body() -> int:
         with dbmod.connection(load_settings()) as conn:
@@ -140,8 +141,7 @@ def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None
 @db_app.command("reembed")
 def db_reembed() -> None:
     """Re-embed every stored chunk with the configured embedder (after changing models)."""
-    from engine.ingest.pipeline import reembed
-    from engine.search.embeddings import Embedder
+    from engine.ingest.pipeline import reembed  # the format readers (pypdf, bs4, docx): not for --help
 
     def body() -> int:
         settings = load_settings()

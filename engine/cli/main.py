@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
@@ -20,8 +22,12 @@ from engine.cli.report import report_app
 from engine.cli.trail import trail_app
 from engine.cli.web import export_feedback, serve, user_app
 from engine.config import SOURCE_TYPES, load_settings
-from engine.errors import ExitCode, printable
+from engine.errors import ExitCode, InputError, printable
+from engine.ingest.citations import chunk_citation, derived_citation
+from engine.report import export as exports
+from engine.report.terminal import answer_lines, research_line
 from engine.text import normalize_ws
+from engine.trail import store as audit_trail
 
 # Plain click errors (not rich panels): an error line is never wrapped at the terminal's width, so a path
 # in it stays copyable; no traceback ever shows local variables (settings hold DATABASE_URL).
@@ -39,6 +45,14 @@ relevance_app.command("export-feedback")(export_feedback)
 
 
 PROGRESS_EVERY_S = 10.0  # without a terminal, a long ingest prints a progress line this often
+
+
+def _api() -> ModuleType:
+    """`engine.api`, imported when a command runs: it loads the research graph (LangGraph, LangChain; about
+    1.5 s), which `evidence --help` and the commands that answer nothing need not wait for."""
+    from engine import api
+
+    return api
 
 
 def _duration(seconds: float | None) -> str:
@@ -109,7 +123,7 @@ def ingest(
         "--follow-symlinks", help="Follow links inside a folder that point outside it (refused by default).")] = False,
 ) -> None:
     """Ingest documents: parse, chunk, embed and index them."""
-    from engine import api
+    api = _api()
 
     def body() -> int:
         load_settings()  # configuration errors first
@@ -139,8 +153,7 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Hits with their chunks and every score.")] = False,
 ) -> None:
     """Hybrid search over the current corpus (dense + BM25, fused): passages with citation, section and scores."""
-    from engine import api
-    from engine.ingest.citations import chunk_citation
+    api = _api()
 
     def body() -> int:
         hits = api.search(query, k=k, source_types=source_types or ())
@@ -175,7 +188,7 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
                   "--all-versions", help="Superseded versions too (they stay readable).")] = False) -> None:
     """List ingested documents, one per line with its full id (`evidence documents sections ID` lists a
     document's sections)."""
-    from engine import api
+    api = _api()
 
     if ctx.invoked_subcommand is not None:
         return
@@ -203,8 +216,7 @@ def document_sections(
 ) -> None:
     """List a document's sections in reading order: citation, the number `trail impact DOC#NUMBER` takes,
     and the section path."""
-    from engine import api
-    from engine.ingest.citations import derived_citation
+    api = _api()
 
     def body() -> int:
         doc, sections = api.document_sections(document)
@@ -256,7 +268,6 @@ def _print_metrics(result: Any) -> None:
 
 def print_answer(record: dict[str, Any], *, show_rejected: bool, verbose: bool, result: Any = None) -> None:
     """What `ask` and `resume` print: the answer of the recorded audit, and with --verbose how it was found."""
-    from engine.report.terminal import answer_lines, research_line
 
     if verbose and result is not None:
         _print_research(result)
@@ -287,7 +298,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       verbose: bool, actor: str | None = None, pdf: Path | None = None, *,
                       documents: list[str] | None = None, source_types: list[str] | None = None,
                       show_rejected: bool = False) -> int:
-    from engine import api
+    api = _api()
 
     load_settings()  # configuration errors before the spinner
     with err.status("starting", spinner="dots") as status:
@@ -305,7 +316,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
     if as_json:
         emit_json(audit.as_json())
     else:
-        from engine.llm.client import availability_line, usage_line
+        from engine.llm.client import availability_line, usage_line  # prompts (Jinja2): not for --help
 
         availability = availability_line(usage, result.fallbacks)
         if availability:  # with the llm backend, how far the LLM answered comes first
@@ -376,10 +387,6 @@ def export_cmd(
     One row per requirement: audit, REQ-ID, citation, verbatim quote, modality, verdict, cited, binding,
     document title, id, version and SHA-256, section, question, time.
     """
-    from engine.errors import InputError
-    from engine.report import export as exports
-    from engine.trail import store as audit_trail
-
     def body() -> int:
         if fmt not in exports.FORMATS:
             raise InputError(f"--format {fmt!r} is not one of {', '.join(exports.FORMATS)}")
@@ -393,8 +400,6 @@ def export_cmd(
         else:
             text = exports.to_csv(rows) if fmt == "csv" else exports.to_json(rows)
             if output is None:
-                import sys
-
                 sys.stdout.write(text)
                 return ExitCode.SUCCESS
             output.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,11 @@ from typing import Annotated
 import typer
 
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.config import default_model_dir
 from engine.errors import ExitCode, InputError
+from engine.relevance.cross import CROSS_DIR, train_cross
+from engine.relevance.pairs import read_pairs, split_of
+from engine.relevance.train import train
 
 relevance_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                             help="The learned relevance model: train it on labelled pairs, score a pair.")
@@ -40,9 +44,6 @@ def train_command(
     scorer and the gate threshold, the third is left for evaluation. Point EVIDENCE_RELEVANCE_MODEL
     at the written directory to use it, then run 'evidence db reembed'.
     """
-    from engine.config import default_model_dir
-    from engine.relevance.pairs import read_pairs
-    from engine.relevance.train import train
 
     def body() -> int:
         settings()  # configuration errors first
@@ -77,9 +78,6 @@ def train_cross_command(
     Only the questions of the training share (60%, the same split as 'train') are used. Then fit the
     rank head that reads it: bench/calibrate_relevance.py --model MODEL --write.
     """
-    from engine.config import default_model_dir
-    from engine.relevance.cross import CROSS_DIR, train_cross
-    from engine.relevance.pairs import read_pairs, split_of
 
     def body() -> int:
         settings()  # configuration errors first

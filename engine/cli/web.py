@@ -8,8 +8,15 @@ from typing import Annotated
 
 import typer
 
+from engine import db as dbmod
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.cli.logs import configure
+from engine.config import log_level
 from engine.errors import ConfigError, ExitCode, InputError
+from engine.relevance.pairs import write_pairs
+from engine.trail import store as audit_trail
+from engine.web import security, signoff
+from engine.web import store as web_store
 
 user_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                        help="Users of the web view (evidence serve): add them, give them API tokens.")
@@ -32,10 +39,6 @@ def user_add(
                                                                           "of standard input.")] = False,
 ) -> None:
     """Add a user; the password is asked for (twice) and stored as an Argon2id hash only."""
-    from engine import db as dbmod
-    from engine.web import security
-    from engine.web import store as web_store
-
     def body() -> int:
         if role not in web_store.ROLES:
             raise InputError(f"--role must be one of {', '.join(web_store.ROLES)}, not '{role}'")
@@ -54,10 +57,6 @@ def user_add(
 @user_app.command("token")
 def user_token(name: Annotated[str, typer.Argument(help="The user the token acts for.")]) -> None:
     """Make a bearer token for GET /api/* (printed once; only its SHA-256 is stored)."""
-    from engine import db as dbmod
-    from engine.web import security
-    from engine.web import store as web_store
-
     def body() -> int:
         token = security.new_secret()
         with dbmod.connection(settings()) as conn:
@@ -74,9 +73,6 @@ def user_token(name: Annotated[str, typer.Argument(help="The user the token acts
 @user_app.command("list")
 def user_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List users with their roles."""
-    from engine import db as dbmod
-    from engine.web import store as web_store
-
     def body() -> int:
         with dbmod.connection(settings()) as conn:
             rows = web_store.list_users(conn)
@@ -124,16 +120,13 @@ def serve(
     Behind a TLS proxy, give its address with --forwarded-allow-ips: its X-Forwarded-Proto then makes cookies
     Secure and its X-Forwarded-For names the client the login limit counts.
     """
-    import uvicorn
+    import uvicorn  # the web server and its app (FastAPI): only for this command
 
     from engine.web.app import create_app
 
     def body() -> int:
         if (tls_cert is None) != (tls_key is None):
             raise ConfigError("--tls-cert and --tls-key go together: give both for HTTPS, or neither")
-        from engine.cli.logs import configure
-        from engine.config import log_level
-
         configure(log_level(default="INFO"))  # the server's requests and denials are its log
         cfg = settings()
         if host not in ("127.0.0.1", "localhost", "::1") and tls_cert is None:
@@ -158,12 +151,6 @@ def export_feedback(
     out_path: Annotated[Path, typer.Option("--out", help="JSONL file to write (the format 'relevance train' reads).")],
 ) -> None:
     """Write reviewers' sign-offs and rejections, per requirement, as (question, passage, label) pairs."""
-    from engine import db as dbmod
-    from engine.relevance.pairs import write_pairs
-    from engine.trail import store as audit_trail
-    from engine.web import signoff
-    from engine.web import store as web_store
-
     def body() -> int:
         with dbmod.connection(settings()) as conn:
             rows = web_store.signoffs(conn)

@@ -4,10 +4,12 @@ offsets into that text."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
 import warnings
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,9 +35,6 @@ def sniff_format(data: bytes) -> str | None:
     if data.startswith(b"%PDF-"):
         return "pdf"
     if data.startswith(b"PK\x03\x04"):
-        import io
-        import zipfile
-
         try:
             return "docx" if "word/document.xml" in zipfile.ZipFile(io.BytesIO(data)).namelist() else None
         except (zipfile.BadZipFile, ValueError, OSError):
@@ -193,10 +192,7 @@ def _entities_as_text(root: Any) -> None:
 
 
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
-    import io
-    import zipfile
-
-    import docx
+    import docx  # each format's reader is loaded when a file of that format comes
 
     try:
         document = docx.Document(io.BytesIO(data))
@@ -226,13 +222,10 @@ def _unwrap_pdf(text: str) -> str:
 
 
 def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
-    import io
-
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    import pypdf
 
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             raise IngestError(str(path), "the PDF is encrypted",
                               "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
@@ -240,7 +233,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         info = reader.metadata
     except IngestError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+    except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
     text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)

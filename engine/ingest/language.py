@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.config import load_settings
@@ -73,7 +75,6 @@ def _identifier() -> Any:
 def _unpacked_identifier(cls: Any, packed: Path, cache: Path) -> Any:
     """The identifier from memory-mapped arrays under `cache`, unpacking them first when missing.
     Falls back to reading the packed model when the cache cannot be read or written."""
-    import numpy as np
     from py3langid.modelio import _to_array
 
     digest = hashlib.sha256(packed.read_bytes()).hexdigest()[:16]
@@ -90,10 +91,6 @@ def _unpacked_identifier(cls: Any, packed: Path, cache: Path) -> Any:
 
 def _unpack(packed: Path, folder: Path) -> None:
     """Write the model's arrays as .npy files; the folder appears whole (renamed into place) or not at all."""
-    import lzma
-
-    import numpy as np
-
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=folder.parent))
     try:

@@ -21,6 +21,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from engine.config import Settings, resource_dir
 from engine.errors import EngineError, InputError, NotFoundError
+from engine.web import routes_api, routes_auth, routes_live, routes_pages
 from engine.web.auth import Denied, Flashes, client_of
 from engine.web.backend import Backend
 from engine.web.jobs import Jobs
@@ -119,8 +120,6 @@ def create_app(settings: Settings, *, backend: Backend | None = None, login_atte
     `allowed_hosts`: the Host header values served (others get 400: a DNS-rebinding page cannot reach a
     loopback server); None serves any (tests, a library caller behind its own check).
     """
-    from engine.web import routes_api, routes_auth, routes_live, routes_pages
-
     owned = backend is None
     backend = backend or Backend(settings)
 

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
 
 from engine import api
 from engine import db as dbmod
@@ -52,9 +54,6 @@ class Backend:
 
     # -- connections -----------------------------------------------------------------------------
     def _open_pool(self) -> Any:
-        from pgvector.psycopg import register_vector
-        from psycopg_pool import ConnectionPool
-
         with dbmod.connection(self.settings):  # migrations (and pgvector) checked once
             pass
         return ConnectionPool(dbmod.database_url(self.settings), min_size=1, max_size=self._pool_size,
