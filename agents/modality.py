@@ -31,6 +31,19 @@ def rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
+_DATA_FILE = Path(__file__).with_name("requirement_verbs.json")
+
+
+def _subject_pattern() -> str:
+    """The persons laws and contracts lay duties on ('subjects' in the data file), singular or plural, the
+    longest first ("authorised person" before "person")."""
+    subjects = sorted(json.loads(_DATA_FILE.read_text(encoding="utf-8"))["subjects"], key=lambda w: (-len(w), w))
+    return "(?:" + "|".join(r"\s+".join(map(re.escape, s.split())) for s in subjects) + ")s?"
+
+
+_SUBJECT = _subject_pattern()
+# "... is to be regarded as", "... are to be interpreted as": how a text is read, not a duty
+_NOT_READING = r"(?!be\s+(?:considered|regarded|treated|interpreted|construed|read|understood)\b)"
 # Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
 _DEFINITION = rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
                   r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
@@ -43,16 +56,15 @@ _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|neces
                     r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
 _PROHIBITION = rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
                    r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
-                   r"\bprohibited\s+from\b", r"\bno\s+(?:person|firm|one|employee|controller)\s+(?:shall|may|must)\b",
+                   r"\bprohibited\s+from\b", rf"\bno\s+{_SUBJECT}\s+(?:shall|may|must)\b",
                    r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
 _OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
-                  r"\b(?:the\s+)?(?:firm|controller|person|authorised\s+person|licensee|operator|employee)s?\s+"
-                  r"(?:is|are)\s+to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
                   r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
                   # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
-                  r"\bexpects?\s+(?:\w+\s+){0,8}?to\s+(?!be\s+(?:considered|regarded|treated)\b)\w+",
+                  rf"\bexpects?\s+(?:\w+\s+){{0,8}}?to\s+{_NOT_READING}\w+",
                   r"\b(?:is|are)\s+expected\s+to\b",
                   r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
                   r"(?:that|to)\b",
@@ -71,7 +83,7 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, frozenset[str]]:
-    data = json.loads((Path(__file__).with_name("requirement_verbs.json")).read_text(encoding="utf-8"))
+    data = json.loads(_DATA_FILE.read_text(encoding="utf-8"))
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
             "acronyms": frozenset(data["acronyms"]),

@@ -53,6 +53,25 @@ def test_sentences_that_impose_no_duty_by_their_form(sentence: str) -> None:
     assert classify_modality(sentence) in (N, Modality.RECOMMENDATION)
 
 
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # "<subject> is to ..." and "No <subject> shall ...", with the subjects of the data file (agents/
+    # requirement_verbs.json), not one corpus's: ADGM rules, an EU act, a US rule, a policy set, a licence
+    ("If this has been the case, the Reporting Entity is to ensure that the information is disclosed.", OBL),
+    ("The processor is to notify the controller without undue delay.", OBL),
+    ("A covered entity is to retain the documentation for six years.", OBL),
+    ("Workforce members are to escalate issues to the security team.", OBL),
+    ("The Licensee is to return all copies on termination.", OBL),
+    ("No authorised person shall carry on a regulated activity without a licence.", P),
+    ("No processor may engage another processor without authorisation.", P),
+    # counter-examples: how a text is read, and a purpose, are not duties
+    ("The requirements pertaining to a Reporting Entity are to be interpreted as applying to a Listed Fund.", N),
+    ("The purpose of this policy is to protect customer data.", N),
+    ("Such a firm is to be regarded as a market maker.", N),
+], ids=lambda x: x if isinstance(x, Modality) else x[:30])
+def test_duties_laid_on_a_named_subject(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
+
+
 def _chunk(text: str, path: str) -> dict:
     return {"chunk_id": "c", "document_id": "d", "document_version": 1, "document_title": "T",
             "source_type": "regulation", "section_path": path, "section_heading": path, "text": text}
