@@ -7,15 +7,17 @@ held-out ObliQA questions), in two steps:
 * the passage: each part of the question cites only the chunks that `agents.select` put within the
   selection cut (close to the best-scoring chunk, above a floor); quotes of other chunks are
   rejected as `does_not_address_question`, with both scores in the rationale;
-* the quote: its passage must pass the gate (the pair head at `gate_selected`, the threshold
-  calibrated for passages the selection chose, unless the ranking scores the passage at least
-  `gate_confident`, which the best passage of an unrelated list rarely reaches: the pair head is
-  fitted to one corpus's wording, the ranking reads question and passage together); the pair head
-  scores each sentence against the part; within a passage, sentences far below its best one are set
-  aside, and code rules still apply: a question that asks for a time needs a quote that states one
-  (`requires_inference`), a quote that leans on preceding text ("such records") is `incomplete_quote`,
-  and a sentence that imposes nothing is cited only from a passage that imposes nothing either (a
-  definition or statement that answers; its modality is `none`).
+* the quote: its passage must pass the gate: the gate head (`engine.relevance.scorer.GATE_FEATURES`,
+  fitted on passages the selection chose on every development corpus, bench/calibrate_gate.py) at
+  `gate_head`, reading the pair head, the cross-encoder, late interaction and the passage's ranking
+  beside its part's best; where the scorer has no gate head or no cross-encoder is loaded, the pair
+  head at `gate_selected` (calibrated for chosen passages) unless the ranking scores the passage at
+  least `gate_confident`; the pair head scores each sentence against the part; within a passage,
+  sentences far below its best one are set aside, and code rules still apply: a question that asks
+  for a time needs a quote that states one (`requires_inference`), a quote that leans on preceding
+  text ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only
+  from a passage that imposes nothing either (a definition or statement that answers; its modality
+  is `none`).
 
 `judge(question, quote)` is the public, stable form of the same gate for one text alone (a sentence
 or a passage): the pair head against its calibrated threshold, then the time and context rules.
