@@ -49,7 +49,9 @@ _DEFINITION = rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A
                   r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
                   r"(?!\s+of\b))\b",  # "by means of" defines nothing; '"Work" shall mean' (licences) defines
                   r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
-                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b")
+                  r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b",
+                  # a legal effect, no one bound to act: "shall be deemed to have knowledge", "shall be construed as"
+                  r"\bshall\s+(?:mean|be\s+(?:deemed|construed|interpreted))\b")
 _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
                     r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
                     r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
@@ -58,7 +60,7 @@ _PROHIBITION = rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|can
                    r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
                    r"\bprohibited\s+from\b", rf"\bno\s+{_SUBJECT}\s+(?:shall|may|must)\b",
                    r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
-_OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are)\s+(?:required|obliged|obligated|bound)\s+to\b",
+_OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
                   rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
@@ -108,6 +110,12 @@ _FINITE = re.compile(r"^(?:is|are|was|were|has|have|had|will|would|can|could|may
 
 
 _WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IGNORECASE)
+# An aside in brackets that opens with a relative or conditional word: "(which may be electronic)"
+_ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+as)\b[^()]*\)", re.IGNORECASE)
+# may / can of possibility: what a thing may bring about, not what someone may do (not "allow", "reduce",
+# "increase": "the Regulator may allow offsets", "we may reduce the penalty" are powers)
+_POSSIBILITY = re.compile(r"\b(?:may|can|could|might|will)\s+(?:also\s+)?(?:assist|help|enable|result|lead|cause|"
+                          r"occur|affect|indicate|contribute|impact|arise|happen|exist)\b", re.IGNORECASE)
 _CLAUSE_WORDS = frozenset("when if where whenever unless before after until within that which who whose and or but "
                           "because so in on at by for from with".split())
 
@@ -127,8 +135,12 @@ def _imperative(text: str) -> Modality | None:
     if not body.rstrip().endswith((".", ";", ":", ")", "]")) and (
             len(words) < 4 or sum(w[0].isupper() for w in words[1:]) * 3 >= len(words) - 1):
         return None  # a title, not a sentence ("Determine Residence", "Issue directions for OTC Contracts")
-    if words[1].lower() == "that":
-        return Modality.OBLIGATION  # "Verify that ...", "Ensure that ..."
+    if words[1].lower() in ("that", "whether"):
+        return Modality.OBLIGATION  # "Verify that ...", "Ensure that ...", "Assess whether ..."
+    coordinated = [w.lower() for w in words[1:4]]
+    if coordinated[:1] in (["and"], ["or"]) and (coordinated[1:2] == ["or"] and coordinated[2:3] or coordinated[1:2]
+                                                 )[0] in _data()["verbs"]:
+        return Modality.OBLIGATION  # "Evaluate and adjust ...", "Implement and/or review ..."
     if words[1].lower() in _CLAUSE_WORDS or words[1].lower() == "of":
         return None  # "Transfer of data ...", "Change in circumstances": a noun
     if _WEAK_MODAL.search(" ".join(words[1:8])):
@@ -172,8 +184,8 @@ def _present_duty(text: str) -> bool:
     return False
 
 
-def classify_modality(sentence: str) -> Modality:
-    """The deontic force of a sentence.
+def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
+    """The deontic force of a sentence (`source_type`: the kind of document it stands in, where known).
 
     Handles negation and scope ("is not required to", "nothing in this rule requires" -> none),
     definitions that mention "must" without imposing it (none), conditional and passive forms
@@ -189,12 +201,40 @@ def classify_modality(sentence: str) -> Modality:
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
         if pattern.search(text):
             return modality
-    imperative = _imperative(text)
+    # Neither an aside ("maintain a written (which may be electronic) record") nor a possibility ("can assist",
+    # "may result in": what may happen, not what may be done) permits or recommends anything
+    aside = _ASIDE.sub(" ", text)
+    imperative = _imperative(aside)
     if imperative is not None:
         return imperative
+    plain = _POSSIBILITY.sub(" ", aside)
     for pattern, modality in ((_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
-        if pattern.search(text):
+        if pattern.search(plain):
             return modality
-    return Modality.OBLIGATION if _present_duty(text) or _PERIODIC_PASSIVE.search(text) else Modality.NONE
+    if _present_duty(text) or _PERIODIC_PASSIVE.search(text):
+        return Modality.OBLIGATION
+    return Modality.OBLIGATION if source_type in RULE_TEXT and _states_practice(text) else Modality.NONE
+
+
+# Documents whose statements of practice are their rules: a policy's "Backups are retained for 90 days" or a
+# standard's "Event logs are captured and stored in a consistent format" states what must be done, where a
+# statute's present tense describes. (Source types: engine.config.SOURCE_TYPES.)
+RULE_TEXT = frozenset({"policy", "standard"})
+# What a rule text's present tense states when it is not a rule: definitions, scope, purpose, description.
+_DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based|designed|intended|meant|located|"
+                        r"available|considered|known|called|referred|listed|shown|included|provided\s+in|set\s+out|"
+                        r"outlined|explained|summari[sz]ed|derived|expected|likely|able|subject)\b|"
+                        r"\b(?:applies|apply|purpose|scope|means|refers|describes|outlines|contains|consists)\b",
+                        re.IGNORECASE)
+_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?[a-z]+(?:ed|wn|en|pt|ne)\b|"
+                      r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
+                      r"\bis\s+(?:\w+ly\s+)?the\s+responsibility\s+of\b", re.IGNORECASE)
+
+
+def _states_practice(text: str) -> bool:
+    """In a rule text (a policy, a standard): a statement of practice in the present passive ("are documented
+    in contractual arrangements", "is maintained by the Security Officer") or of responsibility ("IT is
+    responsible for recovery"), and not a definition, scope or description. Pure."""
+    return bool(_PASSIVE.search(text)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
 
 

@@ -19,6 +19,7 @@ figures are held-out for the classifier as it stood when they were taken.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from engine.ingest.sentences import split_sentences  # noqa: E402
 
 LABELS = ROOT / "bench" / "modality" / "labels.yaml"
+CORPORA = ROOT / "bench" / "corpora"
 CLASSES = ["obligation", "prohibition", "permission", "recommendation", "none"]
 MIN_WORDS = 5
 
@@ -122,7 +124,26 @@ def _print_confusion(f: dict[str, Any]) -> None:
         print(f"{g:<16}" + "".join(f"{row.get(p, 0):>7}" for p in CLASSES))
 
 
-def measure(labels: Path, errors: bool, skip_noted: bool = False) -> dict[str, Any]:
+def split_of(sentence: str) -> str:
+    """Half the labelled sentences are for development (their errors may be read and rules changed for
+    them), half held out (measured only): by the first hex digit of the sentence's sha256."""
+    return "dev" if hashlib.sha256(sentence.encode("utf-8")).hexdigest()[0] in "01234567" else "heldout"
+
+
+def source_types() -> dict[str, str]:
+    """Each labelled source file's source type, as the engine ingests it (bench/corpora/*/questions.yaml;
+    the sample corpus's policy-*.md files are policies, its other files regulations)."""
+    out = {}
+    for spec_file in CORPORA.glob("*/questions.yaml"):
+        spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+        for doc in spec["documents"]:
+            out[str((spec_file.parent / "docs" / doc["file"]).relative_to(ROOT))] = doc["source_type"]
+    for path in (ROOT / "examples" / "corpus").glob("*.md"):
+        out[str(path.relative_to(ROOT))] = "policy" if path.name.startswith("policy-") else "regulation"
+    return out
+
+
+def measure(labels: Path, errors: bool, skip_noted: bool = False, split: str = "all") -> dict[str, Any]:
     """Classify every labelled sentence, print the figures per corpus and overall, return them.
 
     `skip_noted` leaves out the labels marked as close calls (those with a `note`), to show how much the
@@ -133,8 +154,11 @@ def measure(labels: Path, errors: bool, skip_noted: bool = False) -> dict[str, A
     rows = yaml.safe_load(labels.read_text(encoding="utf-8"))
     if skip_noted:
         rows = [r for r in rows if not r.get("note")]
+    if split != "all":
+        rows = [r for r in rows if split_of(r["sentence"]) == split]
+    kinds = source_types()
     for r in rows:
-        r["predicted"] = str(classify_modality(r["sentence"]))
+        r["predicted"] = str(classify_modality(r["sentence"], source_type=kinds.get(r["source"], "")))
     by_corpus: dict[str, list[tuple[str, str]]] = {}
     for r in rows:
         by_corpus.setdefault(r["corpus"], []).append((r["label"], r["predicted"]))
@@ -159,11 +183,13 @@ def main() -> None:
     ap.add_argument("--sample", action="store_true", help="print a fresh unlabelled sample as YAML")
     ap.add_argument("--per-corpus", type=int, default=50)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all",
+                    help="dev: the half whose errors may guide a rule; heldout: the half only measured")
     args = ap.parse_args()
     if args.sample:
         print(yaml.safe_dump(sample(args.per_corpus, args.seed), sort_keys=False, allow_unicode=True, width=120))
         return
-    out = measure(args.labels, args.errors, args.skip_noted)
+    out = measure(args.labels, args.errors, args.skip_noted, args.split)
     print(json.dumps({"labels": str(args.labels.relative_to(ROOT)) if args.labels.is_relative_to(ROOT)
                       else str(args.labels), **out}))
 

@@ -72,6 +72,50 @@ def test_duties_laid_on_a_named_subject(sentence: str, expected: Modality) -> No
     assert classify_modality(sentence) is expected
 
 
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # legal effects bind no one to act: a US rule, a licence, a financial regulation
+    ("A covered entity shall be deemed to have knowledge of a breach if the breach is known to any employee.", N),
+    ("Nothing in this License shall be construed as excluding any implied license.", N),
+    ("References to an insurer in these rules shall be construed to include a cell company.", N),
+    ("The term 'client' shall mean any person to whom a firm provides a service.", N),
+    # may / can of possibility permit nothing; a power or a grant still does
+    ("A continuous monitoring plan can assist an organisation in identifying vulnerabilities.", N),  # a catalogue
+    ("Continued violations may result in termination of the contract.", N),  # a policy
+    ("Failure to register may lead to the regulator taking action.", N),  # a regulation
+    ("The Regulator may waive a requirement of this chapter for an issuer.", PERM),
+    ("We may reduce the amount of the penalty.", PERM),
+    ("A clearing house may allow offsets across the products it clears.", PERM),
+    ("A firm may wish to refer to typology reports, which may assist in identifying threats.", PERM),
+    # imperatives with a coordinated verb, an aside or 'whether'; 'remain obligated'
+    ("(g) Evaluate and adjust your information security program in light of the results.", OBL),  # a US rule
+    ("Implement and/or review controls designed to protect production data.", OBL),  # a policy
+    ("Maintain a written (which may be electronic) record of the assessment.", OBL),
+    ("(i) Assess whether each implementation specification is a reasonable safeguard.", OBL),
+    ("You remain obligated to ensure that the source is available.", OBL),  # a licence
+    ("Review and approval of access requests", N),  # a title, not an imperative
+], ids=lambda x: x if isinstance(x, Modality) else x[:30])
+def test_legal_effects_possibility_and_coordinated_imperatives(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a policy's or a standard's statement of practice is its rule; the same words in a statute describe
+    ("Event logs are captured and stored in a consistent format.", "standard", OBL),  # a catalogue
+    ("Break clauses are documented in contractual arrangements with service providers.", "standard", OBL),
+    ("This policy is maintained by the Security Officer.", "policy", OBL),
+    ("IT is responsible for recovery of the hosted environment.", "policy", OBL),
+    ("Event logs are captured and stored in a consistent format.", "regulation", N),
+    ("Break clauses are documented in contractual arrangements with service providers.", "", N),
+    # what a rule text describes is not a rule
+    ("This policy applies to all employees and contractors.", "policy", N),
+    ("Account types are described in Annex A.", "policy", N),
+    ("The purpose of this standard is to protect data.", "standard", N),
+    ("Are backups encrypted?", "policy", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:30])
+def test_a_rule_texts_statements_of_practice(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
 def _chunk(text: str, path: str) -> dict:
     return {"chunk_id": "c", "document_id": "d", "document_version": 1, "document_title": "T",
             "source_type": "regulation", "section_path": path, "section_heading": path, "text": text}
