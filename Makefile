@@ -49,7 +49,8 @@ demo: install
 	$(BIN)/evidence trail verify --published out/witness
 	@# What an outside auditor runs: the report and the trail's public key, no engine, no database.
 	$(BIN)/evidence trail public-key --out out/trail-key.pem
-	$(BIN)/python engine/trail/standalone_verify.py out/sample-audit.pdf --public-key out/trail-key.pem
+	$(BIN)/python -m engine.trail.standalone_build out/evidence_verify.py
+	$(BIN)/python -I out/evidence_verify.py out/sample-audit.pdf --public-key out/trail-key.pem
 	pdftoppm -png -r 60 -f 1 -l 1 -singlefile out/sample-audit.pdf out/sample-audit-page1
 	@echo "batch report: out/sample-audit.pdf (page 1: out/sample-audit-page1.png)"
 

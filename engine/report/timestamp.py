@@ -28,7 +28,7 @@ from asn1crypto import core, tsp
 from cryptography import x509
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.trail import standalone_verify as sv
+from engine.trail import pades as sv
 
 TIMESTAMPING_EKU = "1.3.6.1.5.5.7.3.8"
 CLOCK_SLACK = timedelta(minutes=5)  # the claimed signing time may be this far after the timestamp's

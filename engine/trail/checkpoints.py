@@ -35,14 +35,14 @@ from engine.errors import EngineError, IntegrityError
 from engine.trail import keyring, local_log, presign, signing
 from engine.trail import store as audit_trail
 from engine.trail.canonical import utc_timestamp
-from engine.trail.signer import Signer
-from engine.trail.standalone_verify import (
+from engine.trail.notes import (
     VerifyError,
     parse_checkpoint,
     split_note,
     verified_checkpoint,
     witness_notes,
 )
+from engine.trail.signer import Signer
 
 WITNESS_FILE = "trail-checkpoints.txt"
 

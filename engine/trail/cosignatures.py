@@ -19,7 +19,7 @@ from engine.trail import checkpoints, keyring, witness
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.canonical import utc_timestamp
-from engine.trail.standalone_verify import (
+from engine.trail.notes import (
     SIG_PREFIX,
     VerifyError,
     WitnessKey,

@@ -28,8 +28,9 @@ from engine.errors import ConfigError, IntegrityError
 from engine.trail import keyring, local_log, signing
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
+from engine.trail.merkle import verify_consistency
+from engine.trail.notes import VerifyError, verified_checkpoint
 from engine.trail.signer import FileSigner, Signer
-from engine.trail.standalone_verify import VerifyError, verified_checkpoint, verify_consistency
 
 SHARED_KEY_HINT = ("every host that records audits must sign with the one shared key: set EVIDENCE_TRAIL_KEY_FILE "
                    "to it (docs/usage.md, 'Workers on several machines')")

@@ -20,7 +20,9 @@ from engine.errors import EngineError, IntegrityError
 from engine.trail import checkpoints, cosignatures
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
-from engine.trail.standalone_verify import PROOF_FORMAT, Checkpoint, forks, verify_consistency, verify_inclusion
+from engine.trail.merkle import verify_consistency, verify_inclusion
+from engine.trail.notes import Checkpoint, forks
+from engine.trail.standalone_verify import PROOF_FORMAT
 
 
 def _live_tree(conn: psycopg.Connection, checkpoint: checkpoints.Checkpoint) -> trail_tree.StoredTree:

@@ -25,8 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from engine.config import Settings
 from engine.errors import ConfigError
 from engine.trail import checkpoints, keyring, signing
+from engine.trail.notes import raw_public
 from engine.trail.signer import FileSigner
-from engine.trail.standalone_verify import raw_public
 
 
 def _archive(settings: Settings, path: Path, tag: str) -> Path:

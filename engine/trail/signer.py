@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from engine.config import Settings
 from engine.errors import ConfigError
-from engine.trail.standalone_verify import VerifyError, load_public_key
+from engine.trail.notes import VerifyError, load_public_key
 
 SIGNER_TIMEOUT_S = 30.0
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from engine.errors import ConfigError
-from engine.trail.standalone_verify import SIG_PREFIX, note_key_id, raw_public
+from engine.trail.notes import SIG_PREFIX, note_key_id, raw_public
 
 _RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 

@@ -5,7 +5,7 @@ its leaf hash is SHA-256(0x00 || record hash) and interior nodes are SHA-256(0x0
 The tree of size n is RFC 6962's MTH(D[0:n]); the empty tree's root is SHA-256 of the empty string.
 
 Proofs are built here from RFC 6962's own recursive definitions (PATH and SUBPROOF, section 2.1);
-they are checked by `engine.trail.standalone_verify` (RFC 9162's iterative algorithms), the code an outside
+they are checked by `engine.trail.merkle` (RFC 9162's iterative algorithms), part of the verifier an outside
 auditor runs, so the two sides are written independently and tested against each other.
 Two ways to the same hashes. The functions over a list of leaf hashes are the reference: pure, no
 database, O(n) (`audit_trail.record_hashes`). `StoredTree` reads the perfect subtrees stored as they are
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from engine.errors import IntegrityError
-from engine.trail.standalone_verify import EMPTY_ROOT, leaf_hash, node_hash
+from engine.trail.merkle import EMPTY_ROOT, leaf_hash, node_hash
 
 Node = tuple[int, int]
 """(level, index): the perfect subtree of the 2**level leaves from index * 2**level on."""

@@ -34,9 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import ConfigError, InputError, IntegrityError
 from engine.trail import signing
-from engine.trail.standalone_verify import (
+from engine.trail.merkle import EMPTY_ROOT, verify_consistency
+from engine.trail.notes import (
     COSIG_ALG,
-    EMPTY_ROOT,
     SIG_PREFIX,
     VerifyError,
     cosignature_message,
@@ -44,7 +44,6 @@ from engine.trail.standalone_verify import (
     parse_checkpoint,
     raw_public,
     split_note,
-    verify_consistency,
     verify_note,
 )
 

@@ -32,11 +32,11 @@ from engine.config import Settings
 from engine.ingest.pipeline import ingest_paths
 from engine.report import render as report
 from engine.report.view import quote_context, statement_parts
+from engine.trail import standalone_build
 from engine.trail import store as audit_trail
 from engine.trail.canonical import sha256_hex
 from engine.trail.checkpoints import create_checkpoint
 from engine.trail.record import build_amendment, record_research
-from tests.conftest import ROOT
 
 runner = CliRunner()
 HOSTILE_DOC = """# Widget Ledger Rules <script>alert("title")</script>
@@ -444,8 +444,8 @@ def test_signed_report_verifies_offline_with_only_the_public_key(reports, tmp_pa
 @pytest.mark.slow
 def test_standalone_verifier_runs_as_a_copied_file(reports, tmp_path) -> None:
     """The auditor's case: one file beside the PDF, no engine package, no database."""
-    source = ROOT / "engine" / "trail" / "standalone_verify.py"
-    script = shutil.copy(source, tmp_path / "evidence_verify.py")
+    script = tmp_path / "evidence_verify.py"
+    assert standalone_build.main([str(script)]) == 0  # what the operator hands over
     key = _key_pem(reports.settings, tmp_path)
     pdf = shutil.copy(reports.pdfs["answered"], tmp_path / "report.pdf")
     env = {"PATH": "/usr/bin:/bin"}

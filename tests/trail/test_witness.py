@@ -18,12 +18,11 @@ from typer.testing import CliRunner
 from engine.cli.main import app
 from engine.errors import ConfigError, InputError, IntegrityError
 from engine.report.render import write_pdf
-from engine.trail import signing, witness
+from engine.trail import signing, standalone_build, witness
 from engine.trail import standalone_verify as sv
 from engine.trail import store as audit_trail
 from engine.trail import tree as trail_tree
 from engine.trail.proofs import inclusion_bundle
-from tests.conftest import ROOT
 
 runner = CliRunner()
 ORIGIN = "example.com/test-log"
@@ -234,8 +233,12 @@ def _cosign(trail, tmp_path, log_key: Path, name: str, *extra: str):
                 "--state", str(tmp_path / f"{name}.state"), "--log-key", str(log_key), *extra)
 
 
-def _standalone(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-I", str(ROOT / "engine" / "trail" / "standalone_verify.py"), *args],
+def _standalone(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """The auditor's run: the one-file verifier as the operator writes it, no engine on the path."""
+    script = folder / "evidence_verify.py"
+    if not script.exists():
+        standalone_build.main([str(script)])
+    return subprocess.run([sys.executable, "-I", str(script), *args],
                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
 
 
@@ -257,18 +260,19 @@ def test_witnesses_cosign_the_trail_and_proofs_carry_their_lines(trail, tmp_path
     proof.write_text(json.dumps(bundle))
     record.write_text(audit_trail.get(trail.conn, trail.audits[0].audit_id)["canonical"])
     base = ["--proof", str(proof), "--record", str(record), "--public-key", str(log_key)]
-    ok = _standalone(*base, "--witness-key", vkeys["w1"], "--witness-key", str(tmp_path / "w2.key.vkey"), "--json")
+    ok = _standalone(tmp_path, *base, "--witness-key", vkeys["w1"], "--witness-key", str(tmp_path / "w2.key.vkey"),
+                     "--json")
     assert ok.returncode == 0, ok.stderr
     assert [c["name"] for c in json.loads(ok.stdout)["witnesses"][0]["cosigned_by"]] == [
         "witness.example.com/w1", "witness.example.com/w2"]
     every = [a for v in vkeys.values() for a in ("--witness-key", v)]
-    two_of_three = _standalone(*base, *every, "--min-witnesses", "2")
+    two_of_three = _standalone(tmp_path, *base, *every, "--min-witnesses", "2")
     assert two_of_three.returncode == 0 and "cosigned by witness.example.com/w1" in two_of_three.stdout
-    missing = _standalone(*base, "--witness-key", vkeys["w1"], "--witness-key", vkeys["w3"])
+    missing = _standalone(tmp_path, *base, "--witness-key", vkeys["w1"], "--witness-key", vkeys["w3"])
     assert missing.returncode == 6
     assert "1 valid cosignature(s) from the pinned witnesses, 2 required (none from: witness.example.com/w3)" in \
         missing.stderr
-    usage = _standalone(*base, "--witness-key", vkeys["w1"], "--min-witnesses", "2")
+    usage = _standalone(tmp_path, *base, "--witness-key", vkeys["w1"], "--min-witnesses", "2")
     assert usage.returncode == 2 and "--min-witnesses 2 needs at least that many --witness-key" in usage.stderr
 
 
@@ -329,9 +333,10 @@ def test_reports_carry_cosignatures_and_verifiers_can_require_them(trail, tmp_pa
     outcome = json.loads(both.stdout)
     assert both.exit_code == 6 and outcome["witnesses"][0]["required"] == 2
     assert any("none from: witness.example.com/w2" in p for p in outcome["problems"])
-    assert _standalone(str(after), *pin).returncode == 0
-    assert _standalone(str(before), *pin).returncode == 6
-    assert _standalone(str(before), "--public-key", str(log_key)).returncode == 0  # no witness required: as before
+    assert _standalone(tmp_path, str(after), *pin).returncode == 0
+    assert _standalone(tmp_path, str(before), *pin).returncode == 6
+    no_witness = _standalone(tmp_path, str(before), "--public-key", str(log_key))
+    assert no_witness.returncode == 0  # no witness required: as before
 
 
 def test_a_witness_without_the_database_answers_a_request(trail, tmp_path) -> None:
