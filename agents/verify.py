@@ -33,16 +33,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.duties import conflicting_figures
-from agents.extract import (
-    Modality,
-    Requirement,
-    classify_modality,
-    is_verbatim,
-    leans_on_context,
-    long_enough,
-    states_requirement,
-)
+from agents.extract import Modality, Requirement, classify_modality, states_requirement
 from agents.parts import broad_topic, is_broad
+from agents.quotes import is_verbatim, leans_on_context, long_enough
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.select import Part, RankedChunk, cut, cut_limits, relevance_model
 from agents.state import EvidenceItem, EvidenceState

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.extract import Modality, classify_modality, extract_from_chunks, is_verbatim
+from agents.extract import Modality, classify_modality, extract_from_chunks
+from agents.quotes import is_verbatim
 from engine.config import EvidenceSettings
 
 CASES = {
@@ -133,7 +134,7 @@ def test_an_excerpt_keeps_its_sentences_modality() -> None:
 
 
 def test_a_short_whole_sentence_is_a_complete_quote_a_short_fragment_is_not() -> None:
-    from agents.extract import long_enough
+    from agents.quotes import long_enough
 
     text = "Sanctions apply in the ADGM. Relevant Persons must comply with Targeted Financial Sanctions. The end."
     reqs = extract_from_chunks([_chunk(text=text)])
@@ -202,7 +203,7 @@ def test_verbatim_allows_only_whitespace_normalization() -> None:
     ("4 > 4.2 Notes", "Note: this rule applies from 2025.", "note"),
 ], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note"])
 def test_non_binding_text_is_marked_from_structure(section: str, sentence: str, kind: str | None) -> None:
-    from agents.extract import non_binding
+    from agents.quotes import non_binding
 
     assert non_binding({"section_path": section}, sentence) == kind
 

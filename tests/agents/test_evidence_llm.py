@@ -9,7 +9,8 @@ import pytest
 from agents.compose import ComposedAnswer, Statement, compose_rules
 from agents.deps import Deps
 from agents.evidence import run_evidence
-from agents.extract import Modality, ProposedQuote, Requirement, locate, requirements_from_proposals
+from agents.extract import Modality, ProposedQuote, Requirement, requirements_from_proposals
+from agents.quotes import locate
 from agents.research import run_research
 from agents.review import review_answer
 from agents.routing import after_review

@@ -135,7 +135,7 @@ def test_citation_of_chunks_stored_before_citations(number: str, path: str, expe
 
 
 def test_recitals_and_preamble_are_recognised_as_non_binding() -> None:
-    from agents.extract import non_binding
+    from agents.quotes import non_binding
 
     blocks = _blocks(EU)
     for name in ("Recital 3", "Preamble"):

@@ -1,0 +1,231 @@
+"""Quotes: where a requirement's verbatim quote begins and ends in a chunk's text, and what kind of text it is.
+
+A sentence that leans on the text before it is quoted from the sentence it points at (`with_context`); one that
+introduces a list runs on over its points (`with_list`, `points_after`); a long one is cut around its modal verb
+(`excerpt`); `locate` finds a quote an LLM proposes; `is_verbatim` is the verbatim check Verify makes (the chunk
+text at the quote's offsets, whitespace normalized, and nothing else); `non_binding` says when text explains
+rather than binds. Pure functions over text: the extract node (agents/extract.py) numbers and records what they
+find.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agents.modality import rx
+from agents.state import EvidenceItem
+from engine.config import EvidenceSettings
+from engine.ingest.sentences import split_sentences
+from engine.text import MODAL_ANCHOR, normalize_ws
+
+_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
+# "It is important for firms to ...", "It is imperative to adhere ...".
+_EXPLETIVE_IT = re.compile(
+    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
+    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
+    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
+    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
+    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
+
+
+# "This Chapter", "these Rules": the document speaking of itself, which the citation names.
+_SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
+                             r"polic(?:y|ies)|document|schedule|appendix|annex|article|paragraph|module|"
+                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
+
+
+def leans_on_context(quote: str) -> bool:
+    """The quote starts with a word that points back at text before it ("Such records", "They must");
+    "IT" in capitals is information technology, not the pronoun; "It is expected that" and "This Chapter"
+    point at nothing before them."""
+    match = _LEANS_ON_CONTEXT.search(quote)
+    if match is None or _EXPLETIVE_IT.search(quote) or _SELF_REFERENCE.search(quote):
+        return False
+    return match.group(1) != "IT" or quote.isupper()
+
+
+REFERS_ELSEWHERE = rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
+                        r"(?:section|rule|article|paragraph|part|chapter|schedule)\b",
+                        r"^\s*(?:such|these|those|the\s+foregoing|the\s+above|this|that)\b",
+                        r"\bthe\s+foregoing\b", r"\bsuch\s+(?:records?|information|persons?|measures?|data)\b",
+                        r"\b(?:in\s+accordance\s+with|under|pursuant\s+to)\s+(?:section|rule|article|paragraph)\b")
+# Text that explains or illustrates rather than binds, recognised from the document's structure
+# (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
+_NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
+                          r"discussion|rationale|"
+                           r"illustrations?|background)\b")
+_NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas|"
+                      r"discussion|rationale|supplemental\s+guidance|commentary)\b",
+                        r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
+
+
+def non_binding(chunk: EvidenceItem, sentence: str = "", paragraph: str = "") -> str | None:
+    """What kind of non-binding text this is (guidance, note, example, recital, discussion...), or None when
+    it binds; `paragraph`: the opening of the paragraph the sentence stands in ("Discussion: ..." makes each of
+    its sentences commentary, as catalogues mark a control's explanation). Pure."""
+    for where in (chunk.get("section_path", ""), chunk.get("section_heading", "")):
+        found = _NON_BINDING_SECTION.search(where or "")
+        if found:
+            return _KIND.get(found.group(0).lower().rstrip("s"), found.group(0).lower().rstrip("s"))
+    found = _NON_BINDING_TEXT.search(sentence) or _NON_BINDING_TEXT.search(paragraph)
+    if found is None:
+        return None
+    opening = normalize_ws(found.group(0).lower())
+    return "recital" if opening.startswith("(") else next(
+        (kind for word, kind in _KIND.items() if opening.startswith(word)), "guidance")
+
+
+_KIND = {"discussion": "discussion", "rationale": "discussion", "commentary": "discussion",
+         "supplemental": "guidance", "whereas": "recital", "preamble": "recital", "recital": "recital",
+         "for example": "example",
+         "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
+         "note": "note", "guidance": "guidance"}
+
+
+def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:
+    """True when `quote` is exactly the chunk text at [char_start, char_end) (whitespace normalized)."""
+    if not (0 <= char_start < char_end <= len(chunk_text)):
+        return False
+    return normalize_ws(chunk_text[char_start:char_end]) == normalize_ws(quote) != ""
+
+
+def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", text[start:end])]
+
+
+# A clause boundary: the word after one of these (or after a line break) may open an excerpt.
+_CLAUSE_END = (",", ";", ":", ")")
+MIN_AFTER_MODAL = 12  # words an excerpt keeps from the modal verb on
+
+
+def whole_sentences(text: str, start: int, end: int) -> bool:
+    """`text[start:end]` begins where a sentence begins and ends where one ends. Pure."""
+    spans = split_sentences(text)
+    return any(s.start == start for s in spans) and any(s.end == end for s in spans)
+
+
+def long_enough(text: str, start: int, end: int, limits: EvidenceSettings, whole: bool | None = None) -> bool:
+    """At least `limits.min_quote_words` words, or whole sentences of at least `limits.min_sentence_words`."""
+    n = len(text[start:end].split())
+    if n >= limits.min_quote_words:
+        return True
+    return n >= limits.min_sentence_words and (whole if whole is not None else whole_sentences(text, start, end))
+
+
+def excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0,
+             whole: bool = True, anchor_at: int | None = None) -> tuple[int, int] | None:
+    """A contiguous span of at most `limits.max_quote_words` words (plus `lead`, the words of sentences
+    prepended for context) holding the sentence's modal verb; None for a span too short to quote
+    (`long_enough`; `whole`: the span is whole sentences). The span keeps the sentence's beginning (its
+    subject, and a time or condition stated first: "On an annual basis ..., the officer must ...") whenever
+    the modal verb and `MIN_AFTER_MODAL` words after it fit; otherwise it opens at the earliest clause
+    boundary that lets them fit, or 8 words before the modal verb. `anchor_at`: hold that offset instead of the
+    modal verb (a time the sentence states beyond the first excerpt)."""
+    most = limits.max_quote_words + lead
+    words = _word_spans(text, start, end)
+    if len(words) <= most:
+        return (start, end) if long_enough(text, start, end, limits, whole) else None
+    own = start + _offset(words, lead, start)  # where the sentence itself begins, after its context
+    modal = MODAL_ANCHOR.search(text[own:end])
+    anchor = anchor_at if anchor_at is not None else own + (modal.start() if modal else 0)
+    at = next((i for i, (s, _) in enumerate(words) if s >= anchor), 0)
+    earliest = max(0, at + min(MIN_AFTER_MODAL, len(words) - at) - most)
+    boundaries = [i for i in range(earliest, at + 1)
+                  if i == 0 or text[words[i - 1][1] - 1] in _CLAUSE_END or "\n" in text[words[i - 1][1]:words[i][0]]]
+    first = boundaries[0] if boundaries else max(0, at - 8)
+    first = min(first, len(words) - most)
+    last = first + most - 1
+    # In a list ("... in any case where: (a) ...; (b) ..."), end where a point ends, never inside one or at
+    # the next point's label: cut before the last label the span reaches, once it holds a first point.
+    labels = [i for i in range(max(first, at) + 1, min(last + 2, len(words)))
+              if "\n" in text[words[i - 1][1]:words[i][0]] and _POINT.match(text, words[i][0])]
+    if len(labels) >= 2:
+        last = labels[-1] - 1
+    return words[first][0], words[last][1]
+
+
+def _offset(words: list[tuple[int, int]], lead: int, start: int) -> int:
+    """Characters from `start` to the first word after the `lead` prepended words."""
+    return words[lead][0] - start if 0 < lead < len(words) else 0
+
+
+_POINTER = re.compile(r"^\s*(?:such|these|those|this|that)\s+([a-z][\w-]{2,})", re.I)
+
+
+def with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[int, int]:
+    """Where a quote of `span` starts, and how many words before the sentence it takes: a sentence that
+    leans on text before it is quoted from the sentence it points at, so the quote names what it speaks
+    of: "Such reports must ..." from the nearest of the `most` sentences before it that mentions reports,
+    "They must ..." from the sentence before. `i`: the sentence's index in `spans`."""
+    span = spans[i]
+    sentence = text[span.start:span.end]
+    if i == 0 or not leans_on_context(sentence):
+        return span.start, 0
+    back = 1
+    noun = _POINTER.match(sentence)
+    if noun:
+        stem = noun.group(1).lower()[:5]
+        back = next((b for b in range(1, min(most, i) + 1)
+                     if stem in text[spans[i - b].start:spans[i - b].end].lower()), 1)
+    start = spans[i - back].start
+    return start, len(text[start:span.start].split())
+
+
+# A list point's label at a line start: "(a)", "a)", "(iv)", "1.", "(1)", "-", "*", "\u2022".
+_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])(?=\s)")
+_LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
+
+
+def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
+    """Where a quote of `span` ends: a sentence that introduces a list ("A firm must:", "Rules may make
+    provision\u2014") runs on over the items that follow it, up to `most` words, so that the quote says what
+    is required rather than that something is. `i`: the sentence's index in `spans`."""
+    span = spans[i]
+    if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN):
+        return span.end
+    end = span.end
+    while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
+        i += 1
+        end = spans[i].end
+    return end
+
+
+def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:
+    """The list points that open a line between `after` and `end`, each up to the next (ends trimmed)."""
+    starts = [after + m.end() for m in re.finditer(r"\n[ \t]*", text[after:end]) if _POINT.match(text, after + m.end())]
+    bounds = [*starts, end]
+    return [(a, a + len(text[a:b].rstrip())) for a, b in zip(bounds, bounds[1:], strict=False)][:most]
+
+
+def _normalized_with_positions(text: str) -> tuple[str, list[int]]:
+    """The whitespace-normalized text and, for each of its characters, its offset in `text`."""
+    chars: list[str] = []
+    positions: list[int] = []
+    for word in re.finditer(r"\S+", text):
+        if chars:
+            chars.append(" ")
+            positions.append(word.start() - 1)
+        chars.extend(word.group(0))
+        positions.extend(range(word.start(), word.end()))
+    return "".join(chars), positions
+
+
+def locate(chunk_text: str, quote: str) -> tuple[int, int] | None:
+    """Offsets of `quote` in `chunk_text`, matched after whitespace normalization only; None if absent.
+
+    The match must start and end at word boundaries: a fragment of a word is not a quote.
+    """
+    target = normalize_ws(quote)
+    if not target:
+        return None
+    normalized, positions = _normalized_with_positions(chunk_text)
+    at = normalized.find(target)
+    while at >= 0:
+        start, end = positions[at], positions[at + len(target) - 1] + 1
+        if (start == 0 or not chunk_text[start - 1].isalnum()) and (
+                end == len(chunk_text) or not chunk_text[end].isalnum()):
+            return start, end
+        at = normalized.find(target, at + 1)
+    return None
