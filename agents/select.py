@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.parts import is_broad
 from agents.state import EvidenceItem
@@ -91,8 +92,6 @@ def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retr
     calibrated on), then the research evidence that search did not return (cross-references, later
     steps: candidates too, but unranked). Returns (candidates, the entries new to the run, how many the
     part's own search returned: the first ones of the candidates)."""
-    from agents.crossref import evidence_entry
-
     known = {e["chunk_id"]: e for e in evidence}
     hits = retriever.search(question, k=k)
     searched, fresh = [], []

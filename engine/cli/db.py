@@ -141,7 +141,7 @@ def db_prewarm(as_json: Annotated[bool, typer.Option("--json")] = False) -> None
 @db_app.command("reembed")
 def db_reembed() -> None:
     """Re-embed every stored chunk with the configured embedder (after changing models)."""
-    from engine.ingest.pipeline import reembed  # the format readers (pypdf, bs4, docx): not for --help
+    from engine.ingest.pipeline import reembed  # the ingest stage (its parsers' patterns): not for --help
 
     def body() -> int:
         settings = load_settings()

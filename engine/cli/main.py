@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Any
 
 import typer
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from engine import db as dbmod
 from engine.cli.audit import audit_app
-from engine.cli.common import FullHelpGroup, answer_width, emit_json, err, out, print_lines, run
+from engine.cli.common import FullHelpGroup, answer_width, emit_json, engine_api, err, out, print_lines, run
 from engine.cli.db import db_app
 from engine.cli.relevance import relevance_app
 from engine.cli.report import report_app
@@ -45,14 +44,6 @@ relevance_app.command("export-feedback")(export_feedback)
 
 
 PROGRESS_EVERY_S = 10.0  # without a terminal, a long ingest prints a progress line this often
-
-
-def _api() -> ModuleType:
-    """`engine.api`, imported when a command runs: it loads the research graph (LangGraph, LangChain; about
-    1.5 s), which `evidence --help` and the commands that answer nothing need not wait for."""
-    from engine import api
-
-    return api
 
 
 def _duration(seconds: float | None) -> str:
@@ -123,7 +114,7 @@ def ingest(
         "--follow-symlinks", help="Follow links inside a folder that point outside it (refused by default).")] = False,
 ) -> None:
     """Ingest documents: parse, chunk, embed and index them."""
-    api = _api()
+    api = engine_api()
 
     def body() -> int:
         load_settings()  # configuration errors first
@@ -153,7 +144,7 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Hits with their chunks and every score.")] = False,
 ) -> None:
     """Hybrid search over the current corpus (dense + BM25, fused): passages with citation, section and scores."""
-    api = _api()
+    api = engine_api()
 
     def body() -> int:
         hits = api.search(query, k=k, source_types=source_types or ())
@@ -188,7 +179,7 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
                   "--all-versions", help="Superseded versions too (they stay readable).")] = False) -> None:
     """List ingested documents, one per line with its full id (`evidence documents sections ID` lists a
     document's sections)."""
-    api = _api()
+    api = engine_api()
 
     if ctx.invoked_subcommand is not None:
         return
@@ -216,7 +207,7 @@ def document_sections(
 ) -> None:
     """List a document's sections in reading order: citation, the number `trail impact DOC#NUMBER` takes,
     and the section path."""
-    api = _api()
+    api = engine_api()
 
     def body() -> int:
         doc, sections = api.document_sections(document)
@@ -298,7 +289,7 @@ def _research_command(question: str | None, run_id: str | None, as_json: bool, b
                       verbose: bool, actor: str | None = None, pdf: Path | None = None, *,
                       documents: list[str] | None = None, source_types: list[str] | None = None,
                       show_rejected: bool = False) -> int:
-    api = _api()
+    api = engine_api()
 
     load_settings()  # configuration errors before the spinner
     with err.status("starting", spinner="dots") as status:

@@ -12,7 +12,7 @@ import typer
 from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import default_model_dir
 from engine.errors import ExitCode, InputError
-from engine.relevance.cross import CROSS_DIR, train_cross
+from engine.relevance.cross import CROSS_DIR
 from engine.relevance.pairs import read_pairs, split_of
 from engine.relevance.train import train
 
@@ -78,6 +78,8 @@ def train_cross_command(
     Only the questions of the training share (60%, the same split as 'train') are used. Then fit the
     rank head that reads it: bench/calibrate_relevance.py --model MODEL --write.
     """
+
+    from engine.relevance.cross_train import train_cross  # torch and transformers: training only
 
     def body() -> int:
         settings()  # configuration errors first

@@ -14,9 +14,10 @@ from rich.markup import escape
 
 from engine import db as dbmod
 from engine import embedded_db
-from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.cli.common import FullHelpGroup, emit_json, engine_api, err, out, run, settings
 from engine.config import Settings
 from engine.errors import ConfigError, ExitCode, StorageError
+from engine.report.sign import identity
 from engine.trail import keyring
 from engine.trail import standalone_verify as evidence_verify
 
@@ -50,9 +51,7 @@ def render_cmd(
     """Write the report of an audit (`evidence report AUD-…`; with no format given: ./AUD-….pdf, signed)."""
 
     def body() -> int:
-        from engine import api
-
-        written = api.write_reports(audit_id, pdf=pdf, html=html, md=md, json_file=json_file,
+        written = engine_api().write_reports(audit_id, pdf=pdf, html=html, md=md, json_file=json_file,
                                     include_rejected=include_rejected)
         for path in written:
             out.print(f"wrote {escape(str(path))}", highlight=False)
@@ -168,8 +167,6 @@ def _trust(cfg: Settings, paths: list[Path]) -> list[Any]:
     """Certificates trusted to sign reports: --trust-cert files, and this engine's configured PKCS#12 chain."""
     certs = [cert for path in paths for cert in _certificates(path, "--trust-cert")]
     if cfg.report_signing_p12:
-        from engine.report.sign import identity
-
         ident = identity(cfg)
         certs += [ident.cert, *ident.chain][-1:]  # the organisation's root (or its own certificate)
     return certs
@@ -219,7 +216,7 @@ def verify_cmd(
     """Check the PDF signature, each record's inclusion proof and signed checkpoint (and its witnesses'
     cosignatures when --witness-key is given), and (unless --offline) the trail and its consistency with the
     checkpoint. Exit 6 on any failure."""
-    from engine.report.verify import verify_pdf
+    from engine.report.verify import verify_pdf  # Jinja2 and asn1crypto: not for --help
 
     def body() -> int:
         cfg = settings()

@@ -3,6 +3,7 @@ stored audits; public-key and rotate-key (engine.cli.keys); `evidence trail witn
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -12,13 +13,20 @@ import typer
 from rich.markup import escape
 
 from engine import db as dbmod
-from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
+from engine.cli.common import FullHelpGroup, answer_width, emit_json, engine_api, err, out, print_lines, run, settings
 from engine.cli.keys import public_key_cmd, rotate_key_cmd
 from engine.cli.trail_changes import diff_cmd, impact_cmd, rerun_cmd
 from engine.cli.witness import witness_app
 from engine.errors import EngineError, ExitCode
+from engine.report.terminal import answer_lines, wrap
+from engine.search import store
+from engine.search.embeddings import Embedder
 from engine.trail import review
 from engine.trail import store as audit_trail
+from engine.trail.checkpoints import after_append, covering, publish
+from engine.trail.proofs import consistency, inclusion_bundle
+from engine.trail.queries import version_keys
+from engine.trail.record import build_amendment
 
 trail_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
                         help="The audit trail: append-only, hash-chained, verifiable.")
@@ -37,17 +45,11 @@ def _when(value: str | None, name: str) -> datetime | None:
 
 def _document_keys(conn: Any, name: str) -> list[str]:
     """Ids and source keys of every version of the document `name` identifies (as `trail impact` does)."""
-    from engine.search import store
-    from engine.trail.queries import version_keys
-
     return version_keys(store.find_documents(conn, name)) or [name]
 
 
 def _print_headers(rows: list[dict[str, Any]], *, similarity: bool = False) -> None:
     """One audit per entry, its full id first (never cut), the question wrapped below it."""
-    from engine.cli.common import answer_width
-    from engine.report.terminal import wrap
-
     for r in rows:
         kind = "" if r["kind"] == "answer" else f"  ({r['kind']} of {r['amends']})"
         score = f"  similarity {r['similarity']:.3f}" if similarity else ""
@@ -112,9 +114,6 @@ def show_cmd(audit_id: Annotated[str, typer.Argument(help="AUD-… (or a unique 
 
 
 def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_rejected: bool = True) -> None:
-    from engine.cli.common import answer_width, print_lines
-    from engine.report.terminal import answer_lines
-
     rec = row["record"]
     out.print(f"[bold]{row['audit_id']}[/]  seq {row['seq']}  {rec['kind']}  recorded {rec['recorded_at']}  "
               f"by {escape(rec['actor'])}", highlight=False)
@@ -144,8 +143,6 @@ def _print_record(row: dict[str, Any], notes: list[dict[str, Any]], *, show_reje
 def search_cmd(text: str, k: Annotated[int, typer.Option("-k")] = 10,
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Semantic search over stored questions and answers."""
-    from engine.search.embeddings import Embedder
-
     def body() -> int:
         cfg = settings()
         with dbmod.connection(cfg) as conn:
@@ -169,9 +166,8 @@ def verify_cmd(audit_id: Annotated[str | None, typer.Argument(help="Check this a
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Recompute hashes, links and tree roots; check every checkpoint (and published ones) and quotes. Exit 6
     on any failure."""
-    from engine import api
-
     def body() -> int:
+        api = engine_api()
         notes = api.witness_notes(published or [])
         report = api.verify_trail(audit_id=None if all_ else audit_id, witness=notes)
         if as_json:
@@ -203,8 +199,6 @@ def checkpoint_cmd(
 ) -> None:
     """Sign a checkpoint of the log (C2SP signed note: origin, tree size, root; Ed25519) unless the latest
     covers every audit, and print it."""
-    from engine.trail.checkpoints import covering, publish
-
     def body() -> int:
         cfg = settings()
         with dbmod.connection(cfg) as conn:
@@ -235,10 +229,6 @@ def prove_cmd(audit_id: str,
               ) -> None:
     """Print an inclusion-proof bundle (JSON): the audit's record hash, its leaf, the audit path and the
     signed checkpoint. `python3 evidence_verify.py --proof P --record R --public-key K` checks it."""
-    import json
-
-    from engine.trail.proofs import inclusion_bundle
-
     def body() -> int:
         cfg = settings()
         with dbmod.connection(cfg) as conn:
@@ -263,8 +253,6 @@ def consistency_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Prove that the log at NEW extends the log at OLD (RFC 6962 consistency proof). Exit 6 if it does not."""
-    from engine.trail.proofs import consistency
-
     def body() -> int:
         cfg = settings()
         with dbmod.connection(cfg) as conn:
@@ -306,8 +294,6 @@ def amend_cmd(audit_id: str,
               actor: Annotated[str | None, typer.Option("--actor")] = None,
               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Add a reviewer note or a correction: a new record pointing to AUD (the original is never changed)."""
-    from engine.trail.record import build_amendment
-
     def body() -> int:
         if not reason.strip():
             raise EngineError("--reason must say why the record is amended")
@@ -317,8 +303,6 @@ def amend_cmd(audit_id: str,
             record = build_amendment(target, kind="correction" if correction else "note", reason=reason, text=text,
                                      actor=actor or cfg.actor)
             appended = audit_trail.append(conn, record)
-            from engine.trail.checkpoints import after_append
-
             after_append(conn, cfg, appended.seq)
         if as_json:
             emit_json(appended.model_dump())

@@ -10,9 +10,12 @@ import typer
 from rich.markup import escape
 
 from engine import db as dbmod
-from engine.cli.common import emit_json, err, out, run, settings
+from engine.cli.common import answer_width, emit_json, err, out, run, settings
 from engine.errors import EngineError, ExitCode
+from engine.report.terminal import wrap
+from engine.search.embeddings import Embedder
 from engine.trail import store as audit_trail
+from engine.trail.queries import diff, impact, stale_audits
 
 
 def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD-… or a unique start)")],
@@ -22,8 +25,6 @@ def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD
              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """What changed from AUD-A to AUD-B: the answer and its citations first (matched by document, place and
     text, not by REQ-ID, which is numbered per answer), corpus versions, then on request the rest."""
-    from engine.trail.queries import diff
-
     def body() -> int:
         with dbmod.connection(settings()) as conn:
             d = diff(conn, audit_trail.resolve_id(conn, audit_a), audit_trail.resolve_id(conn, audit_b))
@@ -37,9 +38,6 @@ def diff_cmd(audit_a: Annotated[str, typer.Argument(help="The earlier audit (AUD
 
 
 def _print_diff(d: dict[str, Any], everything: bool) -> None:
-    from engine.cli.common import answer_width
-    from engine.report.terminal import wrap
-
     width = answer_width()
 
     def say(text: str, indent: str = "    ", first: str = "  ", style: str = "") -> None:
@@ -94,8 +92,6 @@ def impact_cmd(target: Annotated[str, typer.Argument(
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Which audits cite a document or section, and which are stale: a quote they cite changed or vanished in
     the current version. 'evidence trail rerun --stale' answers stale audits again."""
-    from engine.trail.queries import impact
-
     def body() -> int:
         with dbmod.connection(settings()) as conn:
             result = impact(conn, target)
@@ -131,9 +127,7 @@ def rerun_cmd(audit_ids: Annotated[list[str] | None, typer.Argument(help="Audits
     """Ask stale audits' questions again against the current documents (within the same scope). Each new audit
     supersedes the old one: the old record stays, a correction on it points to the new one and says what
     changed."""
-    from engine.batch.rerun import rerun_one
-    from engine.search.embeddings import Embedder
-    from engine.trail.queries import stale_audits
+    from engine.batch.rerun import rerun_one  # the research graph (about 1.5 s): not for --help
 
     if backend not in (None, "rules", "llm"):
         raise typer.BadParameter("--backend must be rules or llm")

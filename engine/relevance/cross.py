@@ -11,21 +11,17 @@ ranking itself.
   `tokenizer.json`, `relevance.json` with its sha256). One pair per ONNX call, on one core, the pairs
   of a list side by side (`OnnxArtefact.run_each`): the int8 graph quantizes activations over its whole
   input, so in a batch a pair's score would depend on its neighbours.
-* Training (torch, `evidence relevance train-cross`): all-MiniLM-L6-v2 with a linear head over the
-  mean of its last hidden states, listwise: each step takes `questions_per_step` questions, each as
-  one answering passage and `group - 1` non-answering ones of the same question, and minimizes the
-  softmax cross-entropy of the answering one. Seeded (data order, negatives, head init), resumable
-  from the last checkpoint (every 100 steps).
+* Training (torch, `evidence relevance train-cross`; `engine.relevance.cross_train`): all-MiniLM-L6-v2
+  with a linear head over the mean of its last hidden states, listwise: each step takes
+  `questions_per_step` questions, each as one answering passage and `group - 1` non-answering ones of
+  the same question, and minimizes the softmax cross-entropy of the answering one. Seeded (data order,
+  negatives, head init), resumable from the last checkpoint (every 100 steps).
 """
 
 from __future__ import annotations
 
-import os
 import random
-import tempfile
-import time
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -34,7 +30,6 @@ from engine.relevance.encoder import MANIFEST, OnnxArtefact
 from engine.relevance.pairs import Pair, grouped
 
 CROSS_DIR = "cross"  # inside a relevance model directory
-CHECKPOINT_EVERY = 100
 
 
 class CrossEncoder(OnnxArtefact):
@@ -68,7 +63,7 @@ def load_cross_encoder(relevance_dir: Path) -> CrossEncoder | None:
     return CrossEncoder(directory) if (directory / MANIFEST).exists() else None
 
 
-# ---- training (torch; not imported at run time) ----
+# ---- the training plan (pure; the torch half is engine.relevance.cross_train) ----
 
 def training_groups(pairs: list[Pair], group: int, seed: int) -> list[tuple[str, list[str], list[str]]]:
     """(question, answering passages, other passages) per question with an answer. A question with fewer
@@ -102,115 +97,3 @@ def epoch_plan(groups: list[tuple[str, list[str], list[str]]], epoch: int, *, gr
              for i, (_, positives, negatives) in enumerate(groups)]
     rng.shuffle(items)
     return [items[i:i + per_step] for i in range(0, len(items), per_step)]
-
-
-def _network(base: Path) -> Any:
-    import torch
-    from transformers import AutoModel
-
-    class CrossNet(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = AutoModel.from_pretrained(str(base))
-            self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
-            torch.nn.init.normal_(self.head.weight, std=0.02)
-            torch.nn.init.zeros_(self.head.bias)
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                               token_type_ids=token_type_ids).last_hidden_state
-            mask = attention_mask[..., None].float()
-            return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).squeeze(-1)
-
-    return CrossNet()
-
-
-def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, seed: int = 13, group: int = 6,
-                per_step: int = 4, lr: float = 5e-5, max_length: int = 192, stop_after: int | None = None,
-                work: Path | None = None, quantize: bool = True,
-                log: Callable[[str], None] = print) -> Path:
-    """Train a cross-encoder on `pairs` and export it to `out` (ONNX). Returns `out`.
-
-    `stop_after` ends the run after that many epochs of the schedule (the learning rate follows the
-    whole schedule); the same call later resumes from the last checkpoint in `work`.
-    """
-    import torch
-    from transformers import AutoTokenizer
-
-    from engine.relevance.finetune import optimizer_step, progress
-
-    torch.manual_seed(seed)
-    groups = training_groups(pairs, group, seed)
-    if len(groups) < per_step:
-        raise ValueError(f"too few questions with an answering passage ({len(groups)}) to train a cross-encoder")
-    work = work or out.parent / f".{out.name}-work"
-    work.mkdir(parents=True, exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(base))
-    model = _network(base)
-    plans = [epoch_plan(groups, e, group=group, per_step=per_step, seed=seed) for e in range(epochs)]
-    per_epoch = len(plans[0])
-    total = per_epoch * epochs
-    last = per_epoch * min(epochs, stop_after or epochs)
-    warmup = max(1, total // 10)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
-    step = 0
-    checkpoint = work / "last.pt"
-    if checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        step = int(state["step"])
-        log(f"resumed at step {step} of {total}")
-
-    def encode(question: str, texts: list[str]) -> Any:
-        return tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length,
-                         padding=True, return_tensors="pt")
-
-    model.train()
-    started, first = time.time(), step
-    while step < last:
-        epoch, k = divmod(step, per_epoch)
-        loss: Any = 0.0  # a tensor once the first pair is added
-        for i, positive, negatives in plans[epoch][k]:
-            logits = model(**encode(groups[i][0], [positive, *negatives]))
-            loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0]))
-        loss = loss / len(plans[epoch][k])
-        optimizer_step(model, loss, optimizer, scheduler)
-        step += 1
-        if step % 20 == 0 or step == last:
-            log(progress(epoch, step, total, loss, (time.time() - started) / (step - first), last - step))
-        if step % CHECKPOINT_EVERY == 0 or step == last:
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                        "scheduler": scheduler.state_dict(), "step": step}, work / "last.tmp")
-            os.replace(work / "last.tmp", checkpoint)
-    model.eval()
-    export_cross(model, tokenizer, out, name=out.name, max_length=max_length, quantize=quantize,
-                 extra={"base": base.parent.name if base.name == "model" else base.name, "epochs": epochs,
-                        "steps_trained": step, "of_steps": total, "seed": seed, "group": group,
-                        "questions": len(groups)})
-    return out
-
-
-def export_cross(model: Any, tokenizer: Any, out: Path, *, name: str, max_length: int = 192, quantize: bool = True,
-                 extra: dict[str, Any] | None = None) -> Path:
-    """Write `out/` = model.onnx (one score per pair) + tokenizer.json + relevance.json."""
-    import torch
-
-    from engine.relevance.export import write_artefact
-
-    out.mkdir(parents=True, exist_ok=True)
-    sample = tokenizer(["a question about records"], ["a longer passage about records"], return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the tracer's notes on shapes it fixes; the graph keeps dynamic axes
-        raw = Path(tmp) / "model.onnx"
-        with torch.no_grad():
-            torch.onnx.export(model, tuple(sample[n] for n in names), str(raw), input_names=names,
-                              output_names=["score"], opset_version=17, dynamo=False,
-                              dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names}, "score": {0: "batch"}})
-        return write_artefact(raw, out, tokenizer, quantize=quantize,
-                              manifest={"name": name, "kind": "cross-encoder", "max_length": max_length,
-                                        **(extra or {})})

@@ -18,6 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import torch
+from onnxruntime.quantization import QuantType, quantize_dynamic
+from sentence_transformers import SentenceTransformer
+
 from engine.relevance.encoder import MANIFEST, file_sha256
 
 
@@ -35,16 +39,12 @@ def _root_logger_quiet() -> Iterator[None]:
 
 
 def _load(src: Path) -> Any:
-    from sentence_transformers import SentenceTransformer
-
     return SentenceTransformer(str(src), device="cpu")
 
 
 def export_onnx(src: Path | Any, out: Path, *, name: str, quantize: bool = True, max_length: int = 256,
                 extra: dict[str, Any] | None = None) -> Path:
     """Write `out/` = model.onnx + tokenizer.json + relevance.json from a model dir (or a loaded model)."""
-    import torch
-
     model = _load(Path(src)) if isinstance(src, str | Path) else src
     transformer = model[0].auto_model.eval()
     tokenizer = model.tokenizer
@@ -81,8 +81,6 @@ def write_artefact(raw: Path, out: Path, tokenizer: Any, *, quantize: bool, mani
     (`manifest` with the format, the quantization and the ONNX file's sha256 added)."""
     target = out / "model.onnx"
     if quantize:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
         # Per-channel scales: cosine to fp32 >= 0.986 on passages (per-tensor: 0.89 on long ones).
         with _root_logger_quiet():
             quantize_dynamic(str(raw), str(target), weight_type=QuantType.QInt8, per_channel=True)

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
+from sentence_transformers import SentenceTransformer
+
 from engine.relevance.pairs import Pair, grouped
 
 SCALE = 20.0  # similarity scale of the ranking loss (sentence-transformers' default)
@@ -68,9 +71,6 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
     `stop_after` ends the run after that many epochs of the `epochs`-epoch schedule (the learning
     rate follows the full schedule); a later run with `resume` continues it.
     """
-    import torch
-    from sentence_transformers import SentenceTransformer
-
     torch.manual_seed(seed)
     random.seed(seed)
     work.mkdir(parents=True, exist_ok=True)
@@ -111,8 +111,6 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
 
 def optimizer_step(model: Any, loss: Any, optimizer: Any, scheduler: Any) -> None:
     """Backpropagate `loss`, clip the gradients' norm at 1, step the optimizer and the learning-rate schedule."""
-    import torch
-
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
@@ -128,8 +126,6 @@ def progress(epoch: int, step: int, total: int, loss: Any, seconds_per_step: flo
 
 
 def _step(model: Any, batch: list[tuple[str, str, str]]) -> Any:
-    import torch
-
     def embed(texts: list[str]) -> Any:
         features = (getattr(model, "preprocess", None) or model.tokenize)(texts)
         return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)

@@ -34,7 +34,7 @@ from markupsafe import Markup
 from engine.config import Settings, load_settings, resource_dir
 from engine.errors import EngineError
 from engine.report import sign as report_sign
-from engine.report.pdf import Embedded, html_to_pdf
+from engine.report.pdf import Embedded
 from engine.report.view import audit_view, batch_item_view
 from engine.trail import checkpoints, review
 from engine.trail import proofs as trail_proofs
@@ -216,6 +216,8 @@ def write_pdf(conn: psycopg.Connection, audit_id: str, path: Path | str, *, sett
 
 
 def _signed(html: str, records: list[Embedded], pdf: PdfContext, *, reason: str) -> bytes:
+    from engine.report.pdfa import html_to_pdf  # WeasyPrint: loaded when a PDF is written
+
     buffer = io.BytesIO()
     html_to_pdf(html, buffer, records, pdf.proofs)
     return report_sign.sign_pdf(buffer.getvalue(), pdf.identity, reason=reason)

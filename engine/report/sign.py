@@ -1,4 +1,4 @@
-"""PAdES signatures on report PDFs (pyHanko): who signs, and the signing itself.
+"""PAdES signatures on report PDFs: who signs, and the signing itself (pyHanko, in `engine.report.signature`).
 
 By default the engine signs with its own document key: an ECDSA P-256 key and a certificate made on
 first use and issued by the trail's certificate key (Ed25519, `engine.trail.keyring`), whose own CA
@@ -22,7 +22,6 @@ agree, and pyHanko would otherwise rewrite the producer in one of them only.
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -38,7 +37,6 @@ from engine.errors import ConfigError
 from engine.trail import keyring, signing
 from engine.trail.signer import Signer
 
-FIELD_NAME = "EvidenceEngine"
 CERT_YEARS = 30  # reports are kept for decades; verifiers check validity at the signing time
 
 
@@ -176,60 +174,7 @@ def sign_pdf(pdf: bytes, ident: Identity, *, reason: str, timestamper: Any = Non
     """`pdf` with a PAdES certification signature (no changes permitted) over the whole file, appended as an
     incremental update: B-T with an RFC 3161 signature timestamp from `timestamper` (a pyHanko TimeStamper), else
     from the identity's timestamp authority (`tsa_url`), else B-B."""
-    from asn1crypto import keys as asn1_keys
-    from asn1crypto import x509 as asn1_x509
-    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.sign import signers, timestamps
-    from pyhanko.sign.fields import MDPPerm, SigSeedSubFilter
-    from pyhanko_certvalidator.registry import SimpleCertificateStore
+    from engine.report import signature  # pyHanko: loaded when a report is signed, not by every importer
 
-    class _KeepMetadata(IncrementalPdfFileWriter):
-        def _update_meta(self) -> None:  # Info and XMP stay as rendered (PDF/A: they must agree)
-            return None
-
-    def der(cert: x509.Certificate) -> Any:
-        return asn1_x509.Certificate.load(cert.public_bytes(serialization.Encoding.DER))
-
-    signer = signers.SimpleSigner(
-        signing_cert=der(ident.cert),
-        signing_key=asn1_keys.PrivateKeyInfo.load(ident.key.private_bytes(
-            serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())),
-        cert_registry=SimpleCertificateStore.from_certs([der(c) for c in ident.chain]))
-    # A certification signature permitting no changes (DocMDP P=1): a reader flags any later revision, and
-    # the verifiers refuse a second signature over one (the report is bound whole, whoever signs again).
-    meta = signers.PdfSignatureMetadata(field_name=FIELD_NAME, subfilter=SigSeedSubFilter.PADES,
-                                        md_algorithm="sha256", reason=reason, certify=True,
-                                        docmdp_permissions=MDPPerm.NO_CHANGES)
-    writer = _KeepMetadata(io.BytesIO(pdf))
-    _invisible_field(writer)
-    out = io.BytesIO()
-    if timestamper is None and ident.tsa_url:
-        timestamper = timestamps.HTTPTimeStamper(ident.tsa_url, timeout=30)
-    try:
-        signers.PdfSigner(meta, signer=signer, timestamper=timestamper).sign_pdf(
-            writer, existing_fields_only=True, output=out)
-    except timestamps.TimestampRequestError as exc:
-        raise ConfigError(f"the timestamp authority EVIDENCE_TSA_URL={ident.tsa_url} gave no timestamp ({exc}); "
-                          "nothing was signed: check the URL, or unset it to sign without a timestamp (B-B)") from exc
-    return out.getvalue()
-
-
-def _invisible_field(writer: Any) -> None:
-    """The signature field: a zero-size widget on page 1, printable, with an empty appearance stream.
-
-    pyHanko leaves /AP out of a zero-size widget; PDF/A asks every widget for one, so it gets an empty
-    form XObject (nothing drawn: the signature shows in the reader's signature panel)."""
-    from pyhanko.pdf_utils import generic
-    from pyhanko.sign.fields import SigFieldSpec, append_signature_field
-
-    append_signature_field(writer, SigFieldSpec(FIELD_NAME))
-    for ref in writer.root["/AcroForm"]["/Fields"]:
-        field = ref.get_object()
-        if field.get("/T") == FIELD_NAME:
-            blank = generic.StreamObject({generic.pdf_name("/Type"): generic.pdf_name("/XObject"),
-                                          generic.pdf_name("/Subtype"): generic.pdf_name("/Form"),
-                                          generic.pdf_name("/BBox"): generic.ArrayObject(
-                                              [generic.NumberObject(0)] * 4)}, stream_data=b"")
-            field[generic.pdf_name("/AP")] = generic.DictionaryObject(
-                {generic.pdf_name("/N"): writer.add_object(blank)})
-            writer.update_container(field)
+    return signature.sign(pdf, key=ident.key, cert=ident.cert, chain=ident.chain, tsa_url=ident.tsa_url,
+                          reason=reason, timestamper=timestamper)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import psycopg
 from pydantic import BaseModel, ConfigDict, Field
+from pypdf import PdfReader
 
 from engine.errors import IntegrityError, NotFoundError
 from engine.report import timestamp as signature_timestamp
@@ -128,8 +129,6 @@ def check_record(name: str, data: bytes, facts: PdfFacts, conn: psycopg.Connecti
 
 def describe_changes(data: bytes, signed_end: int) -> list[str]:
     """What a reader sees differently from the signed revision (document info, pages, annotations, files)."""
-    from pypdf import PdfReader
-
     try:
         old, new = PdfReader(io.BytesIO(data[:signed_end])), PdfReader(io.BytesIO(data))
         changes = []

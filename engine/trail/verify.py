@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -142,8 +143,6 @@ def _check_copies(row: dict[str, Any], record: dict[str, Any]) -> list[Problem]:
 
 
 def _parse_ts(text: str) -> Any:
-    from datetime import datetime
-
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 

@@ -404,7 +404,7 @@ def _signed_variant(conn, settings: Settings, audit_id: str, *, record_text: str
     import io
 
     from engine.report import sign as report_sign
-    from engine.report.pdf import html_to_pdf
+    from engine.report.pdfa import html_to_pdf
 
     pdf = report.pdf_context(conn, settings, [audit_id])
     html, records = report._single(conn, audit_id, pdf=pdf)
@@ -581,7 +581,7 @@ def test_only_a_report_the_engine_issued_verifies_online(reports, conn, tmp_path
     assert "ISSUED by the engine as" in cli(reports.settings, "report", "verify", str(reports.pdfs["answered"])).stdout
 
     from engine.report import sign as report_sign
-    from engine.report.pdf import html_to_pdf
+    from engine.report.pdfa import html_to_pdf
 
     pdf = report.pdf_context(conn, reports.settings, [aid])
     html, records = report._single(conn, aid, pdf=pdf)
