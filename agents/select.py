@@ -26,6 +26,7 @@ from agents.parts import is_broad
 from agents.state import EvidenceItem
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
+from engine.relevance.candidate import Candidate, candidate
 from engine.search.retrieval import stored_cosines
 
 if TYPE_CHECKING:
@@ -78,12 +79,13 @@ def cut_limits(question: str, floor: float, gap: float, most: int, limits: Evide
     return floor, gap, most
 
 
-def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[dict[str, Any]]:
+def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[Candidate]:
     cosines = stored_cosines(conn, model, question, [e["chunk_id"] for e in evidence])
-    return [{"text": e["text"], "heading": e.get("section_heading", ""), "cosine": cosines.get(e["chunk_id"]),
-             "score": e.get("score") or 0.0, "rank": i, "dense_rank": e.get("dense_rank"),
-             "lexical_rank": e.get("lexical_rank"), "document_id": e.get("document_id"), "ordinal": e.get("ordinal"),
-             "neighbour": bool(e.get("neighbour_of"))} for i, e in enumerate(evidence, 1)]
+    return [candidate(id=e["chunk_id"], text=e["text"], heading=e.get("section_heading", ""),
+                      cosine=cosines.get(e["chunk_id"]), score=e.get("score") or 0.0, rank=i,
+                      dense_rank=e.get("dense_rank"), lexical_rank=e.get("lexical_rank"),
+                      document_id=e.get("document_id"), ordinal=e.get("ordinal"), neighbour_of=e.get("neighbour_of"))
+            for i, e in enumerate(evidence, 1)]
 
 
 def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int

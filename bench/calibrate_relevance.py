@@ -41,6 +41,7 @@ from agents.select import cut  # noqa: E402
 from bench.obliqa import ingest, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
+from engine.relevance.candidate import candidate  # noqa: E402
 from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, neighbour_candidate  # noqa: E402
 from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
@@ -86,10 +87,10 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
         model = RelevanceModel.for_embedder(settings.relevance_dir, embedder)
         for i, q in enumerate(questions, 1):
             hits = retriever.search(q["Question"], k=depth)
-            cands = [{"id": h.chunk_id, "text": h.chunk.text, "heading": h.chunk.section_heading,
-                      "cosine": h.dense_score, "lexical": h.lexical_score, "score": h.score, "rank": r,
-                      "dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank,
-                      "document_id": h.chunk.document_id, "ordinal": h.chunk.ordinal}
+            cands = [{**candidate(id=h.chunk_id, text=h.chunk.text, heading=h.chunk.section_heading,
+                                  cosine=h.dense_score, score=h.score, rank=r, dense_rank=h.dense_rank,
+                                  lexical_rank=h.lexical_rank, document_id=h.chunk.document_id,
+                                  ordinal=h.chunk.ordinal), "lexical": h.lexical_score}
                      for r, h in enumerate(hits, 1)]
             missing = [c for c in cands if c["cosine"] is None]
             for c, x in zip(missing, model.cosines(q["Question"], [c["text"] for c in missing]), strict=True):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.cross import CrossEncoder, load_cross_encoder
 from engine.relevance.encoder import OnnxEncoder, late_interaction
 from engine.relevance.scorer import (
@@ -60,12 +61,12 @@ def rank_inputs(scorer: Scorer, *, late_interaction: bool, cross: CrossEncoder |
     return head, LATE_INTERACTION in features, cross if CROSS in features else None, context
 
 
-def neighbour_candidate(chunk: Any, origin: str) -> dict[str, Any]:
+def neighbour_candidate(chunk: Any, origin: str) -> Candidate:
     """A chunk adjoining the candidate `origin` as a candidate of its own: not found by the search (no
     score or ranks), its place in its document, scored by `rank` like the best candidates."""
-    return {"id": chunk.id, "text": chunk.text, "heading": chunk.section_heading, "cosine": None, "score": 0.0,
-            "rank": None, "dense_rank": None, "lexical_rank": None, "document_id": chunk.document_id,
-            "ordinal": chunk.ordinal, "neighbour": True, "neighbour_of": origin}
+    return candidate(id=chunk.id, text=chunk.text, heading=chunk.section_heading, cosine=None, score=0.0,
+                     rank=None, dense_rank=None, lexical_rank=None, document_id=chunk.document_id,
+                     ordinal=chunk.ordinal, neighbour_of=origin)
 
 
 def cross_identity(cross: CrossEncoder) -> dict[str, str]:
@@ -227,15 +228,13 @@ class RelevanceModel:
             return None
         return [float(p) for p in sigmoid(self.scorer.gate.logits(rows))]
 
-    def rank(self, question: str, candidates: Sequence[dict[str, Any]], *, context: bool = True) -> list[float]:
+    def rank(self, question: str, candidates: Sequence[Candidate], *, context: bool = True) -> list[float]:
         """Probability that each candidate of a ranked list answers the question (rerank, selection).
 
-        A candidate is a dict with `text`, optional `heading`, `cosine` (question vs its stored vector),
-        `score` (fused retrieval score), `rank`, `dense_rank` and `lexical_rank` (None: not found by this
-        search), `document_id` and `ordinal` (its place, for the context head) and `neighbour` (true: added
-        as a neighbour of a better candidate); `maxsim` and `cross` are computed here when the rank head
-        reads them, for the best LATE_DEPTH by retrieval rank and for every neighbour. `context`: the context
-        head's probabilities where the model has one (else the rank head's).
+        Of a `Candidate` it reads `text`, `heading`, `cosine`, `score`, the ranks, `document_id` and
+        `ordinal` (its place, for the context head) and `neighbour`; `maxsim` and `cross` are computed here
+        when the rank head reads them, for the best LATE_DEPTH by retrieval rank and for every neighbour.
+        `context`: the context head's probabilities where the model has one (else the rank head's).
         """
         if not candidates:
             return []
@@ -248,6 +247,7 @@ class RelevanceModel:
         rows = [pair_features(question, c["text"], float(x or 0.0), c.get("heading", ""))  # every x filled above
                 for c, x in zip(candidates, cos, strict=True)]
         logits = self.scorer.pair_logits(rows)
+        scored: Sequence[Mapping[str, Any]] = candidates
         if self.late or self.cross is not None:
             order = sorted(range(len(candidates)),
                            key=lambda i: (candidates[i].get("rank") is None, candidates[i].get("rank") or 0, i))
@@ -259,22 +259,22 @@ class RelevanceModel:
             if self.cross is not None:
                 computed[CROSS] = dict(zip(best, self.cross_scores(question, texts), strict=True))
             lowest = {name: min(scores.values()) for name, scores in computed.items()}
-            candidates = [{**c, **{name: scores.get(i, lowest[name]) for name, scores in computed.items()}}
-                          for i, c in enumerate(candidates)]
+            scored = [{**c, **{name: scores.get(i, lowest[name]) for name, scores in computed.items()}}
+                      for i, c in enumerate(candidates)]
         if self.context is not None and context:
             positions = [(c["document_id"], int(c["ordinal"])) if c.get("document_id") and c.get("ordinal") is not None
-                         else None for c in candidates]
-            probs = self.scorer.context_probabilities(list(logits), candidates, rows, positions, head=self.head)
+                         else None for c in scored]
+            probs = self.scorer.context_probabilities(list(logits), scored, rows, positions, head=self.head)
         else:
-            probs = self.scorer.rank_probabilities(list(logits), candidates, rows, head=self.head)
+            probs = self.scorer.rank_probabilities(list(logits), scored, rows, head=self.head)
         return [float(p) for p in probs]
 
-    def rank_with_neighbours(self, question: str, candidates: list[dict[str, Any]],
-                             neighbours: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
-                             ) -> tuple[list[dict[str, Any]], list[float]]:
+    def rank_with_neighbours(self, question: str, candidates: list[Candidate],
+                             neighbours: Callable[[list[Candidate]], list[Candidate]]
+                             ) -> tuple[list[Candidate], list[float]]:
         """Rank a retrieval list, then add the chunks adjoining its best NEIGHBOUR_TOP and rank again.
-        `neighbours(best)` returns candidate dicts (with `neighbour` true, no ranks) for the chunks next to
-        those candidates that the list lacks (the best first, each one's in document order). Returns the
+        `neighbours(best)` returns candidates (`neighbour_candidate`: `neighbour` true, no ranks) for the
+        chunks next to those candidates that the list lacks (the best first, each one's in document order). Returns the
         list (neighbours last) and its probabilities. Without a context head, the list as it came."""
         if self.context is None or not candidates:
             return candidates, self.rank(question, candidates)
@@ -284,9 +284,9 @@ class RelevanceModel:
         return candidates, self.rank(question, candidates)
 
 
-def _embedding_text(candidate: dict[str, Any]) -> str:
-    heading = candidate.get("heading") or ""
-    return f"{heading}: {candidate['text']}" if heading and heading != candidate["text"] else candidate["text"]
+def _embedding_text(c: Candidate) -> str:
+    heading = c.get("heading") or ""
+    return f"{heading}: {c['text']}" if heading and heading != c["text"] else c["text"]
 
 
 @lru_cache(maxsize=1)

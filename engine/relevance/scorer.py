@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -124,7 +124,7 @@ def pair_features(question: str, text: str, cosine: float, heading: str = "") ->
             "cosine_x_coverage": cos * coverage, "coverage_x_phrase": coverage * phrase}
 
 
-def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
+def rank_features(pair_logits: Sequence[float], rows: Sequence[Mapping[str, Any]],
                   pairs: Sequence[dict[str, float]]) -> list[dict[str, float]]:
     """List-relative features: each row carries `score` (fused retrieval score), optional ranks and, when
     every row has one, `maxsim` (late interaction) and `cross` (the cross-encoder's logit), each with its
@@ -143,7 +143,7 @@ def rank_features(pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
 
     every = {name: [float(r[name]) for r in rows] for name in extra}
 
-    def scores(r: dict[str, Any]) -> dict[str, float]:
+    def scores(r: Mapping[str, Any]) -> dict[str, float]:
         out = {}
         for name, best_of in extra.items():
             out[name] = float(r[name])
@@ -267,7 +267,7 @@ class Scorer:
                 return head
         return None
 
-    def rank_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
+    def rank_probabilities(self, pair_logits: Sequence[float], rows: Sequence[Mapping[str, Any]],
                            pairs: Sequence[dict[str, float]], head: Head | None = None) -> np.ndarray:
         """Probability that each candidate of a list answers the question, by `head` (default: the full rank
         head; the pair logit alone without one)."""
@@ -278,7 +278,7 @@ class Scorer:
             return sigmoid(np.asarray(pair_logits))
         return sigmoid(head.logits(rank_features(list(pair_logits), rows, pairs)))
 
-    def context_probabilities(self, pair_logits: Sequence[float], rows: Sequence[dict[str, Any]],
+    def context_probabilities(self, pair_logits: Sequence[float], rows: Sequence[Mapping[str, Any]],
                               pairs: Sequence[dict[str, float]], positions: Sequence[tuple[str, int] | None],
                               head: Head | None = None) -> np.ndarray:
         """The context head's probabilities: the first stage (`head`, default the full rank head) scores

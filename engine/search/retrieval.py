@@ -15,6 +15,7 @@ import psycopg
 
 from engine.config import Settings
 from engine.models import Hit
+from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.model import RelevanceModel, neighbour_candidate
 from engine.search import bm25, store
 from engine.search.embeddings import Embedder, check_space
@@ -181,17 +182,17 @@ class Retriever:
         the chunks adjoining the best ones included (`RelevanceModel.rank_with_neighbours`; `chunks` gains
         them, `exclude` names chunks never to add)."""
 
-        candidates = [{"id": r["id"], "text": chunks[r["id"]].text, "heading": chunks[r["id"]].section_heading,
-                       "cosine": r["dense_score"] if r["query"] == query else None, "score": r["score"], "rank": i,
-                       "dense_rank": r["dense_rank"], "lexical_rank": r["lexical_rank"],
-                       "document_id": chunks[r["id"]].document_id, "ordinal": chunks[r["id"]].ordinal}
+        candidates = [candidate(id=r["id"], text=chunks[r["id"]].text, heading=chunks[r["id"]].section_heading,
+                                cosine=r["dense_score"] if r["query"] == query else None, score=r["score"], rank=i,
+                                dense_rank=r["dense_rank"], lexical_rank=r["lexical_rank"],
+                                document_id=chunks[r["id"]].document_id, ordinal=chunks[r["id"]].ordinal)
                       for i, r in enumerate(rows, 1)]
         model = self.relevance_model()
         self._stored_cosines(model, query, candidates)
 
-        def neighbours(best: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def neighbours(best: list[Candidate]) -> list[Candidate]:
             known = {c["id"] for c in candidates} | exclude
-            extra: list[dict[str, Any]] = []
+            extra: list[Candidate] = []
             near = store.adjoining_chunks(self.conn, [c["id"] for c in best])
             for origin in (c["id"] for c in best):
                 for chunk in near.get(origin, []):
@@ -213,7 +214,7 @@ class Retriever:
             out.append(row)
         return sorted(out, key=lambda r: -r["relevance"])
 
-    def _stored_cosines(self, model: Any, query: str, candidates: list[dict[str, Any]]) -> None:
+    def _stored_cosines(self, model: Any, query: str, candidates: list[Candidate]) -> None:
         """Fill candidates' missing cosines from the index's own vectors (no encoding again)."""
         stored = stored_cosines(self.conn, model, query, [c["id"] for c in candidates if c["cosine"] is None])
         for c in candidates:
