@@ -94,9 +94,10 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
     for its modality keeps it when the excerpt leaves out the deciding words)."""
     quote = chunk["text"][start:end]
     own = chunk["text"][max(start, sentence_start or start):end]
-    modality = classify_modality(own)
+    modality = classify_modality(own, source_type=chunk["source_type"])
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
-        modality = classify_modality(chunk["text"][sentence_start or start:sentence_end])
+        modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
+                                     source_type=chunk["source_type"])
     elsewhere = bool(REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     opening = chunk["text"].rfind("\n\n", 0, start)
@@ -121,7 +122,8 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
     for chunk in chunks:
         text = chunk["text"]
         spans = split_sentences(text)
-        modal = [i for i, s in enumerate(spans) if classify_modality(text[s.start:s.end]) is not Modality.NONE]
+        modal = [i for i, s in enumerate(spans)
+                 if classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE]
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         for i in modal or range(len(spans)):
@@ -182,7 +184,8 @@ def _unlocated(proposal: ProposedQuote, chunk: EvidenceItem | None, rid: str) ->
         requirement_id=rid, source_type=known.get("source_type", "unknown"), document_id=known.get("document_id", ""),
         document_version=known.get("document_version", 0), document_title=known.get("document_title", ""),
         section_path=known.get("section_path", ""), chunk_id=proposal.chunk_id, char_start=0, char_end=0,
-        exact_quote=proposal.quote, modality=classify_modality(proposal.quote), extraction_confidence="low",
+        exact_quote=proposal.quote, extraction_confidence="low",
+        modality=classify_modality(proposal.quote, source_type=known.get("source_type", "")),
         confidence_reason="llm proposal not found verbatim in the named chunk", refers_elsewhere=False)
 
 
@@ -224,7 +227,7 @@ def candidate_chunks(evidence: list[EvidenceItem], parts: list[Part]) -> list[Ev
 def states_requirement(chunk: EvidenceItem) -> bool:
     """The chunk has a sentence that imposes, permits or recommends something (then its other sentences
     are context, not quotes to cite)."""
-    return any(classify_modality(chunk["text"][s.start:s.end]) is not Modality.NONE
+    return any(classify_modality(chunk["text"][s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE
                for s in split_sentences(chunk["text"]))
 
 
