@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agents.select import relevance_model
 from agents.state import EvidenceItem, ResearchState, ResearchStep
 from engine.config import ResearchStepSettings
+from engine.relevance.protocol import RelevanceGate
 from engine.terms import key_terms, tokenize
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def coverage(aspect: str, texts: list[str]) -> float:
     return len(found) / len(terms)
 
 
-def step_confidence(aspect: str, hits: list[EvidenceItem], top: int = 5, model: Any = None,
+def step_confidence(aspect: str, hits: list[EvidenceItem], top: int = 5, model: RelevanceGate | None = None,
                     limits: ResearchStepSettings = _STEP) -> float:
     """Confidence in [0, 1] for one step's new evidence: with the relevance model, the probability
     (pair head) that the step's best chunk answers the aspect itself (not the step's reworded query);

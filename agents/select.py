@@ -27,6 +27,7 @@ from agents.state import EvidenceItem
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.relevance.candidate import Candidate, candidate
+from engine.relevance.protocol import RelevanceRanker
 from engine.search.retrieval import stored_cosines
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def cut_limits(question: str, floor: float, gap: float, most: int, limits: Evide
     return floor, gap, most
 
 
-def _candidates(question: str, evidence: list[EvidenceItem], model: Any, conn: Any) -> list[Candidate]:
+def _candidates(question: str, evidence: list[EvidenceItem], model: RelevanceRanker, conn: Any) -> list[Candidate]:
     cosines = stored_cosines(conn, model, question, [e["chunk_id"] for e in evidence])
     return [candidate(id=e["chunk_id"], text=e["text"], heading=e.get("section_heading", ""),
                       cosine=cosines.get(e["chunk_id"]), score=e.get("score") or 0.0, rank=i,
@@ -130,7 +131,7 @@ def rivals(evidence: list[EvidenceItem], chosen: list[int], others: list[int], o
     return found
 
 
-def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Any, conn: Any,
+def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: RelevanceRanker | None, conn: Any,
               searched: int | None = None, limits: EvidenceSettings = _EVIDENCE, overlap: float = _OVERLAP) -> Part:
     """Score every candidate chunk for one part and mark the selection cut. The first `searched`
     candidates come from the part's own search, in its order; the rest are unranked. `searched=None`:
@@ -168,7 +169,7 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: An
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
 
 
-def relevance_model(deps: Deps) -> Any:
+def relevance_model(deps: Deps) -> RelevanceRanker:
     """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
     selection always use the model."""
     return deps.retriever.relevance_model()

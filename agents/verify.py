@@ -41,6 +41,7 @@ from agents.select import Part, RankedChunk, cut, cut_limits, relevance_model
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings, load_settings
 from engine.relevance.model import RelevanceModel
+from engine.relevance.protocol import RelevanceGate
 from engine.search.embeddings import Embedder
 from engine.terms import tokenize
 from engine.text import TIME_PHRASE, normalize_ws
@@ -123,12 +124,12 @@ class Verdict(BaseModel):
 
 
 @lru_cache(maxsize=1)
-def _default_model() -> Any:
+def _default_model() -> RelevanceModel:
     settings = load_settings()
     return RelevanceModel.for_embedder(settings.relevance_dir, Embedder.from_settings(settings))
 
 
-def _model_for(embedder: Any) -> Any:
+def _model_for(embedder: Any) -> RelevanceModel:
     if embedder is None:
         return _default_model()
 
@@ -210,7 +211,7 @@ def _part_of(req: Requirement, parts: list[Part]) -> tuple[Part, RankedChunk | N
 
 
 def verify_requirements(parts: list[Part], requirements: list[Requirement], chunks: dict[str, EvidenceItem],
-                        model: Any, limits: EvidenceSettings = _EVIDENCE, *,
+                        model: RelevanceGate, limits: EvidenceSettings = _EVIDENCE, *,
                         same_duty_overlap: float = _ANSWER.same_duty_overlap) -> list[JudgedRequirement]:
     """Code checks, the selection cut per part, then the quote-level gate (see the module docstring).
     `limits` is the run's `Settings.evidence`; `same_duty_overlap` its `Settings.answer.same_duty_overlap`
@@ -239,7 +240,7 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
 
 
 def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
-                   model: Any, limits: EvidenceSettings = _EVIDENCE) -> dict[str, JudgedRequirement]:
+                   model: RelevanceGate | None, limits: EvidenceSettings = _EVIDENCE) -> dict[str, JudgedRequirement]:
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
     verified quotes of other passages are rejected, with both relevances in the rationale."""
@@ -293,7 +294,7 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     return sum(t in held for t in topic) / len(topic) >= limits.broad_topic_coverage
 
 
-def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate,
                   chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
     """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
     passages); among its sentences, those more than `limits.quote_gap` below the best are set aside, and
@@ -382,7 +383,7 @@ def _passed_because(key: tuple[int, str], further: bool, decided: dict[tuple[int
             + (duty if further else f"the ranking is sure of it (at least {confident:.3f})"))
 
 
-def _gate_head(eligible: list[tuple[Requirement, Part, RankedChunk]], model: Any,
+def _gate_head(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate | None,
                chunks: dict[str, EvidenceItem]) -> dict[tuple[int, str], float]:
     """The gate head's probability for each (part, passage) at the gate ({} where the model has no gate head
     or cannot compute its inputs: the pair head and the ranking decide then). Each part's passages are weighed

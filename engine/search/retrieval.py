@@ -17,6 +17,7 @@ from engine.config import Settings
 from engine.models import Hit
 from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.model import RelevanceModel, neighbour_candidate
+from engine.relevance.protocol import RelevanceRanker
 from engine.search import bm25, store
 from engine.search.embeddings import Embedder, check_space
 from engine.terms import query_terms
@@ -166,7 +167,7 @@ class Retriever:
             ranked = self._rerank(queries[0], ranked[: max(k * 3, self.settings.rerank_depth)])
         return [Hit(chunk=chunks[r.pop("id")], **r) for r in ranked[:k]]
 
-    def relevance_model(self) -> Any:
+    def relevance_model(self) -> RelevanceModel:
         """The learned relevance model (loaded once per retriever)."""
         if self.relevance is None:
 
@@ -214,7 +215,7 @@ class Retriever:
             out.append(row)
         return sorted(out, key=lambda r: -r["relevance"])
 
-    def _stored_cosines(self, model: Any, query: str, candidates: list[Candidate]) -> None:
+    def _stored_cosines(self, model: RelevanceRanker, query: str, candidates: list[Candidate]) -> None:
         """Fill candidates' missing cosines from the index's own vectors (no encoding again)."""
         stored = stored_cosines(self.conn, model, query, [c["id"] for c in candidates if c["cosine"] is None])
         for c in candidates:
@@ -235,7 +236,8 @@ class Retriever:
         return sorted(rows, key=lambda r: -r["rerank_score"])
 
 
-def stored_cosines(conn: Any, model: Any, question: str, chunk_ids: Sequence[str]) -> dict[str, float]:
+def stored_cosines(conn: Any, model: RelevanceRanker | None, question: str, chunk_ids: Sequence[str]
+                   ) -> dict[str, float]:
     """The question's cosine to each chunk's stored vector, when the relevance model's encoder made the
     index (else {}: the caller encodes what it scores)."""
     if model is None or not model.shares_index or not chunk_ids:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -326,17 +327,18 @@ def _one_quote(text: str, source_type: str, modality: Modality) -> tuple[dict, R
 
 
 class _PairModel:
-    """The relevance model as Verify reads it: thresholds, and one pair probability for every text."""
+    """The relevance model as Verify reads it (engine.relevance.protocol.RelevanceGate): thresholds, and one pair
+    probability for every text."""
 
     def __init__(self, pair: float, gate: float | None = None, **thresholds: float) -> None:
         self.pair, self.gate = pair, gate  # gate: the gate head's probability for every passage (None: no head)
         self.thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.3, "select_max": 3, **thresholds}
         self.gate_calls: list[tuple[str, list[float], float]] = []
 
-    def pair_probabilities(self, question: str, texts: list[str], headings: object = None) -> list[float]:
+    def pair_probabilities(self, question: str, texts: Sequence[str], headings: object = None) -> list[float]:
         return [self.pair] * len(texts)
 
-    def gate_probabilities(self, question: str, texts: list[str], relevances: list[float], best: float
+    def gate_probabilities(self, question: str, texts: Sequence[str], relevances: Sequence[float], best: float
                            ) -> list[float] | None:
         self.gate_calls.append((question, list(relevances), best))
         return None if self.gate is None else [self.gate] * len(texts)
