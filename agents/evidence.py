@@ -1,9 +1,10 @@
-"""Extract -> Verify -> Compose -> Review over the research evidence, in the output shape of issue 4.
+"""Translate -> Parts -> Select -> Extract -> Verify -> Compose -> Review over the research evidence, in the
+output shape of issue 4.
 
-The four stages are graph nodes in their own modules (`extract_node`, `verify_node`, `compose_node`,
-`review_node`); `agents/graph.py` wires them after research. `run_evidence` runs the same nodes as a
-graph of their own, so bench scripts and tests get exactly what `evidence ask` gets. The review node
-assembles the `EvidenceResult` (`agents/result.py`).
+The stages are graph nodes in their own modules (`translate_node`, `parts_node`, `select_node`, `extract_node`,
+`verify_node`, `compose_node`, `review_node`); `agents/graph.py` wires them after research. `run_evidence` runs
+the same nodes as a graph of their own, so bench scripts and tests get exactly what `evidence ask` gets. The
+review node assembles the `EvidenceResult` (`agents/result.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def run_evidence(question: str, evidence: list[EvidenceItem], deps: Deps,
                  options: list[str] | None = None) -> EvidenceResult:
     """Answer `question` from research evidence (chunk dicts in order found).
 
-    Runs the same extract -> verify -> compose -> review nodes as `evidence ask`. Deterministic with
+    Runs the same evidence-stage nodes (translate ... review) as `evidence ask`. Deterministic with
     the rules backend (`deps.llm is None`).
     """
     state = _evidence_graph().invoke(

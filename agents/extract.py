@@ -8,12 +8,11 @@ one space, ends trimmed) and nothing else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.modality import Modality, classify_modality
-from agents.parts import question_parts
 from agents.quotes import (
     REFERS_ELSEWHERE,
     excerpt,
@@ -24,16 +23,14 @@ from agents.quotes import (
     with_list,
 )
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
-from agents.select import part_candidates, rank_part, relevance_model
+from agents.select import Part
 from agents.state import EvidenceItem, EvidenceState
-from agents.translate import relevance_question
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.text import PERIOD, normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
-    from agents.select import Part
 
 STATUTE_TYPES = frozenset({"statute", "regulation"})
 _EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
@@ -241,40 +238,20 @@ def with_rejected_proposals(rules: list[Requirement], proposals: list[Requiremen
 
 
 def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
-    """Graph node. Parts are ranked first (agents.select); then requirement sentences of each part's
-    candidate chunks. Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
+    """Graph node: requirement sentences of each part's candidate chunks (the parts ranked by
+    `agents.select.select_node`). Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
 
     The model sees only the candidate chunks that state a requirement. When not one of its proposals
     is verbatim text of its chunk, the step falls back to rules (recorded), keeping the proposals on
     record as rejected.
     """
 
-    evidence = state["evidence"]
-    model = relevance_model(deps)
     limits = deps.settings.evidence
-    parts: list[Part] = []
-    added: list[EvidenceItem] = []
-    # run_evidence answers from the evidence it is given, nothing else (its state has no research steps)
-    researched = bool(cast(dict[str, Any], state).get("steps"))
-    # Passages are selected and gated against the question in the corpus's language (agents.translate)
-    asked, spent_fallbacks, spent = relevance_question(state, deps)
-    for i, question in enumerate(question_parts(asked, deps.settings.answer)):
-        if researched:
-            pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
-                                                    deps.settings.rerank_depth)
-            added.extend(fresh)
-        else:
-            pool, searched = evidence, None
-        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
-                               overlap=deps.settings.answer.same_duty_overlap))
-    dumped = [p.model_dump(mode="json") for p in parts]
-    evidence = evidence + added
-    chunks = candidate_chunks(evidence, parts)
+    chunks = candidate_chunks(state["evidence"], [Part.model_validate(p) for p in state["parts"]])
     needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
-        return evidence_update(spent_fallbacks, spent, requirements=[r.model_dump(mode="json")
-                                                    for r in extract_from_chunks(chunks, limits=limits)],
-                               parts=dumped, evidence=added)
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
+                                                    for r in extract_from_chunks(chunks, limits=limits)])
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
@@ -285,12 +262,11 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         return found
 
     requirements, fallbacks, calls = llm_or_rules_within(
-        deps, evidence_allowance(state, deps) - spent, "extract", "extract", ExtractReply,
+        deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
         rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)
         fallbacks = [f"extract: none of the {len(unlocated)} quotes the llm proposed is verbatim text of its "
                      "chunk; rules extraction used (the proposals stay on record, rejected not_verbatim)"]
-    return evidence_update(spent_fallbacks + fallbacks, spent + calls,
-                           requirements=[r.model_dump(mode="json") for r in requirements], parts=dumped, evidence=added)
+    return evidence_update(fallbacks, calls, requirements=[r.model_dump(mode="json") for r in requirements])

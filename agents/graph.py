@@ -12,22 +12,32 @@ from agents.compose import compose_node
 from agents.evaluate import evaluate_node
 from agents.extract import extract_node
 from agents.guard import guard_node
+from agents.parts import parts_node
 from agents.plan import plan_node, prepare_node
 from agents.replan import replan_node
 from agents.retrieve import crossref_node, retrieve_node
 from agents.review import review_node
 from agents.rewrite import rewrite_node
 from agents.runtime import node
+from agents.select import select_node
 from agents.state import EvidenceState, ResearchState
+from agents.translate import translate_node
 from agents.verify import verify_node
 
 
 def _add_evidence_stage(graph: StateGraph) -> None:
-    """extract -> verify -> compose -> review, with one way back from review to compose (the revision)."""
+    """translate -> question_parts -> select -> extract -> verify -> compose -> review, with one way back from
+    review to compose (the revision)."""
+    graph.add_node("translate", node("translate")(translate_node))
+    graph.add_node("question_parts", node("question_parts")(parts_node))
+    graph.add_node("select", node("select")(select_node))
     graph.add_node("extract", node("extract")(extract_node))
     graph.add_node("verify", node("verify")(verify_node))
     graph.add_node("compose", node("compose")(compose_node))
     graph.add_node("review", node("review")(review_node))
+    graph.add_edge("translate", "question_parts")
+    graph.add_edge("question_parts", "select")
+    graph.add_edge("select", "extract")
     graph.add_edge("extract", "verify")
     graph.add_edge("verify", "compose")
     graph.add_edge("compose", "review")
@@ -55,7 +65,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     graph.add_edge("crossref", "evaluate")
     graph.add_edge("evaluate", "replan")
     _add_evidence_stage(graph)
-    graph.add_conditional_edges("replan", routing.after_replan, {"research": "rewrite", "done": "extract"})
+    graph.add_conditional_edges("replan", routing.after_replan, {"research": "rewrite", "done": "translate"})
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -63,5 +73,5 @@ def build_evidence_graph() -> Any:
     """The evidence stage alone, over given evidence (`agents.evidence.run_evidence`)."""
     graph = StateGraph(EvidenceState)
     _add_evidence_stage(graph)
-    graph.add_edge(START, "extract")
+    graph.add_edge(START, "translate")
     return graph.compile()

@@ -13,10 +13,15 @@ a pronoun.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
+from agents.state import EvidenceState
 from engine.config import AnswerSettings
 from engine.terms import key_terms, tokenize
 from engine.text import normalize_ws
+
+if TYPE_CHECKING:
+    from agents.deps import Deps
 
 _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does|do|did|is|are|was|were|must|"
                   r"should|shall|can|could|may|might|will|would|has|have)\b")
@@ -30,7 +35,7 @@ _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|du
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
-_ANSWER = AnswerSettings()  # the defaults; extract_node passes its settings' group
+_ANSWER = AnswerSettings()  # the defaults; parts_node passes its settings' group
 # A broad question asks for every duty on a matter, not one answer: "What must we do when an incident
 # occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?".
 _BROAD = re.compile(r"^\W*what\s+(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+done|happen)\b|"
@@ -86,3 +91,9 @@ def _complete(part: str, first: str) -> str:
     words = [w for w in re.findall(r"[A-Za-z][\w'-]*", first) if (t := tokenize(w)) and t[0] in wanted]
     subject = list(dict.fromkeys(words))[:4]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
+
+
+def parts_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node: the parts of the question in the corpus's language (`translate_node`), each searched and
+    selected for on its own (`agents.select.select_node`)."""
+    return {"part_questions": question_parts(state["relevance_question"], deps.settings.answer)}

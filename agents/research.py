@@ -97,7 +97,8 @@ def _setup_serialized(conn: Any, saver: Any) -> None:
 
 
 def _config(run_id: str, deps: Deps, progress: Callable[[str], None] | None) -> dict[str, Any]:
-    return {"configurable": {"thread_id": run_id, "deps": deps, "progress": progress}, "recursion_limit": 100}
+    # 100 steps before translate, question_parts and select became nodes of their own (the same runs fit)
+    return {"configurable": {"thread_id": run_id, "deps": deps, "progress": progress}, "recursion_limit": 103}
 
 
 def _result(run_id: str, state: dict[str, Any], deps: Deps) -> ResearchResult:

@@ -16,14 +16,14 @@ With `model=None` (tests of the rest of the stage) every chunk is a selected can
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.parts import is_broad
-from agents.state import EvidenceItem
+from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.relevance.candidate import Candidate, candidate
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from agents.deps import Deps
     from engine.search.retrieval import Retriever
 
-_EVIDENCE = EvidenceSettings()  # the defaults; extract_node passes its settings' group
+_EVIDENCE = EvidenceSettings()  # the defaults; select_node passes its settings' group
 _OVERLAP = AnswerSettings().same_duty_overlap
 MAX_RIVALS = 3  # chunks kept below the cut for a possible conflict, per part
 
@@ -173,3 +173,25 @@ def relevance_model(deps: Deps) -> RelevanceRanker:
     """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
     selection always use the model."""
     return deps.retriever.relevance_model()
+
+
+def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node: each part searched on its own (`part_candidates`) and its candidates ranked and cut
+    (`rank_part`); the chunks its search found that research had not join the evidence. Evidence given
+    without research (`agents.evidence.run_evidence`: no research steps in its state) is ranked as given."""
+    evidence = state["evidence"]
+    model = relevance_model(deps)
+    limits = deps.settings.evidence
+    parts: list[Part] = []
+    added: list[EvidenceItem] = []
+    researched = bool(cast(dict[str, Any], state).get("steps"))
+    for i, question in enumerate(state["part_questions"]):
+        if researched:
+            pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+                                                    deps.settings.rerank_depth)
+            added.extend(fresh)
+        else:
+            pool, searched = evidence, None
+        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
+                               overlap=deps.settings.answer.same_duty_overlap))
+    return {"parts": [p.model_dump(mode="json") for p in parts], "evidence": added}

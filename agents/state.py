@@ -122,14 +122,17 @@ def merge_memory(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
 
 
 class EvidenceState(TypedDict):
-    """Extract -> verify -> compose -> review. Also run on its own (`agents.evidence.run_evidence`)."""
+    """Translate -> question_parts -> select -> extract -> verify -> compose -> review. Also run on its own
+    (`agents.evidence.run_evidence`)."""
 
     stem: str                     # the question without multiple-choice options
     options: list[str]            # multiple-choice options, stripped before research
     evidence: Annotated[list[EvidenceItem], merge_evidence]
     metrics: Annotated[list[dict[str, Any]], operator.add]
     fallbacks: Annotated[list[str], operator.add]
-    parts: list[PartRow]                     # extract: the question's parts with their ranked chunks (agents.select)
+    relevance_question: str                  # translate: the question in the corpus's language (else the stem)
+    part_questions: list[str]                # question_parts: the parts of relevance_question (agents.parts)
+    parts: list[PartRow]                     # select: each part with its ranked chunks (agents.select)
     requirements: list[RequirementRow]       # extract: Requirement records, numbered per answer
     judged: list[JudgedRow]                  # verify: JudgedRequirement records (verdict per requirement)
     composition: dict[str, Any] | None       # compose: the latest ComposedAnswer

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.runtime import evidence_allowance, llm_or_rules_within
+from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from engine.ingest.language import UNDETERMINED, detect, language_name
 from engine.text import normalize_ws
 
@@ -56,3 +56,10 @@ def relevance_question(state: EvidenceState, deps: Deps) -> tuple[str, list[str]
                                rules=lambda: stem, accept=lambda reply: accepted(reply, language["corpus"]),
                                question=stem, question_language=language_name(language["question"]),
                                language=language_name(language["corpus"]))
+
+
+def translate_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
+    """Graph node: `relevance_question`, the question that the parts are split from and passages are selected
+    and gated against (its LLM call, if any, counts in the evidence stage's budget)."""
+    asked, fallbacks, calls = relevance_question(state, deps)
+    return evidence_update(fallbacks, calls, relevance_question=asked)

@@ -18,10 +18,12 @@ log = logging.getLogger(__name__)
 
 # What a reader of the progress page is told for each research or evidence node (and the steps after them);
 # the research loop's nodes run once per round, shown as one line per round.
+_SELECTING = "Selecting the passages for each part of the question"
 STEP_LABELS = {
     "prepare": "Reading the question", "guard": "Screening the question", "classify": "Planning the research",
     "plan": "Planning the research", "rewrite": "Searching the documents", "retrieve": "Searching the documents",
     "crossref": "Searching the documents", "evaluate": "Searching the documents", "replan": "Searching the documents",
+    "translate": _SELECTING, "question_parts": _SELECTING, "select": _SELECTING,
     "extract": "Extracting requirement quotes", "verify": "Checking each quote against its source",
     "compose": "Writing the answer", "review": "Reviewing the answer", "recording the audit": "Recording the audit",
 }

@@ -43,6 +43,16 @@ def test_multi_hop_stops_after_three_completed_steps(deps) -> None:
     assert "six years" in texts and "72 hours" in texts and "every quarter" in texts
 
 
+def test_parts_are_searched_and_selected_in_nodes_of_their_own(deps) -> None:
+    result = run_research("How long must transaction records be kept, and when must a personal data breach be "
+                          "notified?", deps)
+    nodes = [m["node"] for m in result.metrics]
+    after_research = nodes[len(nodes) - nodes[::-1].index("replan"):]
+    assert after_research[:5] == ["translate", "question_parts", "select", "extract", "verify"]
+    assert [p["question"] for p in result.evidence_result["parts"]] == [
+        "How long must transaction records be kept?", "When must a personal data breach be notified?"]
+
+
 def test_unanswerable_question_retries_then_stops_on_stagnation(deps) -> None:
     result = run_research("What are the thresholds for gifts and hospitality?", deps)
     assert all(s["status"] == "failed" for s in result.steps)
