@@ -135,6 +135,10 @@ def resume_research(run_id: str, deps: Deps, checkpointer: Any, *,
     snapshot = graph.get_state(config)
     if not snapshot or not snapshot.values:
         raise NotFoundError(f"no research run '{run_id}' in the checkpoint store; start it with 'evidence ask'")
+    if snapshot.next == ("extract",) and "parts" not in snapshot.values:
+        # Paused by a version (0.3 and before) whose extract node translated, split and searched the parts itself:
+        # those nodes run first now, from where its research ended
+        graph.update_state(config, None, as_node="replan")
     state = graph.invoke(None, config) if snapshot.next else snapshot.values
     return _result(run_id, state, deps)
 

@@ -167,3 +167,28 @@ def test_resume_after_crash_gives_same_result(deps, corpus_settings, monkeypatch
         again = resume_research("run-crash-test", deps, saver)  # finished: returns the stored result
     assert _comparable(resumed) == _comparable(expected)
     assert _comparable(again) == _comparable(expected)
+
+
+@pytest.mark.slow
+def test_a_run_paused_before_extract_by_an_older_version_resumes(deps, corpus_settings, monkeypatch) -> None:
+    """Version 0.3's graph went from replan straight to extract, which translated, split and searched the parts
+    itself; a run it checkpointed there resumes through translate, question_parts and select first."""
+    question = "What must be documented for client assessments and how often must they be reviewed?"
+    expected = run_research(question, deps)
+    original = graph_module.translate_node
+
+    def killed(state, d):
+        raise KeyboardInterrupt("simulated kill when the research ended")
+
+    with postgres_checkpointer(corpus_settings) as saver:
+        monkeypatch.setattr(graph_module, "translate_node", killed)
+        with pytest.raises(KeyboardInterrupt):
+            run_research(question, deps, run_id="run-old-version", checkpointer=saver)
+        monkeypatch.setattr(graph_module, "translate_node", original)
+        graph = graph_module.build_graph(saver)
+        config = {"configurable": {"thread_id": "run-old-version", "deps": deps}}
+        graph.update_state(config, None, as_node="select")  # where the old graph stood: next is extract, no parts
+        old = graph.get_state(config)
+        assert old.next == ("extract",) and "parts" not in old.values
+        resumed = resume_research("run-old-version", deps, saver)
+    assert _comparable(resumed) == _comparable(expected)
