@@ -68,14 +68,18 @@ def _issuer_cert(trail_key: Any, role: str, now: datetime) -> x509.Certificate:
     split, its checkpoint key): the issuer of the report-signing certificate."""
     fp = signing.fingerprint(trail_key.public_key())
     name = _name(f"Evidence Engine {'certificate' if role.startswith('certificate') else 'trail'} key {fp[:16]}")
-    return (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(trail_key.public_key())
+    return _ca_builder(name, name, trail_key.public_key(), now).sign(trail_key, None)
+
+
+def _ca_builder(subject: x509.Name, issuer: x509.Name, public_key: Any, now: datetime) -> x509.CertificateBuilder:
+    """A CA certificate of one of the trail's keys, unsigned: it issues certificates and nothing else."""
+    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
             .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
             .not_valid_after(now + timedelta(days=365 * CERT_YEARS))
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
                                          data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-            .sign(trail_key, None))
+                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True))
 
 
 ED25519_ALGORITHM = bytes.fromhex("300506032b6570")  # AlgorithmIdentifier { id-Ed25519 }, DER
@@ -92,15 +96,9 @@ def _endorsed(cert_key: Any, checkpoint: Signer, now: datetime) -> x509.Certific
     external command: the TBS bytes are built with a throwaway key, on which they do not depend, then signed
     by the signer). So verifiers pinning only the checkpoint key reach it: leaf <- certificate key <- trail key."""
     fp, trail_fp = (signing.fingerprint(k) for k in (cert_key.public_key(), checkpoint.public_key()))
-    draft = (x509.CertificateBuilder().subject_name(_name(f"Evidence Engine certificate key {fp[:16]}"))
-             .issuer_name(_name(f"Evidence Engine trail key {trail_fp[:16]}")).public_key(cert_key.public_key())
-             .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
-             .not_valid_after(now + timedelta(days=365 * CERT_YEARS))
-             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-             .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                          data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                          crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-             .sign(Ed25519PrivateKey.generate(), None))
+    draft = _ca_builder(_name(f"Evidence Engine certificate key {fp[:16]}"),
+                        _name(f"Evidence Engine trail key {trail_fp[:16]}"), cert_key.public_key(), now
+                        ).sign(Ed25519PrivateKey.generate(), None)
     tbs = draft.tbs_certificate_bytes
     signature = _der(0x03, b"\0" + checkpoint.sign(tbs))  # a BIT STRING with no unused bits
     return x509.load_der_x509_certificate(_der(0x30, tbs + ED25519_ALGORITHM + signature))
