@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.duties import figures, periods, same_duty
+from agents.duties import conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -97,15 +97,13 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
     for a, b in combinations(verified, 2):
         if a.document_id == b.document_id or part_of.get(a.requirement_id, 0) != part_of.get(b.requirement_id, 0):
             continue
-        if not same_duty(a.exact_quote, b.exact_quote, overlap):
-            continue
-        fa, fb = periods(a.exact_quote), periods(b.exact_quote)
-        opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION}
-        if (fa and fb and fa != fb) or opposite:
+        differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True)
+        opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION} and same_duty(
+            a.exact_quote, b.exact_quote, overlap)
+        if differ or opposite:
             first, second = sorted((a, b), key=lambda r: (r.requirement_id[4] != "S", r.requirement_id))
             f1, f2 = figures(first.exact_quote), figures(second.exact_quote)
-            why = (f"{', '.join(sorted(f1))} vs {', '.join(sorted(f2))}" if fa and fb and fa != fb
-                   else "opposite force")
+            why = f"{', '.join(sorted(f1))} vs {', '.join(sorted(f2))}" if differ else "opposite force"
             out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
                                 part=part_of.get(a.requirement_id, 0)))
     return out

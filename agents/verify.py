@@ -274,7 +274,8 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -
         if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION:
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
-                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap)), None)
+                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap,
+                                              same_question=True)), None)
         if rival is not None and j.requirement.modality is not Modality.NONE:
             out[j.requirement.requirement_id] = j.model_copy(update={
                 "verified": True, "rejection_reason": None,

@@ -17,7 +17,8 @@ statement cites it. Printed per corpus:
 * binding: cited quotes that bind (not recitals, discussion, guidance, notes), of all cited quotes;
 * coverage: broad questions' gold duties whose text is cited (mean per question);
 * both parts: two-part questions citing a right section in each part;
-* conflicts: conflict questions whose answer shows a conflict and cites both documents;
+* conflicts: conflict questions whose answer shows a conflict and cites both documents; conflicts elsewhere:
+  other questions whose answer shows a conflict;
 * refused: out-of-scope questions answered with no cited requirement;
 * right extracted: answerable questions with a passage of a right section among those weighed;
 * refused by gate / time rule: answerable questions whose right passage was weighed, none cited, and one
@@ -105,6 +106,7 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
     gold = question.get("gold") or []
     row: dict[str, Any] = {"id": question["id"], "type": question["type"], "question": question["question"],
                            "answered": bool(cited), "status": result.get("status"),
+                           "conflicts_shown": len(result.get("conflicts") or []),
                            "confidence": result.get("grounding_confidence"),
                            "cited": [{"id": r["requirement_id"], "file": file_of.get(r["document_id"]),
                                       "section": r.get("section_path", ""),
@@ -183,6 +185,9 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
             "binding_cited": share(binding),
             "broad_coverage": round(statistics.mean(broad), 4) if broad else None,
             "both_parts": share(two), "conflicts_flagged": share(conflicts),
+            # answers to questions that are not about a conflict which show one anyway (each worth a look: a
+            # conflict the labels did not ask about, or a false one)
+            "conflicts_elsewhere": sum(1 for r in rows if r["type"] != "conflict" and r.get("conflicts_shown")),
             "out_of_scope_refused": share([not r["answered"] for r in out_of_scope]),
             "high_confidence_out_of_scope": sum(r["answered"] and r["confidence"] == "high" for r in out_of_scope),
             "right_extracted": share([r.get("best_right_relevance") is not None for r in answerable]),

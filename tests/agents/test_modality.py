@@ -164,6 +164,28 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     assert conflicting_figures(a, b) is conflict
 
 
+@pytest.mark.parametrize(("a", "b", "conflict"), [
+    # answers to one question in other words: a policy beside its regulation, a US rule, an EU act
+    ("A regulated entity shall review the access rights of every user at least once every six months.",
+     "All system access must be reviewed at least annually and whenever a user's job role changes.", True),
+    ("Security logs shall be retained for not less than two years.",
+     "Log data is encrypted and moved to warm storage, where security logs are kept for one year.", True),
+    ("Firewall rule sets shall be reviewed at least once every month.",
+     "The IT manager reviews the firewall rules and their configuration every quarter.", True),
+    # duties known to differ, other recipients, or nothing in common: no conflict even for one question
+    ("Financial entities shall notify the authority within 24 hours.",
+     "Financial entities shall keep records for five years.", False),
+    ("Any employee who discovers a breach must report it to the Security team within 4 hours.",
+     "The controller shall notify the Commissioner not later than 72 hours after becoming aware of it.", False),
+    ("High severity alerts are reviewed within 24 hours.",
+     "A critical vulnerability must be remediated within 48 hours of its identification.", False),
+], ids=["review-access", "retain-logs", "review-firewall", "notify-vs-keep", "other-recipients", "other-topics"])
+def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
+    from agents.duties import conflicting_figures
+
+    assert conflicting_figures(a, b, same_question=True) is conflict
+
+
 def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
     from agents.extract import extract_from_chunks
 
