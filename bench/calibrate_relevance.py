@@ -457,8 +457,10 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_top3": top_k_reference(held_pool, 3), **gate,
     }
     if args.write:
-        fitted.save(args.model)
+        fitted.save(args.model)  # without a gate head: it reads the rank head's output, so it is fitted again
         result["written"] = str(args.model / "scorer.json")
+        print("the scorer has no gate head now: fit it again with bench/calibrate_gate.py collect, then fit --write",
+              file=sys.stderr)
     print(json.dumps(result))
 
 
