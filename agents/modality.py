@@ -15,6 +15,7 @@ import re
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 from engine.text import PERIOD, normalize_ws
 
@@ -34,10 +35,16 @@ def rx(*patterns: str) -> re.Pattern[str]:
 _DATA_FILE = Path(__file__).with_name("requirement_verbs.json")
 
 
+@lru_cache(maxsize=1)
+def _words_file() -> dict[str, Any]:
+    """agents/requirement_verbs.json, read once."""
+    return cast(dict[str, Any], json.loads(_DATA_FILE.read_text(encoding="utf-8")))
+
+
 def _subject_pattern() -> str:
     """The persons laws and contracts lay duties on ('subjects' in the data file), singular or plural, the
     longest first ("authorised person" before "person")."""
-    subjects = sorted(json.loads(_DATA_FILE.read_text(encoding="utf-8"))["subjects"], key=lambda w: (-len(w), w))
+    subjects = sorted(_words_file()["subjects"], key=lambda w: (-len(w), w))
     return "(?:" + "|".join(r"\s+".join(map(re.escape, s.split())) for s in subjects) + ")s?"
 
 
@@ -85,7 +92,7 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, frozenset[str]]:
-    data = json.loads(_DATA_FILE.read_text(encoding="utf-8"))
+    data = _words_file()
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
             "acronyms": frozenset(data["acronyms"]),
