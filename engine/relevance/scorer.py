@@ -17,7 +17,11 @@ passage's place in a ranked list.
   found the candidate, and its neighbours' best rank-head probability. Reranking and selection use it
   after the rank head.
 
-Both are plain logistic regressions (standardized features, L2), fitted in numpy and stored as JSON
+* The **gate head** (where fitted) decides whether a passage the selection chose answers its part
+  (`GATE_FEATURES`, threshold `thresholds["gate_head"]`; bench/calibrate_gate.py fits it on every
+  development corpus). Verify uses it in place of the pair head at `gate_selected`.
+
+All are plain logistic regressions (standardized features, L2), fitted in numpy and stored as JSON
 (`scorer.json` beside the encoder); the file's sha256 goes into every audit record.
 """
 
