@@ -46,14 +46,29 @@ class EngineStamp(BaseModel):
     version: str
 
 
-class AuditRecord(BaseModel):
+class _TrailRecord(BaseModel):
+    """What every record model shares: frozen, no unknown fields, and its plain data for the trail
+    (`as_record()`, values inside passed through as given) leaves out the optional links in `_omit_when_none`
+    while they are unset."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    _omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: Any) -> dict[str, Any]:
+        return _omitting(handler(self), self._omit_when_none)
+
+    def as_record(self) -> dict[str, Any]:
+        """The record as plain data for the trail."""
+        return self.model_dump(by_alias=True)
+
+
+class AuditRecord(_TrailRecord):
     """The audit record of one answered (or refused) question: what `engine.trail.store.append` hashes.
 
     `as_record()` is the plain JSON data that is hashed, the same keys a hand-built record had: `supersedes` and
     `llm_usage` appear only when set, every other field always (None as null).
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_: str = Field(default=RECORD_SCHEMA, alias="schema", description="The record format")
     kind: Literal["answer"] = "answer"
@@ -88,21 +103,11 @@ class AuditRecord(BaseModel):
 
     _omit_when_none: ClassVar[tuple[str, ...]] = ("supersedes", "llm_usage")
 
-    @model_serializer(mode="wrap")
-    def _omit_unset(self, handler: Any) -> dict[str, Any]:
-        return _omitting(handler(self), self._omit_when_none)
 
-    def as_record(self) -> dict[str, Any]:
-        """The record as plain data for the trail (values inside are passed through as given)."""
-        return self.model_dump(by_alias=True)
-
-
-class AmendmentRecord(BaseModel):
+class AmendmentRecord(_TrailRecord):
     """A record that amends another (a reviewer's note, a correction, an issued report, a sign-off): it points
     to the record it amends. `as_record()` omits `superseded_by` and `report` when unset; a sign-off adds its
     own part to that data (`engine.web.signoff`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_: str = Field(default=RECORD_SCHEMA, alias="schema", description="The record format")
     kind: str = Field(description="note, correction, report or signoff")
@@ -121,14 +126,6 @@ class AmendmentRecord(BaseModel):
                                           "size, format, the audits it reports, the signer certificate's SHA-256")
 
     _omit_when_none: ClassVar[tuple[str, ...]] = ("superseded_by", "report")
-
-    @model_serializer(mode="wrap")
-    def _omit_unset(self, handler: Any) -> dict[str, Any]:
-        return _omitting(handler(self), self._omit_when_none)
-
-    def as_record(self) -> dict[str, Any]:
-        """The record as plain data for the trail."""
-        return self.model_dump(by_alias=True)
 
 
 def _omitting(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
