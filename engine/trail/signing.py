@@ -95,14 +95,24 @@ def _load(key_file: Path, passphrase: bytes | None = None) -> Ed25519PrivateKey:
     return key
 
 
-def replace_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Write `path` with `data` atomically (written aside, then renamed over it): a reader sees the old file or
-    the new one, never part of one."""
+def _written_aside(path: Path, data: bytes, mode: int) -> str:
+    """A new file beside `path` holding `data` with `mode`, complete when returned: its name."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def replace_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write `path` with `data` atomically (written aside, then renamed over it): a reader sees the old file or
+    the new one, never part of one."""
+    tmp = _written_aside(path, data, mode)
+    try:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -116,11 +126,8 @@ def publish_file(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
     read a half-written file. Returns False when the file already existed.
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    tmp = _written_aside(path, data, mode)
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
         os.link(tmp, path)
     except FileExistsError:
         return False
