@@ -4,11 +4,11 @@
     python bench/calibrate_gate.py fit ROWS.jsonl [--write]
 
 `collect` asks every question of the development corpora (bench/corpora/, as bench/corpora.py does) and
-the first N ObliQA dev questions of the `calibrate` split (engine.relevance.pairs.split_of; never the
-`heldout` split) as `evidence ask` asks them, and writes one row per passage that reached the gate (each
-(part, chunk) of the extracted requirements): the gate head's features, the gate's decision today (the pair
-head at `gate_selected`, or the ranking at `gate_confident`) and the label (the passage is in a right section;
-for ObliQA, a gold passage). Out-of-scope questions give only negatives.
+the first N ObliQA dev questions of the `calibrate` split (bench.obliqa.obliqa_split, by passage: all their
+gold passages fall in the calibrate share; never the `heldout` split) as `evidence ask` asks them, and writes
+one row per passage that reached the gate (each (part, chunk) of the extracted requirements): the gate head's
+features, the gate's decision today (the pair head at `gate_selected`, or the ranking at `gate_confident`) and
+the label (the passage is in a right section; for ObliQA, a gold passage). Out-of-scope questions give only negatives.
 
 `fit` fits the gate head on all rows and reports, leaving one corpus out at a time (the head and its threshold
 fitted on the others only): per corpus, the right passages passed (recall), the wrong ones passed, the
@@ -37,11 +37,11 @@ sys.path.insert(0, str(ROOT))
 from bench.citations import gold_of, passage_keys  # noqa: E402
 from bench.corpora import CORPORA, _database, right_section  # noqa: E402
 from bench.obliqa import ingest as ingest_obliqa  # noqa: E402
+from bench.obliqa import obliqa_split  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine import embedded_db  # noqa: E402
 from engine.config import Settings  # noqa: E402
 from engine.ingest.pipeline import ingest_paths  # noqa: E402
-from engine.relevance.pairs import split_of  # noqa: E402
 from engine.relevance.scorer import GATE_FEATURES, Head, load_scorer, sigmoid  # noqa: E402
 from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
@@ -134,7 +134,7 @@ def collect(args: argparse.Namespace) -> None:
         mine = settings.model_copy(update={"home": home})
         ingest_obliqa(mine, embedder, OBLIQA / "documents")
         questions = [q for q in json.loads((OBLIQA / "ObliQA_dev.json").read_text())
-                     if split_of(q["QuestionID"]) == "calibrate"][: args.obliqa]
+                     if obliqa_split(q) == "calibrate"][: args.obliqa]
         try:
             with dbmod.connection(mine) as conn:
                 deps = Deps(conn=conn, embedder=embedder, settings=mine, retriever=Retriever(conn, embedder, mine))

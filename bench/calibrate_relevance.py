@@ -8,7 +8,7 @@
 2. For every dev question, one hybrid search (no reranking), top `--depth` chunks, with the rank
    features of each candidate (late interaction included, and the cross-encoder's logit when the model
    has one in DIR/cross) and its label (a gold passage or not).
-3. Questions of the `calibrate` split (engine.relevance.pairs.split_of, seed 13) fit the rank head;
+3. Questions of the `calibrate` split (bench.obliqa.obliqa_split: by passage, seed 13) fit the rank head;
    each list then gains the chunks adjoining its best NEIGHBOUR_TOP by that head (as the engine's
    reranking adds them), on which the context head is fitted; on these lists the calibration questions
    choose the selection cut (floor, gap to the best, at most N) with the most passage-level recall
@@ -17,6 +17,10 @@
    passages (`gate_selected`, applied after the cut as the pipeline does) among those that let at
    most `OFF_TOPIC_PASS` of off-topic passages through (each question against the top 3 candidates of
    another question about another document). The `train` split is never used (the encoder saw it).
+   The split is by passage (engine.relevance.pairs.passage_split): a question is in `calibrate` or
+   `heldout` only when all its gold passages fall in that share, so none of them trained the encoder;
+   questions answered across two shares are skipped. `--split-by question` gives the split by question
+   id used before 0.5.0 (it leaked: 55% of held-out questions had a gold passage the encoder trained on).
 4. Prints, for the `heldout` split only: Recall@10 / MAP@10 without and with reranking, the
    selection's passage precision/recall/answered share, top-1/2/3 references, and the gate's
    balanced accuracy on held-out (question, passage, label) pairs. `--write` stores the heads and
@@ -38,12 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.select import cut  # noqa: E402
-from bench.obliqa import ingest, recall_map  # noqa: E402
+from bench.obliqa import SPLIT_BY, gold_passages, ingest, obliqa_split, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
 from engine.relevance.candidate import candidate  # noqa: E402
 from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, neighbour_candidate  # noqa: E402
-from engine.relevance.pairs import read_pairs, split_of  # noqa: E402
+from engine.relevance.pairs import read_pairs  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
     CONTEXT_RANK_FEATURES,
     CROSS,
@@ -78,8 +82,10 @@ def key_of(chunk: object) -> str:
     return f"{meta.get('DocumentID')}|{meta.get('PassageID')}"
 
 
-def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict], depth: int) -> list[dict]:
-    """Per question: candidates (rank features inputs), their passage keys and the gold keys."""
+def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict], depth: int,
+                    split_by: str = "passage") -> list[dict]:
+    """Per question: its split (`obliqa_split`), candidates (rank features inputs), their passage keys and
+    the gold keys."""
     plain = settings.model_copy(update={"rerank": False})
     out = []
     with dbmod.connection(settings) as conn:
@@ -95,9 +101,9 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
             missing = [c for c in cands if c["cosine"] is None]
             for c, x in zip(missing, model.cosines(q["Question"], [c["text"] for c in missing]), strict=True):
                 c["cosine"] = x
-            out.append({"question": q, "split": split_of(q["QuestionID"]), "candidates": cands,
+            out.append({"question": q, "split": obliqa_split(q, by=split_by), "candidates": cands,
                         "keys": [key_of(h.chunk) for h in hits],
-                        "gold": {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}})
+                        "gold": set(gold_passages(q))})
             if i % 200 == 0:
                 print(f"searched {i}/{len(questions)}", file=sys.stderr, flush=True)
     return out
@@ -320,6 +326,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="held-out pairs for the gate's balanced accuracy (bench/obliqa_pairs.py)")
     parser.add_argument("--depth", type=int, default=30)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--split-by", choices=SPLIT_BY, default="passage",
+                        help="'passage' (default: no calibrate or held-out question shares a passage with "
+                             "training) or 'question' (the split by question id before 0.5.0, which leaked)")
     parser.add_argument("--write", action="store_true", help="store the rank head and thresholds in MODEL")
     args = parser.parse_args(argv)
 
@@ -330,13 +339,17 @@ def main(argv: list[str] | None = None) -> None:
     settings = Settings(home=home, relevance_model=args.model, embedding_backend="onnx")
     embedder = Embedder.from_settings(settings)
     ingest(settings, embedder, args.documents)
-    questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) != "train"]
+    # calibrate and heldout only: the train split and (by passage) questions of no split are skipped
+    questions = [q for q in json.loads(args.questions.read_text())
+                 if obliqa_split(q, by=args.split_by) in ("calibrate", "heldout")]
     questions = questions[: args.limit]
-    cache = home / f"candidates-v2-depth{args.depth}-{len(questions)}.json"
+    by_passage = "" if args.split_by == "question" else "-by-passage"  # the question split's caches stay valid
+    cache = home / f"candidates-v2-depth{args.depth}{by_passage}-{len(questions)}.json"
     if cache.exists():  # retrieval does not depend on the scorer: refits reuse the lists
-        items = [{**it, "gold": set(it["gold"])} for it in json.loads(cache.read_text())]
+        items = [{**it, "gold": set(it["gold"]), "split": obliqa_split(it["question"], by=args.split_by)}
+                 for it in json.loads(cache.read_text())]
     else:
-        items = candidate_lists(settings, embedder, questions, args.depth)
+        items = candidate_lists(settings, embedder, questions, args.depth, args.split_by)
         write_cache(items, cache)
     # late interaction once per index, the cross-encoder's logits once per cross-encoder; one model scores
     # every list this script builds (late interaction, neighbours, foreign lists)
@@ -433,7 +446,7 @@ def main(argv: list[str] | None = None) -> None:
         gate = {**{f"{k}_hard": v for k, v in gate_figures(fitted, embedder, hard).items()},
                 **{f"{k}_mixed": v for k, v in gate_figures(fitted, embedder, mixed).items()}}
     result = {
-        "calibrate_questions": len(calib), "heldout_questions": len(held),
+        "split_by": args.split_by, "calibrate_questions": len(calib), "heldout_questions": len(held),
         "calibrate_selection": best[0],
         "thresholds": fitted.thresholds,
         "heldout_retrieval_fused": retrieval_figures(held_pool, None),

@@ -3,10 +3,12 @@
     python bench/citations.py --documents ../shared/obliqa/documents \
         --questions ../shared/obliqa/ObliQA_dev.json [--limit 200] [--two-part 100] [--no-rerank]
 
-Held-out ObliQA dev questions only (engine.relevance.pairs.split_of == "heldout"; the relevance
-model never trained or calibrated on them). Each question is asked as `evidence ask` asks it (research
-loop, extract, verify, compose, review; rules backend, no QA memory). A passage is *cited* when an
-answer statement cites a verified quote from it. Printed per run:
+Held-out ObliQA dev questions only (bench.obliqa.obliqa_split == "heldout": by passage, every gold
+passage of the question falls in the held-out share, so the relevance model never trained or calibrated on
+the passages that answer them; `--split-by question` gives the split by question id used before 0.5.0,
+which leaked: 55% of its held-out questions had a gold passage the encoder trained on). Each question is
+asked as `evidence ask` asks it (research loop, extract, verify, compose, review; rules backend, no QA
+memory). A passage is *cited* when an answer statement cites a verified quote from it. Printed per run:
 
 * citation precision (cited gold / cited, over answered questions) and recall (cited gold / gold, over
   all questions), answered share, passages cited per answer, ask p50/p95 seconds;
@@ -32,17 +34,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.obliqa import ingest  # noqa: E402
+from bench.obliqa import SPLIT_BY, gold_passages, ingest, obliqa_split  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
-from engine.relevance.pairs import split_of  # noqa: E402
 from engine.search import store  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
 
 
 def gold_of(question: dict) -> set[str]:
-    return {f"{p['DocumentID']}|{p['PassageID']}" for p in question["Passages"]}
+    return set(gold_passages(question))
 
 
 def cited_passages(result: dict, keys: dict[str, str], part: int | None = None) -> set[str]:
@@ -105,6 +106,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--two-part", type=int, default=0, help="also N joined two-part questions")
     parser.add_argument("--no-rerank", action="store_true", help="retrieval without the learned reranker")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--split-by", choices=SPLIT_BY, default="passage",
+                        help="'passage' (default: no held-out question shares a passage with training) or "
+                             "'question' (the split by question id before 0.5.0, which leaked; comparison only)")
     parser.add_argument("--out", type=Path, default=None,
                         help="write one JSON line per question (gold, cited, seconds, each part's ranked evidence)")
     args = parser.parse_args(argv)
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     home.mkdir(parents=True, exist_ok=True)
     settings = settings.model_copy(update={"home": home})
     ingest(settings, embedder, args.documents)
-    questions = [q for q in json.loads(args.questions.read_text()) if split_of(q["QuestionID"]) == "heldout"]
+    questions = [q for q in json.loads(args.questions.read_text()) if obliqa_split(q, by=args.split_by) == "heldout"]
     questions = questions[: args.limit]
     answer, tops = Tally(), {k: Tally() for k in (1, 2, 3)}
     seconds: list[float] = []
@@ -152,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research) if args.two_part else {}
     seconds.sort()
     print(json.dumps({
-        "split": "heldout", "rerank": settings.rerank, **answer.figures(),
+        "split": "heldout", "split_by": args.split_by, "rerank": settings.rerank, **answer.figures(),
         "ask_seconds_p50": round(seconds[len(seconds) // 2], 3) if seconds else None,
         "ask_seconds_p95": round(seconds[int(len(seconds) * 0.95)], 3) if seconds else None,
         **{f"top{k}_alone": t.figures() for k, t in tops.items()}, **two_part,

@@ -1,8 +1,14 @@
 """ObliQA retrieval benchmark: Recall@10 and MAP@10 (trec_eval `recall.10`, `map_cut.10`).
 
 Ingests the ObliQA documents into the benchmark's own database (reused when unchanged),
-searches every question, writes a TREC run (docno `DocumentID|PassageID`), and prints as its
-last line one JSON object with the figures.
+searches every question of one split (`--split`, held-out by default), writes a TREC run (docno
+`DocumentID|PassageID`), and prints as its last line one JSON object with the figures.
+
+The split is by passage (`obliqa_split`, engine.relevance.pairs.passage_split): a question is held-out
+(or calibrate) only when every passage that answers it falls in that share, so no held-out question is
+answered by a passage the encoder trained on; questions answered across two shares are in no split.
+`--split-by question` gives the old split by question id (which leaked: 55% of its held-out questions
+have a gold passage the encoder trained on), for comparison with figures measured before 0.5.0.
 
     python bench/obliqa.py --documents ../shared/obliqa/documents \
         --questions ../shared/obliqa/ObliQA_dev.json --run out/obliqa.trec [--limit N]
@@ -24,8 +30,31 @@ from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
 from engine.ingest.pipeline import ingest_paths  # noqa: E402
 from engine.models import Hit  # noqa: E402
+from engine.relevance.pairs import passage_split, split_of  # noqa: E402
 from engine.search.embeddings import Embedder  # noqa: E402
 from engine.search.retrieval import Retriever  # noqa: E402
+
+SPLIT_BY = ("passage", "question")
+
+
+def gold_passages(question: dict) -> list[str]:
+    """The keys (`DocumentID|PassageID`, as `docno`) of the passages that answer an ObliQA question."""
+    return [f"{p['DocumentID']}|{p['PassageID']}" for p in question["Passages"]]
+
+
+def obliqa_split(question: dict, *, role: str = "evaluate", by: str = "passage") -> str | None:
+    """The split an ObliQA question belongs to: "train", "calibrate", "heldout", or None (in none).
+
+    By passage (default; engine.relevance.pairs.passage_split on its gold passages, `role` as there):
+    evaluation uses a question only when all its gold passages fall in one share. `by="question"`: the
+    split by question id used before 0.5.0 (`split_of`), which let held-out questions share passages with
+    training; kept only to compare with old figures.
+    """
+    if by == "question":
+        return split_of(question["QuestionID"])
+    if by != "passage":
+        raise ValueError(f"split by 'passage' or 'question', not {by!r}")
+    return passage_split(gold_passages(question), role=role)
 
 
 def docno(hit: Hit) -> str:
@@ -187,8 +216,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="benchmark data directory (its own embedded database; default one per embedder)")
     parser.add_argument("--no-rerank", action="store_true", help="fused ranking without the learned reranker")
     parser.add_argument("--split", choices=("all", "train", "calibrate", "heldout"), default="heldout",
-                        help="questions of this split only (engine.relevance.pairs.split_of); the shipped relevance "
-                             "model trained on 'train' and was calibrated on 'calibrate', so report 'heldout'")
+                        help="questions of this split only (obliqa_split); the shipped relevance model trained on "
+                             "'train' passages and was calibrated on 'calibrate', so report 'heldout'")
+    parser.add_argument("--split-by", choices=SPLIT_BY, default="passage",
+                        help="'passage' (default: no held-out question shares a passage with training) or "
+                             "'question' (the split by question id before 0.5.0, which leaked; comparison only)")
     parser.add_argument("--dense-weight", type=float, default=None, help="1.0 = dense only, 0.0 = lexical only")
     parser.add_argument("--fusion", choices=("weighted", "rrf"), default=None)
     parser.add_argument("--tag", default="evidence-hybrid")
@@ -210,10 +242,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = settings.model_copy(update={"home": home})
     ingest_stats = ingest(settings, embedder, args.documents)
 
-    from engine.relevance.pairs import split_of
-
     questions = [q for q in json.loads(args.questions.read_text())
-                 if args.split == "all" or split_of(q["QuestionID"]) == args.split][: args.limit]
+                 if args.split == "all" or obliqa_split(q, by=args.split_by) == args.split][: args.limit]
     embedder.encode_query("warm-up")
     recalls, maps, times = [], [], []
     found_all: list[float] = []  # recall over every passage returned (30 chunks, or all loop evidence)
@@ -240,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
             ranked = passages(hits)
             for rank, (doc, score) in enumerate(ranked, start=1):
                 run.write(f"{q['QuestionID']} Q0 {doc} {rank} {score:.6f} {args.tag}\n")
-            relevant = {f"{p['DocumentID']}|{p['PassageID']}" for p in q["Passages"]}
+            relevant = set(gold_passages(q))
             r, m = recall_map([d for d, _ in ranked], relevant)
             recalls.append(r)
             maps.append(m)
@@ -267,6 +297,7 @@ def main(argv: list[str] | None = None) -> None:
         "fusion": settings.fusion,
         "rerank": settings.rerank,
         "split": args.split,
+        "split_by": args.split_by,
         "embedder": embedder.identity,
     }))
 

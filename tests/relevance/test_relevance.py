@@ -14,7 +14,7 @@ from agents.parts import question_parts
 from engine.config import shipped_relevance_model
 from engine.errors import ConfigError, InputError
 from engine.relevance.encoder import OnnxEncoder, file_sha256, read_manifest
-from engine.relevance.pairs import read_pairs, split_of
+from engine.relevance.pairs import passage_split, read_pairs, split_of, train_passages
 from engine.relevance.scorer import Head, balanced_accuracy, best_threshold, load_scorer
 
 ANSWERING = ("How long must transaction records be kept?",
@@ -139,6 +139,58 @@ def test_split_is_stable_and_roughly_proportional() -> None:
     splits = [split_of(f"q{i}") for i in range(2000)]
     assert splits == [split_of(f"q{i}") for i in range(2000)]
     assert 0.55 < splits.count("train") / 2000 < 0.65 and 0.15 < splits.count("heldout") / 2000 < 0.25
+
+
+def _keys_by_split(n: int = 400) -> dict[str, list[str]]:
+    """Passage keys ("DocumentID|PassageID") grouped by the share each falls in alone."""
+    out: dict[str, list[str]] = {"train": [], "calibrate": [], "heldout": []}
+    for i in range(n):
+        key = f"{i % 7}|{i}.{i % 3}"
+        out[str(passage_split([key]))].append(key)
+    return out
+
+
+def test_passage_split_is_deterministic_and_ignores_order() -> None:
+    keys = [f"{i % 5}|{i}" for i in range(40)]
+    questions = [keys[i:i + 3] for i in range(0, 40, 3)]
+    first = [passage_split(q) for q in questions]
+    assert first == [passage_split(list(reversed(q))) for q in questions]
+    assert first == [passage_split(q) for q in questions]
+    assert train_passages(keys) == train_passages(keys)
+
+
+@pytest.mark.parametrize(("shares", "evaluate", "train"), [
+    (("train",), "train", "train"),
+    (("calibrate",), "calibrate", None),
+    (("heldout",), "heldout", None),
+    (("heldout", "heldout"), "heldout", None),
+    (("train", "heldout"), None, "train"),
+    (("calibrate", "heldout"), None, None),
+    (("train", "calibrate", "heldout"), None, "train"),
+], ids=["train", "calibrate", "heldout", "two-heldout", "train+heldout", "calibrate+heldout", "all-three"])
+def test_passage_split_roles(shares: tuple[str, ...], evaluate: str | None, train: str | None) -> None:
+    pool = _keys_by_split()
+    keys = [pool[share][i] for i, share in enumerate(shares)]
+    assert passage_split(keys) == evaluate  # role="evaluate" by default
+    assert passage_split(keys, role="train") == train
+    assert train_passages(keys) == [k for k, share in zip(keys, shares, strict=True) if share == "train"]
+
+
+def test_passage_split_shares_are_roughly_proportional() -> None:
+    pool = _keys_by_split(2000)
+    assert 0.55 < len(pool["train"]) / 2000 < 0.65 and 0.15 < len(pool["heldout"]) / 2000 < 0.25
+
+
+def test_no_evaluated_question_shares_a_passage_with_training() -> None:
+    # questions of 1-3 passages drawn from a small pool, so that many passages answer several questions
+    keys = [f"{d}|{p}" for d in range(4) for p in range(30)]
+    questions = [[keys[(i * 7 + j * 13) % len(keys)] for j in range(1 + i % 3)] for i in range(600)]
+    trained = {k for q in questions if passage_split(q, role="train") == "train" for k in train_passages(q)}
+    evaluated = [q for q in questions if passage_split(q) in ("calibrate", "heldout")]
+    assert trained and evaluated
+    assert not any(k in trained for q in evaluated for k in q)
+    # and so no evaluated question is a training question either
+    assert all(passage_split(q, role="train") is None for q in evaluated)
 
 
 def _tiny_pairs(path: Path) -> Path:
