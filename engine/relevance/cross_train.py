@@ -46,12 +46,16 @@ def _network(base: Path) -> Any:
 
 def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, seed: int = 13, group: int = 6,
                 per_step: int = 4, lr: float = 5e-5, max_length: int = 192, stop_after: int | None = None,
-                work: Path | None = None, quantize: bool = True,
+                work: Path | None = None, quantize: bool = True, device: str = "cpu",
+                choose: Callable[[Callable[[str, list[str]], list[float]]], float] | None = None,
                 log: Callable[[str], None] = print) -> Path:
     """Train a cross-encoder on `pairs` and export it to `out` (ONNX). Returns `out`.
 
     `stop_after` ends the run after that many epochs of the schedule (the learning rate follows the
-    whole schedule); the same call later resumes from the last checkpoint in `work`.
+    whole schedule); the same call later resumes from the last checkpoint in `work`. With `choose` (a
+    function of a scoring function `(question, texts) -> logits` that returns a figure to maximise, measured
+    on questions not trained on), it is called after each epoch and the best epoch's weights are exported.
+    On a GPU (`device="cuda"`) the forward passes run under bf16 autocast.
     """
     torch.manual_seed(seed)
     groups = training_groups(pairs, group, seed)
@@ -60,7 +64,7 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     work = work or out.parent / f".{out.name}-work"
     work.mkdir(parents=True, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(str(base))
-    model = _network(base)
+    model = _network(base).to(device)
     plans = [epoch_plan(groups, e, group=group, per_step=per_step, seed=seed) for e in range(epochs)]
     per_epoch = len(plans[0])
     total = per_epoch * epochs
@@ -72,7 +76,7 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     step = 0
     checkpoint = work / "last.pt"
     if checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
+        state = torch.load(checkpoint, weights_only=False, map_location=device)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -81,27 +85,47 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
 
     def encode(question: str, texts: list[str]) -> Any:
         return tokenizer([question] * len(texts), texts, truncation="only_second", max_length=max_length,
-                         padding=True, return_tensors="pt")
+                         padding=True, return_tensors="pt").to(device)
 
+    autocast = device.startswith("cuda")
+
+    def score(question: str, texts: list[str]) -> list[float]:
+        model.eval()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            out = [float(x) for x in model(**encode(question, texts)).float()]
+        model.train()
+        return out
+
+    best: tuple[float, int, dict[str, Any]] | None = None
     model.train()
     started, first = time.time(), step
     while step < last:
         epoch, k = divmod(step, per_epoch)
         loss: Any = 0.0  # a tensor once the first pair is added
-        for i, positive, negatives in plans[epoch][k]:
-            logits = model(**encode(groups[i][0], [positive, *negatives]))
-            loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0]))
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            for i, positive, negatives in plans[epoch][k]:
+                logits = model(**encode(groups[i][0], [positive, *negatives])).float()
+                loss = loss + torch.nn.functional.cross_entropy(logits[None], torch.tensor([0], device=device))
         loss = loss / len(plans[epoch][k])
         optimizer_step(model, loss, optimizer, scheduler)
         step += 1
+        if choose is not None and step % per_epoch == 0:
+            figure = choose(score)
+            log(f"epoch {step // per_epoch}: {figure:.4f} on the questions that choose the epoch")
+            if best is None or figure > best[0]:
+                best = (figure, step, {name: value.detach().clone() for name, value in model.state_dict().items()})
         if step % 20 == 0 or step == last:
             log(progress(epoch, step, total, loss, (time.time() - started) / (step - first), last - step))
         if step % CHECKPOINT_EVERY == 0 or step == last:
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                         "scheduler": scheduler.state_dict(), "step": step}, work / "last.tmp")
             os.replace(work / "last.tmp", checkpoint)
+    if best is not None:
+        model.load_state_dict(best[2])
+        log(f"exporting the weights of step {best[1]} ({best[0]:.4f})")
+        step = best[1]
     model.eval()
-    export_cross(model, tokenizer, out, name=out.name, max_length=max_length, quantize=quantize,
+    export_cross(model.float().cpu(), tokenizer, out, name=out.name, max_length=max_length, quantize=quantize,
                  extra={"base": base.parent.name if base.name == "model" else base.name, "epochs": epochs,
                         "steps_trained": step, "of_steps": total, "seed": seed, "group": group,
                         "questions": len(groups)})

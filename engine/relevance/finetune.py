@@ -65,17 +65,18 @@ def _latest_checkpoint(work: Path) -> tuple[int, Path | None]:
 
 def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batch_size: int = 32,
              lr: float = 3e-5, max_length: int = 160, seed: int = 13, resume: bool = True,
-             stop_after: int | None = None, log: Callable[[str], None] = print) -> Any:
+             stop_after: int | None = None, device: str = "cpu", log: Callable[[str], None] = print) -> Any:
     """Fine-tune `base` on `pairs`; returns the trained SentenceTransformer (also saved per epoch).
 
     `stop_after` ends the run after that many epochs of the `epochs`-epoch schedule (the learning
-    rate follows the full schedule); a later run with `resume` continues it.
+    rate follows the full schedule); a later run with `resume` continues it. On a GPU (`device="cuda"`)
+    the forward passes run under bf16 autocast (weights and optimizer stay fp32).
     """
     torch.manual_seed(seed)
     random.seed(seed)
     work.mkdir(parents=True, exist_ok=True)
     start_epoch, checkpoint = _latest_checkpoint(work) if resume else (0, None)
-    model = SentenceTransformer(str(checkpoint or base), device="cpu")
+    model = SentenceTransformer(str(checkpoint or base), device=device).float()
     model.max_seq_length = max_length
     last = min(epochs, stop_after or epochs)
     if start_epoch >= last:
@@ -97,7 +98,8 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
     started = time.time()
     for epoch in range(start_epoch, last):
         for batch in plan[epoch]:
-            loss = _step(model, batch)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+                loss = _step(model, batch)
             optimizer_step(model, loss, optimizer, scheduler)
             step += 1
             if step % 5 == 0 or step == total:
@@ -133,4 +135,4 @@ def _step(model: Any, batch: list[tuple[str, str, str]]) -> Any:
     questions = embed([b[0] for b in batch])
     passages = embed([b[1] for b in batch] + [b[2] for b in batch])
     scores = questions @ passages.T * SCALE
-    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+    return torch.nn.functional.cross_entropy(scores.float(), torch.arange(len(batch), device=scores.device))

@@ -78,6 +78,28 @@ def split_of(question_id: str, *, seed: int = 13, shares: tuple[float, float] = 
     return "calibrate" if u < shares[0] + shares[1] else "heldout"
 
 
+def passage_split(passage_keys: Iterable[str], *, seed: int = 13, shares: tuple[float, float] = (0.6, 0.2),
+                  role: str = "evaluate") -> str | None:
+    """A split by passage, so that no passage a held-out question is answered by was seen in training or
+    calibration: each passage falls in train / calibrate / heldout by its key's hash (`split_of`).
+
+    `role="evaluate"`: a question belongs to `calibrate` or `heldout` only when every one of its answering
+    passages falls there; `"train"` when all of them fall in train; else None (a question answered by
+    passages of two splits is left out of evaluation). `role="train"`: "train" when any of its passages
+    falls in train (training then uses those passages only; `train_passages`), else None. Pure.
+    """
+    splits = {split_of(f"passage:{key}", seed=seed, shares=shares) for key in passage_keys}
+    if role == "train":
+        return "train" if "train" in splits else None
+    return splits.pop() if len(splits) == 1 else None
+
+
+def train_passages(passage_keys: Iterable[str], *, seed: int = 13,
+                   shares: tuple[float, float] = (0.6, 0.2)) -> list[str]:
+    """The keys among `passage_keys` that fall in the train share of `passage_split`."""
+    return [k for k in passage_keys if split_of(f"passage:{k}", seed=seed, shares=shares) == "train"]
+
+
 def grouped(pairs: Iterable[Pair]) -> Iterator[tuple[str, list[Pair]]]:
     """Pairs by question, in first-appearance order."""
     groups: dict[str, list[Pair]] = {}
