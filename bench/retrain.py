@@ -21,7 +21,12 @@ calibrate and heldout questions with their gold passages.
 4. both exported to int8 ONNX (engine.relevance.export), packed into OUT/models.tar split in 15 MB
    parts (what a device call brings back), and every figure in OUT/results.json.
 
-Reassemble here: `cat OUT/models.tar.part* | tar -x -C DIR` gives DIR/encoder/ and DIR/cross/.
+`install` (here): reassembles the parts into a relevance model directory (the encoder at its top, the
+cross-encoder in cross/) and fits the pair head and the gate threshold on the calibrate pairs
+(engine.relevance.train.fit_pair_head); the rank and context heads and the selection cut follow with
+`bench/calibrate_relevance.py --write`, the gate head with `bench/calibrate_gate.py collect` and `fit --write`.
+
+    python bench/retrain.py install --parts OUT --model DIR [--pairs out/pairs-passage/calibrate.jsonl]
 """
 
 from __future__ import annotations
@@ -305,6 +310,27 @@ def train(data: Path, base: Path, out: Path, smoke: bool) -> None:
     log(f"done: {results['parts']}")
 
 
+def install(parts: Path, model: Path, pairs: Path) -> None:
+    from engine.relevance.encoder import OnnxEncoder
+    from engine.relevance.pairs import read_pairs
+    from engine.relevance.train import fit_pair_head
+
+    data = b"".join(p.read_bytes() for p in sorted(parts.glob("models.tar.part*")))
+    staging = model.parent / f".{model.name}-install"
+    shutil.rmtree(staging, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(staging / "unpacked", filter="data")
+    shutil.move(str(staging / "unpacked" / "encoder"), str(staging / "model"))
+    shutil.move(str(staging / "unpacked" / "cross"), str(staging / "model" / "cross"))
+    directory = staging / "model"
+    scorer = fit_pair_head(OnnxEncoder(directory), read_pairs(pairs), name=f"{model.name}-scorer", log=print)
+    scorer.save(directory)
+    shutil.rmtree(model, ignore_errors=True)
+    directory.rename(model)
+    shutil.rmtree(staging, ignore_errors=True)
+    print(f"installed {model}: now run bench/calibrate_relevance.py --model {model} --write, then calibrate_gate")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -319,8 +345,14 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--base", type=Path, required=True)
     t.add_argument("--out", type=Path, required=True)
     t.add_argument("--smoke", action="store_true")
+    i = sub.add_parser("install")
+    i.add_argument("--parts", type=Path, required=True, help="the folder holding models.tar.part*")
+    i.add_argument("--model", type=Path, required=True, help="the relevance model directory to write")
+    i.add_argument("--pairs", type=Path, default=ROOT / "out" / "pairs-passage" / "calibrate.jsonl")
     args = parser.parse_args(argv)
-    if args.command == "prepare":
+    if args.command == "install":
+        install(args.parts, args.model, args.pairs)
+    elif args.command == "prepare":
         prepare(args.out, args.pairs, args.corpora_pairs, args.documents, args.questions)
     else:
         train(args.data, args.base, args.out, args.smoke)

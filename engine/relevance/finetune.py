@@ -130,6 +130,7 @@ def progress(epoch: int, step: int, total: int, loss: Any, seconds_per_step: flo
 def _step(model: Any, batch: list[tuple[str, str, str]]) -> Any:
     def embed(texts: list[str]) -> Any:
         features = (getattr(model, "preprocess", None) or model.tokenize)(texts)
+        features = {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
         return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
 
     questions = embed([b[0] for b in batch])
