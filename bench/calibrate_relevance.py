@@ -46,6 +46,7 @@ from bench.obliqa import SPLIT_BY, gold_passages, ingest, obliqa_split, recall_m
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
 from engine.relevance.candidate import candidate  # noqa: E402
+from engine.relevance.cross import load_cross_encoder  # noqa: E402
 from engine.relevance.model import NEIGHBOUR_TOP, RelevanceModel, neighbour_candidate  # noqa: E402
 from engine.relevance.pairs import read_pairs  # noqa: E402
 from engine.relevance.scorer import (  # noqa: E402
@@ -355,6 +356,9 @@ def main(argv: list[str] | None = None) -> None:
     # every list this script builds (late interaction, neighbours, foreign lists)
     scoring = RelevanceModel.for_embedder(args.model, embedder)
     add_scores(items, LATE_INTERACTION, scoring.late_interactions, cache)
+    # A freshly trained model's scorer has no rank head reading the cross-encoder yet, so the model leaves
+    # it out: calibration reads the model directory's cross-encoder whatever the current heads read.
+    scoring.cross = scoring.cross or load_cross_encoder(args.model)
     cross = scoring.cross
     if cross is not None:
         key = f"{CROSS}:{cross.sha256[:12]}"
