@@ -331,6 +331,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="'passage' (default: no calibrate or held-out question shares a passage with "
                              "training) or 'question' (the split by question id before 0.5.0, which leaked)")
     parser.add_argument("--write", action="store_true", help="store the rank head and thresholds in MODEL")
+    parser.add_argument("--heldout-ids", type=Path, default=None,
+                        help="a JSON list of question ids: report held-out figures on those questions only "
+                             "(e.g. those no compared model trained on)")
     args = parser.parse_args(argv)
 
     scorer = load_scorer(args.model)
@@ -367,7 +370,8 @@ def main(argv: list[str] | None = None) -> None:
             for c in it["candidates"]:
                 c[CROSS] = c[key]
     calib = [it for it in items if it["split"] == "calibrate"]
-    held = [it for it in items if it["split"] == "heldout"]
+    only = set(json.loads(args.heldout_ids.read_text())) if args.heldout_ids else None
+    held = [it for it in items if it["split"] == "heldout" and (only is None or it["question"]["QuestionID"] in only)]
 
     rows, labels = [], []
     for it in calib:
@@ -392,7 +396,8 @@ def main(argv: list[str] | None = None) -> None:
         with dbmod.connection(settings) as conn:
             expanded = with_adjoining(conn, scoring, rank, items, cache, f"{CROSS}:{cross.sha256[:12]}")
         calib_near = [it for it in expanded if it["split"] == "calibrate"]
-        held_near = [it for it in expanded if it["split"] == "heldout"]
+        held_near = [it for it in expanded
+                     if it["split"] == "heldout" and (only is None or it["question"]["QuestionID"] in only)]
         rows, labels = [], []
         for it in calib_near:
             rows.extend(context_rows(fitted, rank, it))
