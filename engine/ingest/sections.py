@@ -19,6 +19,7 @@ from engine.ingest.structure import (
     control_heading,
     enumerator,
     is_caps_heading,
+    is_centred_title,
     is_eu_style,
     is_title_line,
     parse_heading,
@@ -207,6 +208,9 @@ class SectionBuilder:
     def text_block(self, para: str) -> None:
         """A paragraph of plain text (TXT, PDF, DOCX): headings, heading titles, numbered paragraphs and
         points. A line that opens a provision, a paragraph or a recital after a sentence end starts anew."""
+        if not self.in_provision() and is_centred_title(para) and not is_caps_heading(para):
+            self.heading(para, parsed=Heading("", "", para.strip(), 1))  # "Preamble", set apart and indented
+            return
         body: list[str] = []
         opens_section = False
         lines = para.split("\n")

@@ -144,6 +144,20 @@ def is_caps_heading(line: str) -> bool:
             and not line.endswith((",", ";", ":", ".")))
 
 
+_CENTRED_INDENT = 8  # leading spaces of a plain-text line set apart as a title ("        Preamble")
+
+
+def is_centred_title(paragraph: str) -> bool:
+    """A paragraph of one indented line of a few title-case words and nothing else ("Preamble", "How to Apply
+    These Terms to Your New Programs"): how plain-text licences and contracts head an unnumbered section.
+    Words only (no figures or punctuation: "Version 3, 29 June 2007" is a version line, not a heading)."""
+    if "\n" in paragraph.strip("\n") or len(paragraph) - len(paragraph.lstrip(" ")) < _CENTRED_INDENT:
+        return False
+    words = paragraph.split()
+    return (0 < len(words) <= 10 and all(re.fullmatch(r"[A-Za-z][A-Za-z'-]*", w) for w in words)
+            and words[0][0].isupper() and all(w[0].isupper() or w.lower() in _SMALL_WORDS for w in words))
+
+
 def is_title_line(text: str) -> bool:
     """A line that can be the title of a heading stated alone ("Article 33" / "Notification of ...")."""
     text = text.strip()

@@ -9,7 +9,7 @@ import pytest
 from engine.ingest.chunking import chunk_document
 from engine.ingest.citations import derived_citation, quote_citation
 from engine.ingest.formats import parse
-from engine.ingest.structure import Positions, control_heading, parse_heading
+from engine.ingest.structure import Positions, control_heading, is_centred_title, parse_heading
 from tests.helpers import DATA
 
 LEGAL = DATA / "legal"
@@ -175,6 +175,40 @@ def test_hard_wrapped_licence_clauses_keep_their_sentences_whole() -> None:
     assert not any(b.section_path.startswith("Section s") or "> Section s" in b.section_path for b in parsed.blocks)
     # the list items of clause 2 stay points of it
     assert [label for _, label in blocks["Section 2"].metadata["points"]] == ["(a)", "(b)"]
+
+
+@pytest.mark.parametrize(("paragraph", "expected"), [
+    ("                            Preamble", True),
+    ("            How to Apply These Terms to Your New Programs", True),
+    ("                       Version 3, 29 June 2007", False),  # a version line: figures and a comma
+    ("Preamble", False),  # not set apart by indentation
+    ("        The rights end.", False),
+    ("        Rights", True),
+    ("        must be kept", False),
+    ("        Preamble\n        continued", False),
+], ids=["preamble", "how-to-apply", "version-line", "flush-left", "sentence", "one-word", "lower-case", "two-lines"])
+def test_centred_titles(paragraph: str, expected: bool) -> None:
+    assert is_centred_title(paragraph) is expected
+
+
+def test_a_licences_centred_preamble_is_a_non_binding_section(tmp_path: Path) -> None:
+    """A plain-text licence heads its preamble with one indented word; the text under it explains the licence
+    and is non-binding, the terms after the capitals heading bind."""
+    from agents.quotes import non_binding
+
+    path = tmp_path / "licence.txt"
+    path.write_text("                    SAMPLE PUBLIC LICENSE\n\n                            Preamble\n\n"
+                    "  You can apply it to your programs, too.\n\n                TERMS AND CONDITIONS\n\n"
+                    "  0. Definitions.\n\n  You must keep intact all notices.\n")
+    parsed = parse(path, path.read_bytes())
+    by_text = {parsed.text[b.start:b.end].strip().split("\n")[0]: b for b in parsed.blocks}
+    preamble = next(b for t, b in by_text.items() if t.startswith("Preamble") or "apply it" in t)
+    assert preamble.section_path == "Preamble"
+    where = {"section_path": preamble.section_path, "section_heading": preamble.section_heading}
+    assert non_binding(where) == "recital"
+    terms = next(b for b in parsed.blocks if "keep intact" in parsed.text[b.start:b.end])
+    assert terms.section_path.startswith("TERMS AND CONDITIONS")
+    assert non_binding({"section_path": terms.section_path, "section_heading": terms.section_heading}) is None
 
 
 @pytest.mark.parametrize(("line", "expected"), [
