@@ -63,6 +63,12 @@ _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|neces
                     r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
                     r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
                     r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
+# A power conferred ("shall have all supervisory powers", "shall have the right to") permits; a restriction to one
+# way ("may only be accessed from ...", "can only be used for ...") prohibits the others.
+_POWER = rx(r"\bshall\s+have\s+(?:[\w,-]+\s+){0,5}?(?:powers?|rights?|authority)\b")
+_ONLY = rx(r"\b(?:may|can)\s+only\b")
+# "(Required)" after a specification's name: how a rule marks a required implementation specification
+_REQUIRED_MARK = rx(r"\(\s*required\s*\)\s*[.;:]?\s*$")
 _PROHIBITION = rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
                    r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
                    r"\bprohibited\s+from\b", rf"\bno\s+{_SUBJECT}\s+(?:shall|may|must)\b",
@@ -205,13 +211,23 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
         return Modality.NONE
     text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
-    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
-        if pattern.search(text):
-            return modality
+    if _POWER.search(text):
+        return Modality.PERMISSION
     # Neither an aside ("maintain a written (which may be electronic) record") nor a possibility ("can assist",
     # "may result in": what may happen, not what may be done) permits or recommends anything
     aside = _ASIDE.sub(" ", text)
-    imperative = _imperative(aside)
+    only = _ONLY.search(aside)
+    if only and not _in_relative_clause(aside, only.start()):  # not "accounts that may only have ..."
+        return Modality.PROHIBITION
+    if _REQUIRED_MARK.search(text):
+        return Modality.OBLIGATION
+    imperative = _imperative(aside) or next(
+        (found for main in _after_condition(aside) if (found := _imperative(main)) is not None), None)
+    for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
+        found = pattern.search(text)
+        # "Protect against uses that are not permitted": the negation is the relative clause's, the duty the verb's
+        if found and not (imperative and _in_relative_clause(text, found.start())):
+            return modality
     if imperative is not None:
         return imperative
     plain = _POSSIBILITY.sub(" ", aside)
@@ -220,7 +236,28 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
             return modality
     if _present_duty(text) or _PERIODIC_PASSIVE.search(text):
         return Modality.OBLIGATION
-    return Modality.OBLIGATION if source_type in RULE_TEXT and _states_practice(text) else Modality.NONE
+    rule_text = source_type in RULE_TEXT
+    return Modality.OBLIGATION if rule_text and (_states_practice(text) or _practice_active(text)) else Modality.NONE
+
+
+def _after_condition(text: str) -> list[str]:
+    """The clauses that may follow an opening condition ("If an action, activity or assessment is required ...,
+    maintain a written record" -> ["Activity or assessment ...", "Maintain a written record"]), each capitalised;
+    [] when the sentence does not open with one."""
+    if not re.match(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+)*(?:if|where|when|whenever|unless|before|after)\b", text,
+                    re.IGNORECASE):
+        return []
+    out = []
+    for comma in [m.end() for m in re.finditer(r",\s*", text)][:6]:
+        main = text[comma:]
+        if main[:1].islower():
+            out.append(main[:1].upper() + main[1:])
+    return out
+
+
+def _in_relative_clause(text: str, at: int) -> bool:
+    """The match at `at` stands in a relative clause ("... uses that are not permitted", "which may not")."""
+    return re.search(r"\b(?:that|which|who|whom)\s+(?:\w+\s+){0,2}$", text[:at], re.IGNORECASE) is not None
 
 
 # Documents whose statements of practice are their rules: a policy's "Backups are retained for 90 days" or a
@@ -231,7 +268,8 @@ RULE_TEXT = frozenset({"policy", "standard"})
 _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based|designed|intended|meant|located|"
                         r"available|considered|known|called|referred|listed|shown|included|provided\s+in|set\s+out|"
                         r"outlined|explained|summari[sz]ed|derived|expected|likely|able|subject)\b|"
-                        r"\b(?:applies|apply|purpose|scope|means|refers|describes|outlines|contains|consists)\b",
+                        r"\b(?:applies|apply|scope|means|refers|describes|outlines|contains|consists)\b|"
+                        r"\bpurpose\s+(?:of|is)\b",  # not "fit for purpose"
                         re.IGNORECASE)
 _PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?[a-z]+(?:ed|wn|en|pt|ne)\b|"
                       r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
@@ -245,3 +283,33 @@ def _states_practice(text: str) -> bool:
     return bool(_PASSIVE.search(text)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
 
 
+
+
+_LIST_LABEL = re.compile(r"^\s*(?:[-*\u2022\u25aa]|\(?[a-z0-9]{1,4}[.)])\s+")
+
+
+def _practice_active(text: str) -> bool:
+    """In a rule text: a practice stated in the present active by its doer ("Corvid Labs maintains a minimum
+    necessary approach", "The Security Officer actively monitors ...") or as a list point whose party is in the
+    lead-in ("* Maintains a program that ..."): a requirement verb in its third-person form opens the point or
+    follows a capitalised subject of at most five words (adverbs in -ly skipped). Pure."""
+    forms = _data()["duty_forms"] - _data()["verbs"]  # third-person forms only ("maintains", not "maintain")
+    label = _LIST_LABEL.match(text)
+    words = _WORDS.findall(text[label.end():] if label else text)[:9]
+    if not words or _DESCRIBES.search(text) or text.rstrip().endswith("?"):
+        return False
+    if label and words[0][0].isupper() and words[0].lower() in forms:
+        return True
+    if not words[0][0].isupper() or not text.rstrip().endswith((".", ";")):
+        return False  # a fragment or a title, not a statement
+    start = 1 if words[0].lower() in ("the", "all", "each", "every", "our", "any") else 0
+    for i in range(start + 1, min(start + 6, len(words))):
+        subject = words[start:i]
+        # the doer by its name ("Corvid Labs", "The Security and Privacy Officer", "IT"), not a gerund or a
+        # common noun ("Retaining records ...", "The types of exercises include ...")
+        if not all(w[0].isupper() and not w.endswith("ing") or w == "and" for w in subject):
+            return False
+        rest = [w for w in words[i:] if not w.lower().endswith("ly")]
+        if rest and rest[0].lower() in forms and rest[0][0].islower():
+            return True
+    return False

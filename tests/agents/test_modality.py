@@ -116,6 +116,30 @@ def test_a_rule_texts_statements_of_practice(sentence: str, source_type: str, ex
     assert classify_modality(sentence, source_type=source_type) is expected
 
 
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a practice stated in the present active by its named doer, or as a point whose doer is in the lead-in
+    ("Acme Labs maintains a minimum necessary approach to access to customer data.", "policy", OBL),
+    ("The Security and Privacy Officer actively monitors the regulatory landscape.", "policy", OBL),
+    ("* Reviews access rights every quarter.", "policy", OBL),
+    ("Retaining records of account requests will assist in maintaining accountability.", "standard", N),
+    ("The types of testing exercises include tabletop and technical testing.", "policy", N),
+    ("* Important records (e.g. approval notes)", "policy", N),
+    ("Acme Labs maintains a minimum necessary approach to access to customer data.", "regulation", N),
+    # powers, restrictions, required specifications, a condition before an imperative
+    ("Competent authorities shall have all supervisory, investigatory and sanctioning powers necessary.", "", PERM),
+    ("Financial entities may only enter into arrangements with providers that comply.", "", P),
+    ("Restricted data can only be accessed from systems under the sole control of the owner.", "", P),
+    ("This also applies to accounts that may only have limited privileges.", "", PERM),
+    ("(B) Disaster recovery plan (Required).", "", OBL),
+    ("(ii) If an action, activity or assessment is required to be documented, maintain a written record.", "", OBL),
+    ("(3) Protect against any uses or disclosures of such information that are not permitted.", "", OBL),
+    ("The Program must not be used where uses that are not permitted occur.", "", P),
+    ("Security requirements are reviewed to ensure they remain fit for purpose.", "standard", OBL),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:30])
+def test_practice_powers_restrictions_and_conditions(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
 def _chunk(text: str, path: str) -> dict:
     return {"chunk_id": "c", "document_id": "d", "document_version": 1, "document_title": "T",
             "source_type": "regulation", "section_path": path, "section_heading": path, "text": text}
