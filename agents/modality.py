@@ -222,11 +222,11 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     if _REQUIRED_MARK.search(text):
         return Modality.OBLIGATION
     imperative = _imperative(aside) or next(
-        (found for main in _after_condition(aside) if (found := _imperative(main)) is not None), None)
+        (read for main in _after_condition(aside) if (read := _imperative(main)) is not None), None)
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
-        found = pattern.search(text)
+        match = pattern.search(text)
         # "Protect against uses that are not permitted": the negation is the relative clause's, the duty the verb's
-        if found and not (imperative and _in_relative_clause(text, found.start())):
+        if match and not (imperative and _in_relative_clause(text, match.start())):
             return modality
     if imperative is not None:
         return imperative
