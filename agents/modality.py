@@ -221,8 +221,7 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
         return Modality.PROHIBITION
     if _REQUIRED_MARK.search(text):
         return Modality.OBLIGATION
-    imperative = _imperative(aside) or next(
-        (read for main in _after_condition(aside) if (read := _imperative(main)) is not None), None)
+    imperative = _imperative(aside)
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
         match = pattern.search(text)
         # "Protect against uses that are not permitted": the negation is the relative clause's, the duty the verb's
@@ -235,6 +234,10 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
         if pattern.search(plain):
             return modality
     if _present_duty(text) or _PERIODIC_PASSIVE.search(text):
+        return Modality.OBLIGATION
+    # with no modal verb anywhere, an imperative after an opening condition: "If an action ... is required to be
+    # documented, maintain a written record"
+    if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
     rule_text = source_type in RULE_TEXT
     return Modality.OBLIGATION if rule_text and (_states_practice(text) or _practice_active(text)) else Modality.NONE
