@@ -142,7 +142,38 @@ _FIGURE_WORDS = frozenset(key_terms("least most every each any all within later 
 
 
 def _topic(quote: str) -> set[str]:
-    return set(key_terms(PERIOD.sub(" ", quote))) - _FIGURE_WORDS
+    """The quote's subject terms: no list label ("(b)"), figure or quantifier."""
+    text = re.sub(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+|[-*\u2022]\s+)+", " ", PERIOD.sub(" ", quote))
+    return {t for t in key_terms(text) if len(t) > 1} - _FIGURE_WORDS
+
+
+_JOINERS = frozenset("and of & for the".split())
+
+
+def _expanded(text: str, other: str) -> str:
+    """`text` with each acronym of 3-6 capitals spelled out as `other` writes it in content words ("BCDR" ->
+    "business continuity and disaster recovery" where `other` has those words): one document abbreviates what
+    another writes in full. Pure."""
+    words = re.findall(r"[A-Za-z&]+", other)
+
+    def spelled(found: re.Match[str]) -> str:
+        letters = found.group(0).lower()
+        for start in range(len(words)):
+            i, j, out = start, 0, list[str]()
+            while i < len(words) and j < len(letters):
+                if words[i].lower() in _JOINERS and out:
+                    out.append(words[i])
+                elif words[i][0].lower() == letters[j] and len(words[i]) > 2 and key_terms(words[i]):
+                    out.append(words[i])
+                    j += 1
+                else:
+                    break
+                i += 1
+            if j == len(letters) and out[0][0].lower() == letters[0]:
+                return " ".join(out)
+        return found.group(0)
+
+    return re.sub(r"\b[A-Z]{3,6}\b", spelled, text)
 
 
 def _other_duties(a: str, b: str) -> bool:
@@ -165,4 +196,6 @@ def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_quest
         return False
     if same_duty(a, b, overlap):
         return True
-    return same_question and not _other_duties(a, b) and _contained(_topic(a), _topic(b)) >= TOPIC_OVERLAP
+    if not same_question or _other_duties(a, b):
+        return False
+    return _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a))) >= TOPIC_OVERLAP

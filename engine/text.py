@@ -33,14 +33,14 @@ FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:in\s+)?(?:a
              rf"\bper\s+{_EVERY}\b|\bevery\s+(?:(?:\d+|{NUMBER_WORDS}|other)\s+)?{_EVERY}\b")
 # A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
 # "business"/"clear" days), a frequency ("annually", "once per quarter") or an urgency ("without undue delay").
-PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear)\s+)?"
+PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear|consecutive)\s+)?"
                     rf"{UNITS}\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
                     rf"immediately|promptly|without\s+undue\s+delay)\b|{FREQUENCY}",
                     re.IGNORECASE)
 # A duration as the time rule of the gate reads it (TIME_PHRASE): a whole number in digits or words and
 # its unit. Conflicts compare every PERIOD in days instead (agents.duties.periods).
 DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})\s+"
-                      rf"(business\s+|calendar\s+|working\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
+                      rf"(business\s+|calendar\s+|working\s+|consecutive\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
 # A catalogue states a time it leaves to the organisation as a parameter: "[Assignment: organization-defined
 # frequency]", "[Selection: weekly; monthly]", "organisation-defined time period".
 ASSIGNED_TIME = (r"\[(?:assignment|selection)[^\]]{0,200}?(?:frequenc|time|period|interval|hour|day|week|month|"

@@ -203,7 +203,16 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
      "The controller shall notify the Commissioner not later than 72 hours after becoming aware of it.", False),
     ("High severity alerts are reviewed within 24 hours.",
      "A critical vulnerability must be remediated within 48 hours of its identification.", False),
-], ids=["review-access", "retain-logs", "review-firewall", "notify-vs-keep", "other-recipients", "other-topics"])
+    # one document abbreviates what the other spells out, behind a list label; a label is no subject term
+    ("The business continuity and disaster recovery plan, including a full restoration from backup, must be "
+     "tested at least twice in each calendar year.", "(b) BCDR shall be simulated and tested at least once a year.",
+     True),
+    ("Corvid Labs IT manager is responsible for configuring the firewall and IDS/IPS rules every month.",
+     "The incident response plan is tested annually.", False),
+    ("Any user account that has not been used for 45 consecutive days shall be disabled.",
+     "User accounts that have not been used for 90 days are disabled.", True),
+], ids=["review-access", "retain-logs", "review-firewall", "notify-vs-keep", "other-recipients", "other-topics",
+        "acronym-and-label", "acronym-not-in-other", "consecutive-days"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
     from agents.duties import conflicting_figures
 
