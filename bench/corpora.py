@@ -203,6 +203,15 @@ def _database(base_url: str, name: str) -> str:
     return base_url.replace("/postgres?", f"/{name}?", 1)
 
 
+def ingest_corpus(conn: Any, embedder: Embedder, settings: Settings, folder: Path, spec: dict[str, Any]) -> None:
+    """Ingest every document a corpus's questions.yaml lists, each with its source type and title."""
+    for doc in spec["documents"]:
+        done = ingest_paths(conn, embedder, settings, [folder / "docs" / doc["file"]],
+                            source_type=doc["source_type"], title=doc.get("title"))
+        if done.failed:
+            raise SystemExit(f"{folder.name}: ingest failed: {done.failed}")
+
+
 def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int | None,
                out: Any) -> dict[str, Any]:
     from agents.deps import Deps
@@ -210,11 +219,7 @@ def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int 
 
     spec = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
     with dbmod.connection(settings) as conn:
-        for doc in spec["documents"]:
-            summary_ = ingest_paths(conn, embedder, settings, [folder / "docs" / doc["file"]],
-                                    source_type=doc["source_type"], title=doc.get("title"))
-            if summary_.failed:
-                raise SystemExit(f"{folder.name}: ingest failed: {summary_.failed}")
+        ingest_corpus(conn, embedder, settings, folder, spec)
         file_of = {d.id: Path(d.source_uri).name for d in store.list_documents(conn)}
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings))
         run_research("warm-up question about record keeping", deps)

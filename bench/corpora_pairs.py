@@ -46,12 +46,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # mypy takes bench.corpora for the data folder bench/corpora/; Python imports bench/corpora.py
-from bench.corpora import CORPORA, _database, _norm, right_section  # type: ignore[attr-defined]  # noqa: E402
+from bench.corpora import CORPORA, _database, _norm, ingest_corpus, right_section  # type: ignore[attr-defined]  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine import embedded_db  # noqa: E402
 from engine.config import Settings  # noqa: E402
 from engine.ingest.citations import chunk_citation  # noqa: E402
-from engine.ingest.pipeline import ingest_paths  # noqa: E402
 from engine.models import Chunk  # noqa: E402
 from engine.relevance.pairs import split_of, write_pairs  # noqa: E402
 from engine.search import store  # noqa: E402
@@ -144,11 +143,7 @@ def corpora_databases(names: list[str] | None, embedder: Embedder | None = None,
 def _ingest(folder: Path, settings: Settings, embedder: Embedder) -> None:
     spec = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
     with dbmod.connection(settings) as conn:
-        for doc in spec["documents"]:
-            done = ingest_paths(conn, embedder, settings, [folder / "docs" / doc["file"]],
-                                source_type=doc["source_type"], title=doc.get("title"))
-            if done.failed:
-                raise SystemExit(f"{folder.name}: ingest failed: {done.failed}")
+        ingest_corpus(conn, embedder, settings, folder, spec)
 
 
 def positives(corpus: Corpus, gold: dict[str, Any], ranked: list[int], cap: int) -> list[int]:

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.metrics import recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import Settings  # noqa: E402
 from engine.ingest.pipeline import ingest_paths  # noqa: E402
@@ -70,16 +71,6 @@ def passages(hits: list[Hit], n: int = 10) -> list[tuple[str, float]]:
         if len(seen) == n:
             break
     return list(seen.items())
-
-
-def recall_map(ranked: list[str], relevant: set[str], cutoff: int = 10) -> tuple[float, float]:
-    """trec_eval recall.10 and map_cut.10 for one query."""
-    hits, precision_sum = 0, 0.0
-    for rank, doc in enumerate(ranked[:cutoff], start=1):
-        if doc in relevant:
-            hits += 1
-            precision_sum += hits / rank
-    return hits / len(relevant), precision_sum / len(relevant)
 
 
 def ingest(settings: Settings, embedder: Embedder, documents: Path) -> dict[str, float | int | None]:

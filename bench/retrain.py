@@ -47,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.metrics import recall_map  # noqa: E402
 from engine.relevance.pairs import Pair, passage_split  # noqa: E402
 
 SEED = 13
@@ -98,16 +99,6 @@ def prepare(out: Path, pairs_dir: Path, corpora_pairs: Path | None, documents: P
 
 
 # ---- the GPU half ----
-
-def recall_map(ranked: list[str], relevant: set[str], cutoff: int = 10) -> tuple[float, float]:
-    """trec_eval recall.10 and map_cut.10 for one query (as bench/obliqa.py)."""
-    hits, precision_sum = 0, 0.0
-    for rank, key in enumerate(ranked[:cutoff], start=1):
-        if key in relevant:
-            hits += 1
-            precision_sum += hits / rank
-    return hits / len(relevant), precision_sum / len(relevant)
-
 
 class DenseIndex:
     """Every ObliQA passage encoded by one model; a key's score is its best text's cosine."""
