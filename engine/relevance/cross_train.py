@@ -54,8 +54,9 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     `stop_after` ends the run after that many epochs of the schedule (the learning rate follows the
     whole schedule); the same call later resumes from the last checkpoint in `work`. With `choose` (a
     function of a scoring function `(question, texts) -> logits` that returns a figure to maximise, measured
-    on questions not trained on), it is called after each epoch and the best epoch's weights are exported.
-    On a GPU (`device="cuda"`) the forward passes run under bf16 autocast.
+    on questions not trained on), it is called after each epoch and the best epoch's weights are exported
+    (of the epochs this call trained: a resumed run does not know an earlier call's best). On a GPU
+    (`device="cuda"`) the forward passes run under bf16 autocast.
     """
     torch.manual_seed(seed)
     groups = training_groups(pairs, group, seed)
@@ -92,9 +93,9 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     def score(question: str, texts: list[str]) -> list[float]:
         model.eval()
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            out = [float(x) for x in model(**encode(question, texts)).float()]
+            logits = [float(x) for x in model(**encode(question, texts)).float()]
         model.train()
-        return out
+        return logits
 
     best: tuple[float, int, dict[str, Any]] | None = None
     model.train()
