@@ -20,7 +20,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from engine.relevance.cross import epoch_plan, training_groups
 from engine.relevance.export import write_artefact
-from engine.relevance.finetune import optimizer_step, progress
+from engine.relevance.finetune import check_device, optimizer_step, progress
 from engine.relevance.pairs import Pair
 
 CHECKPOINT_EVERY = 100
@@ -58,6 +58,7 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     (of the epochs this call trained: a resumed run does not know an earlier call's best). On a GPU
     (`device="cuda"`) the forward passes run under bf16 autocast.
     """
+    check_device(device)
     torch.manual_seed(seed)
     groups = training_groups(pairs, group, seed)
     if len(groups) < per_step:

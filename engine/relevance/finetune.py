@@ -58,6 +58,14 @@ def batches(items: list[tuple[str, str, str]], size: int) -> list[list[tuple[str
     return out
 
 
+def check_device(device: str) -> str:
+    """`device`, or a ValueError that says what to do when it names a GPU this machine's torch cannot use."""
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {device}: this machine has no CUDA GPU that torch can use; "
+                         "train with --device cpu, or on a GPU machine")
+    return device
+
+
 def _latest_checkpoint(work: Path) -> tuple[int, Path | None]:
     done = sorted((int(p.name.split("-")[1]), p) for p in work.glob("epoch-*") if (p / "modules.json").exists())
     return done[-1] if done else (0, None)
@@ -72,6 +80,7 @@ def finetune(pairs: list[Pair], base: Path, work: Path, *, epochs: int = 2, batc
     rate follows the full schedule); a later run with `resume` continues it. On a GPU (`device="cuda"`)
     the forward passes run under bf16 autocast (weights and optimizer stay fp32).
     """
+    check_device(device)
     torch.manual_seed(seed)
     random.seed(seed)
     work.mkdir(parents=True, exist_ok=True)

@@ -83,7 +83,7 @@ def _model_name(directory: Path) -> str:
 
 def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: int = 13, batch_size: int = 32,
           quantize: bool = True, name: str | None = None, work: Path | None = None, stop_after: int | None = None,
-          log: Callable[[str], None] = print) -> Path:
+          device: str = "cpu", log: Callable[[str], None] = print) -> Path:
     """Train a relevance model directory from labelled pairs. Returns `out`."""
     from engine.relevance.export import export_onnx
     from engine.relevance.finetune import finetune
@@ -98,11 +98,11 @@ def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: in
     log(f"{len(encoder_pairs)} pairs fine-tune the encoder; {len(scorer_pairs)} fit the scorer; "
         f"{len(pairs) - len(encoder_pairs) - len(scorer_pairs)} held out")
     model = finetune(encoder_pairs, base, work, epochs=epochs, seed=seed, batch_size=batch_size,
-                     stop_after=stop_after, log=log)
+                     stop_after=stop_after, device=device, log=log)
     name = name or out.name
     staging = out.parent / f".{out.name}-staging"
     shutil.rmtree(staging, ignore_errors=True)
-    export_onnx(model, staging, name=name, quantize=quantize,
+    export_onnx(model.to("cpu"), staging, name=name, quantize=quantize,
                 extra={"base": _model_name(Path(base)), "epochs": epochs,
                        "epochs_trained": min(epochs, stop_after or epochs), "seed": seed, "pairs": len(pairs)})
     scorer = fit_pair_head(OnnxEncoder(staging), scorer_pairs, name=f"{name}-scorer", log=log)

@@ -50,6 +50,29 @@ def test_cross_encoder_training_command_runs_end_to_end_on_a_tiny_fixture(tmp_pa
     assert again.exit_code == 0 and "resumed at step" in again.output, again.output
 
 
+@pytest.mark.parametrize("device", ["tpu", "cuda:x"])
+def test_training_refuses_a_device_it_does_not_know(tmp_path: Path, device: str) -> None:
+    from engine.cli.main import app
+
+    pairs = _tiny_pairs(tmp_path / "pairs.jsonl")
+    for command in (["train", str(pairs), "--out", str(tmp_path / "m")],
+                    ["train-cross", str(pairs), "--model", str(tmp_path / "m")]):
+        result = CliRunner().invoke(app, ["relevance", *command, "--device", device])
+        assert result.exit_code != 0 and "unknown device" in result.output, result.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_gpu_this_machine_lacks_is_a_clear_error() -> None:
+    import torch
+
+    from engine.relevance.finetune import check_device
+
+    assert check_device("cpu") == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            check_device("cuda")
+
+
 def test_training_refuses_too_few_questions(tmp_path: Path) -> None:
     from engine.cli.main import app
 

@@ -216,7 +216,7 @@ def test_training_command_runs_end_to_end_on_a_tiny_fixture(tmp_path: Path) -> N
     pairs = _tiny_pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "model"
     result = CliRunner().invoke(app, ["relevance", "train", str(pairs), "--out", str(out), "--epochs", "1",
-                                      "--batch-size", "4"])
+                                      "--batch-size", "4", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     manifest = read_manifest(out)
     assert manifest["sha256"] == file_sha256(out / "model.onnx") and manifest["quantized"] == "int8-dynamic"
