@@ -14,7 +14,7 @@ from engine.cli.common import FullHelpGroup, emit_json, err, out, run, settings
 from engine.config import default_model_dir
 from engine.errors import ExitCode, InputError
 from engine.relevance.cross import CROSS_DIR
-from engine.relevance.pairs import read_pairs, split_of
+from engine.relevance.pairs import read_pairs
 from engine.relevance.train import train
 
 relevance_app = typer.Typer(cls=FullHelpGroup, no_args_is_help=True,
@@ -53,8 +53,9 @@ def train_command(
 ) -> None:
     """Fine-tune the encoder, export it to ONNX and fit the scorer (seeded, reproducible).
 
-    Questions are split 60/20/20 by id: the first share trains the encoder, the second fits the
-    scorer and the gate threshold, the third is left for evaluation. Point EVIDENCE_RELEVANCE_MODEL
+    Rows are split as their 'split' field says (bench/obliqa_pairs.py writes one by passage), else
+    60/20/20 by question id: the first share trains the encoder, the second fits the scorer and the
+    gate threshold, the third is left for evaluation. Point EVIDENCE_RELEVANCE_MODEL
     at the written directory to use it, then run 'evidence db reembed'.
     """
 
@@ -89,15 +90,15 @@ def train_cross_command(
 ) -> None:
     """Train a cross-encoder for the rank head (seeded, resumable, exported to ONNX).
 
-    Only the questions of the training share (60%, the same split as 'train') are used. Then fit the
-    rank head that reads it: bench/calibrate_relevance.py --model MODEL --write.
+    Only the rows of the training share (their 'split' field, else 60% by question id, as 'train') are
+    used. Then fit the rank head that reads it: bench/calibrate_relevance.py --model MODEL --write.
     """
 
     from engine.relevance.cross_train import train_cross  # torch and transformers: training only
 
     def body() -> int:
         settings()  # configuration errors first
-        rows = [p for p in read_pairs(pairs) if split_of(p.group, seed=seed) == "train"]
+        rows = [p for p in read_pairs(pairs) if p.share(seed) == "train"]
         target = model_dir / CROSS_DIR
         try:
             train_cross(rows, target, base=base or default_model_dir(), epochs=epochs, seed=seed,

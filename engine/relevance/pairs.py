@@ -29,10 +29,17 @@ class Pair(BaseModel):
     passage: str = Field(min_length=1, description="A passage (or sentence) of a source")
     label: int = Field(ge=0, le=1, description="1: the passage answers the question; 0: it does not")
     question_id: str | None = None
+    split: str | None = Field(default=None, pattern="^(train|calibrate|heldout)$",
+                              description="The share the row belongs to, where the file says (bench/obliqa_pairs.py "
+                                          "writes its passage split); else `split_of` by question")
 
     @property
     def group(self) -> str:
         return self.question_id or self.question
+
+    def share(self, seed: int = 13) -> str:
+        """The row's split as the file states it, else by its question's hash (`split_of`)."""
+        return self.split or split_of(self.group, seed=seed)
 
 
 def read_pairs(path: Path) -> list[Pair]:

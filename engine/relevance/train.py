@@ -1,6 +1,7 @@
 """`evidence relevance train PAIRS.jsonl`: the whole, seeded training of a relevance model.
 
-1. The pairs are split by question (`engine.relevance.pairs.split_of`): questions in the `train`
+1. The pairs are split as each row's `split` says (bench/obliqa_pairs.py writes a split by passage), else by
+   question (`engine.relevance.pairs.split_of`): questions in the `train`
    share (60%) fine-tune the encoder; the `calibrate` share (20%) fits the scorer's pair head and
    the gate threshold, so the scorer never sees cosines of questions the encoder trained on; the
    `heldout` share (20%) is left for evaluation (bench/obliqa.py for retrieval, bench/citations.py).
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from engine.relevance.encoder import OnnxEncoder
-from engine.relevance.pairs import Pair, grouped, split_of
+from engine.relevance.pairs import Pair, grouped
 from engine.relevance.scorer import DEFAULT_THRESHOLDS, PAIR_FEATURES, Head, Scorer, best_threshold, pair_features
 
 
@@ -90,8 +91,8 @@ def train(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 2, seed: in
 
     random.seed(seed)
     np.random.seed(seed)
-    encoder_pairs = [p for p in pairs if split_of(p.group, seed=seed) == "train"]
-    scorer_pairs = [p for p in pairs if split_of(p.group, seed=seed) == "calibrate"]
+    encoder_pairs = [p for p in pairs if p.share(seed) == "train"]
+    scorer_pairs = [p for p in pairs if p.share(seed) == "calibrate"]
     if not encoder_pairs or not any(p.label for p in scorer_pairs):
         raise ValueError("too few questions to split: training needs labelled pairs for several questions")
     work = work or out.parent / f".{out.name}-work"

@@ -141,6 +141,21 @@ def test_split_is_stable_and_roughly_proportional() -> None:
     assert 0.55 < splits.count("train") / 2000 < 0.65 and 0.15 < splits.count("heldout") / 2000 < 0.25
 
 
+def test_a_rows_stated_split_wins_over_the_hash_of_its_question(tmp_path: Path) -> None:
+    """bench/obliqa_pairs.py writes each row's split (by passage); training honours it, and a row without one
+    falls back to the split by question; a split the format does not know is an error naming the line."""
+    rows = [{"question": f"q{i}", "passage": "p", "label": 1, "split": "heldout"} for i in range(50)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + json.dumps({"question": "q0x", "passage": "p",
+                                                                               "label": 1}) + "\n")
+    pairs = read_pairs(path)
+    assert [p.share() for p in pairs[:50]] == ["heldout"] * 50
+    assert pairs[50].share() == split_of("q0x")
+    path.write_text(json.dumps({"question": "q", "passage": "p", "label": 1, "split": "test"}) + "\n")
+    with pytest.raises(InputError, match=r"pairs.jsonl:1"):
+        read_pairs(path)
+
+
 def _keys_by_split(n: int = 400) -> dict[str, list[str]]:
     """Passage keys ("DocumentID|PassageID") grouped by the share each falls in alone."""
     out: dict[str, list[str]] = {"train": [], "calibrate": [], "heldout": []}
