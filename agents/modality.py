@@ -103,7 +103,9 @@ def _data() -> dict[str, frozenset[str]]:
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
             "acronyms": frozenset(data["acronyms"]),
             # a duty verb as a party states it: "Managers approve", "IT terminates"
-            "duty_forms": duties | frozenset(_third_person(v) for v in duties)}
+            "duty_forms": duties | frozenset(_third_person(v) for v in duties),
+            # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer
+            "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])}
 
 
 def _third_person(verb: str) -> str:
@@ -247,7 +249,8 @@ def _after_condition(text: str) -> list[str]:
     """The clauses that may follow an opening condition ("If an action, activity or assessment is required ...,
     maintain a written record" -> ["Activity or assessment ...", "Maintain a written record"]), each capitalised;
     [] when the sentence does not open with one."""
-    if not re.match(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+)*(?:if|where|when|whenever|unless|before|after)\b", text,
+    label = _LABEL.match(text)  # it matches the empty string at least
+    if not re.match(r"(?:if|where|when|whenever|unless|before|after)\b", text[label.end() if label else 0:],
                     re.IGNORECASE):
         return []
     out = []
@@ -286,22 +289,18 @@ def _states_practice(text: str) -> bool:
     return bool(_PASSIVE.search(text)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
 
 
-
-
-_LIST_LABEL = re.compile(r"^\s*(?:[-*\u2022\u25aa]|\(?[a-z0-9]{1,4}[.)])\s+")
-
-
 def _practice_active(text: str) -> bool:
     """In a rule text: a practice stated in the present active by its doer ("Corvid Labs maintains a minimum
     necessary approach", "The Security Officer actively monitors ...") or as a list point whose party is in the
     lead-in ("* Maintains a program that ..."): a requirement verb in its third-person form opens the point or
     follows a capitalised subject of at most five words (adverbs in -ly skipped). Pure."""
-    forms = _data()["duty_forms"] - _data()["verbs"]  # third-person forms only ("maintains", not "maintain")
-    label = _LIST_LABEL.match(text)
+    forms = _data()["third_person"]
+    label = _LABEL.match(text)  # it matches the empty string at least
+    labelled = label is not None and label.end() > 0
     words = _WORDS.findall(text[label.end():] if label else text)[:9]
     if not words or _DESCRIBES.search(text) or text.rstrip().endswith("?"):
         return False
-    if label and words[0][0].isupper() and words[0].lower() in forms:
+    if labelled and words[0][0].isupper() and words[0].lower() in forms:
         return True
     if not words[0][0].isupper() or not text.rstrip().endswith((".", ";")):
         return False  # a fragment or a title, not a statement
