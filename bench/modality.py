@@ -1,13 +1,15 @@
 """Modality on labelled sentences: obligation detection measured against labels written blind.
 
     python bench/modality.py [--labels FILE] [--errors] [--skip-noted]
-    python bench/modality.py --sample [--per-corpus N] [--seed S]   # draw the unlabelled sentences
+    python bench/modality.py --sample [--per-corpus N] [--seed S] [--exclude FILE ...]   # draw unlabelled sentences
 
 The labels (bench/modality/labels.yaml, their rules at the top of the file) were written by reading each
 sentence, before `classify_modality` was run on any of them. The sentences were drawn with `--sample`:
 each development corpus in bench/corpora/*/docs/ and the sample corpus in examples/corpus/ split by
 `engine.ingest.sentences.split_sentences`, Markdown headings and pieces under five words set aside, and
-`--per-corpus` sentences drawn from each corpus with `random.Random(seed)`.
+`--per-corpus` sentences drawn from each corpus with `random.Random(seed)`; `--exclude FILE` leaves out of the
+pool the sentences already labelled in FILE (bench/modality/labels-dev2.yaml was drawn with seed 2027 excluding
+labels.yaml).
 
 Printed per corpus and overall: obligation detection as a binary decision (obligation or not):
 precision, recall, F1, accuracy; prohibition precision and recall; the five-class accuracy; and the
@@ -67,8 +69,9 @@ def _usable(sentence: str) -> bool:
     return len(re.findall(r"[A-Za-z]+", sentence)) >= MIN_WORDS
 
 
-def sample(per_corpus: int, seed: int) -> list[dict[str, str]]:
-    """Draw `per_corpus` usable sentences from each corpus, in corpus order, with one seeded RNG."""
+def sample(per_corpus: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[dict[str, str]]:
+    """Draw `per_corpus` usable sentences from each corpus, in corpus order, with one seeded RNG; none of
+    the sentences in `exclude` (those labelled already)."""
     rng = random.Random(seed)
     rows: list[dict[str, str]] = []
     for name, files in corpora().items():
@@ -77,7 +80,7 @@ def sample(per_corpus: int, seed: int) -> list[dict[str, str]]:
             text = path.read_text(encoding="utf-8")
             rel = str(path.relative_to(ROOT))
             pool += [(rel, text[s.start:s.end]) for s in split_sentences(text)
-                     if _usable(text[s.start:s.end])]
+                     if _usable(text[s.start:s.end]) and text[s.start:s.end] not in exclude]
         for rel, sentence in rng.sample(pool, min(per_corpus, len(pool))):
             rows.append({"corpus": name, "source": rel, "sentence": sentence, "label": ""})
     return rows
@@ -183,11 +186,15 @@ def main() -> None:
     ap.add_argument("--sample", action="store_true", help="print a fresh unlabelled sample as YAML")
     ap.add_argument("--per-corpus", type=int, default=50)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--exclude", type=Path, action="append", default=[],
+                    help="with --sample: leave out the sentences labelled in this file (repeatable)")
     ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all",
                     help="dev: the half whose errors may guide a rule; heldout: the half only measured")
     args = ap.parse_args()
     if args.sample:
-        print(yaml.safe_dump(sample(args.per_corpus, args.seed), sort_keys=False, allow_unicode=True, width=120))
+        done = frozenset(r["sentence"] for f in args.exclude for r in yaml.safe_load(f.read_text(encoding="utf-8")))
+        rows = sample(args.per_corpus, args.seed, done)
+        print(yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=120))
         return
     out = measure(args.labels, args.errors, args.skip_noted, args.split)
     print(json.dumps({"labels": str(args.labels.relative_to(ROOT)) if args.labels.is_relative_to(ROOT)
