@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.asks import asks_time
 from agents.duties import conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
-from agents.verify import asks_time
 from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
 from engine.terms import key_terms, key_words, tokenize

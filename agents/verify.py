@@ -14,7 +14,8 @@ held-out ObliQA questions), in two steps:
   head at `gate_selected` (calibrated for chosen passages) unless the ranking scores the passage at
   least `gate_confident`; the pair head scores each sentence against the part; within a passage,
   sentences far below its best one are set aside, and code rules still apply: a question that asks
-  for a time needs a quote that states one (`requires_inference`), a quote that leans on preceding
+  for a time or an amount (a fee, a fine, a rate) needs a quote that states one (agents.asks:
+  `requires_inference`), a quote that leans on preceding
   text ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only
   from a passage that imposes nothing either (a definition or statement that answers; its modality
   is `none`).
@@ -25,13 +26,13 @@ or a passage): the pair head against its calibrated threshold, then the time and
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.asks import asks_amount, asks_time, states_time, unstated
 from agents.duties import conflicting_figures
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
 from agents.parts import broad_topic, is_broad
@@ -44,7 +45,7 @@ from engine.relevance.model import RelevanceModel
 from engine.relevance.protocol import RelevanceGate
 from engine.search.embeddings import Embedder
 from engine.terms import tokenize
-from engine.text import TIME_PHRASE, normalize_ws
+from engine.text import normalize_ws
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -61,55 +62,6 @@ class Rejection(StrEnum):
 REJECTION_REASONS = tuple(r.value for r in Rejection)
 _BELOW_CUT = "its passage is ranked below the selection cut"
 _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
-
-# A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
-# circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
-# questions that a bare when/within/period rule took as asking a time ask none).
-_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often|frequently|regularly)\b|"
-                        r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
-                        # "When must / do / is ..." asks for circumstances as often as for a time ("When must a
-                        # controller designate an officer?"): it asks a time only of when a thing falls due,
-                        # starts or ends
-                        r"^\W*when\s+(?:must|should|shall|is|are|does|do|will)\b[^?]{0,120}?\b(?:due|payable|"
-                        r"expire[sd]?|lapse[sd]?|take\s+effect|come\s+into\s+force|begins?|ends?|starts?)\b|"
-                        r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
-                        r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
-                        r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
-                        re.IGNORECASE)
-# ... and not when the time is one of several things asked ("the level and frequency of training", "the
-# frequency and circumstances under which ..."), nor for "when would it be necessary to ...", which asks for
-# circumstances: a quote that answers the rest answers the question in part, and says so by its words.
-_TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|intervals?)"
-_NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
-                            rf"\b\w+\s+(?:and|or)\s+{_TIME_NOUN}\b|"
-                            r"^\W*when\s+(?:would|should|could|might|will|is|does)\s+(?:it|this|that)\s+be\s+"
-                            r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b|"
-                            # "When is a firm permitted to ...": the circumstances, not a time
-                            r"^\W*when\s+(?:is|are)\s+(?:\w+\s+){1,8}?(?:permitted|allowed|entitled|eligible|exempt(?:ed)?)"
-                            r"\b", re.IGNORECASE)
-
-
-def asks_time(question: str) -> bool:
-    """The question asks for a time or period, and for nothing else besides."""
-    return bool(_ASKSTIME_PHRASE.search(question)) and not _NOT_ONLY_TIME.search(question)
-
-
-# How often is answered by a frequency or a period; a deadline ("by when", "how soon", "timeframe") also by
-# the event it falls before or after ("prior to the establishment of a business relationship", "before the
-# CDD is completed"), which answers no "how often".
-_ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently|regularly|many\s+times)\b|\b(?:frequency|intervals?)\b",
-                             re.IGNORECASE)
-_RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
-                            r"[a-z]", re.IGNORECASE)
-
-
-def states_time(text: str, question: str = "") -> bool:
-    """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE); for a question
-    that asks a deadline rather than how often, also the event it falls before or after."""
-    if TIME_PHRASE.search(text):
-        return True
-    return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
-
 
 class Verdict(BaseModel):
     """The gate's decision on one quote."""
@@ -140,8 +92,8 @@ def decide(question: str, quote: str, score: float, threshold: float) -> tuple[b
     """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
     if score < threshold:
         return False, Rejection.OFF_QUESTION, f"relevance {score:.3f} is below the gate ({threshold:.3f})"
-    if asks_time(question) and not states_time(quote, question):
-        return False, Rejection.INFERENCE, "the question asks for a time or period; the quote states none"
+    if (missing := unstated(question, quote)) is not None:
+        return False, Rejection.INFERENCE, missing
     if leans_on_context(quote):
         return False, Rejection.INCOMPLETE, "the quote depends on preceding text"
     return True, None, f"answers the question (relevance {score:.3f}, gate {threshold:.3f})"
@@ -162,6 +114,7 @@ def judge(question: str, quote: str, *, backend: str = "rules", embedder: Any = 
     verified, reason, rationale = decide(question, quote, score, threshold)
     return Verdict(verified=verified, rejection_reason=reason, rationale=rationale, score=round(score, 4),
                    features={"asks_time": asks_time(question), "states_time": states_time(quote, question),
+                             "asks_amount": asks_amount(question),
                              "modality": classify_modality(quote).value, "gate": threshold})
 
 
@@ -346,9 +299,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         further = (part.index in anchored and not passes(key, ranked.relevance)
                    and _further_duty(topics[part.index], req, held.setdefault(
                        req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits))
-        if asks_time(part.question) and not states_time(req.exact_quote, part.question):
-            out[req.requirement_id] = _reject(req, Rejection.INFERENCE, "the question asks for a time or period; "
-                                              "the quote states none", score, part.index, ranked.relevance)
+        if (missing := unstated(part.question, req.exact_quote)) is not None:
+            out[req.requirement_id] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
             out[req.requirement_id] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)

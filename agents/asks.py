@@ -1,0 +1,156 @@
+"""What a question asks for, and whether a quote states it: the code rules of the gate that refuse a quote
+which answers only with more than it says (`requires_inference`).
+
+* A time: "how long", "how often", "by when", a deadline or a period (`asks_time`) is answered only by a
+  quote that states a time (`states_time`: engine.text.TIME_PHRASE, or for a deadline the event it falls
+  before or after).
+* An amount: a price, fee or cost (`money`), a fine or penalty (`penalty`), a rate or percentage
+  (`share`) is answered only by a quote that states one: a figure of that kind, or the thing asked for
+  in so many words ("no fee", "liable to a fine", "the spot rate"), as the source states it. A text that
+  shares the question's subject but states no such thing is not its answer ("What fine can the
+  Authority impose if we report late?" against the reporting deadline alone).
+
+Each rule asks only where the thing is the one thing asked: "the fees and disclosures a firm must
+make" and "the level and frequency of training" ask for more, and a quote that answers the rest
+answers in part.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.text import TIME_PHRASE
+
+# A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
+# circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
+# questions that a bare when/within/period rule took as asking a time ask none).
+_ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often|frequently|regularly)\b|"
+                        r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+)?(?:days|hours|weeks|months|years)\b|"
+                        # "When must / do / is ..." asks for circumstances as often as for a time ("When must a
+                        # controller designate an officer?"): it asks a time only of when a thing falls due,
+                        # starts or ends
+                        r"^\W*when\s+(?:must|should|shall|is|are|does|do|will)\b[^?]{0,120}?\b(?:due|payable|"
+                        r"expire[sd]?|lapse[sd]?|take\s+effect|come\s+into\s+force|begins?|ends?|starts?)\b|"
+                        r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
+                        r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
+                        r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
+                        re.IGNORECASE)
+# ... and not when the time is one of several things asked ("the level and frequency of training", "the
+# frequency and circumstances under which ..."), nor for "when would it be necessary to ...", which asks for
+# circumstances: a quote that answers the rest answers the question in part, and says so by its words.
+_TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|intervals?)"
+_NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
+                            rf"\b\w+\s+(?:and|or)\s+{_TIME_NOUN}\b|"
+                            r"^\W*when\s+(?:would|should|could|might|will|is|does)\s+(?:it|this|that)\s+be\s+"
+                            r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b|"
+                            # "When is a firm permitted to ...": the circumstances, not a time
+                            r"^\W*when\s+(?:is|are)\s+(?:\w+\s+){1,8}?(?:permitted|allowed|entitled|eligible|exempt(?:ed)?)"
+                            r"\b", re.IGNORECASE)
+
+
+def asks_time(question: str) -> bool:
+    """The question asks for a time or period, and for nothing else besides."""
+    return bool(_ASKSTIME_PHRASE.search(question)) and not _NOT_ONLY_TIME.search(question)
+
+
+# How often is answered by a frequency or a period; a deadline ("by when", "how soon", "timeframe") also by
+# the event it falls before or after ("prior to the establishment of a business relationship", "before the
+# CDD is completed"), which answers no "how often".
+_ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently|regularly|many\s+times)\b|\b(?:frequency|intervals?)\b",
+                             re.IGNORECASE)
+_RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:the\s+|a\s+|an\s+|its\s+|their\s+)?"
+                            r"[a-z]", re.IGNORECASE)
+
+
+def states_time(text: str, question: str = "") -> bool:
+    """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE); for a question
+    that asks a deadline rather than how often, also the event it falls before or after."""
+    if TIME_PHRASE.search(text):
+        return True
+    return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
+
+
+# --- amounts --------------------------------------------------------------------------------------------
+
+# The nouns of each kind of amount a question can ask for, as they are asked ...
+_ASKED_NOUNS = {
+    "money": r"fees?|prices?|costs?|charges?|levy|levies|tariffs?|royalt(?:y|ies)",
+    "penalty": r"fines?|penalt(?:y|ies)|sanctions?",
+    "share": r"rates?|percentages?|percent|per\s+cent|ratios?|proportions?",
+}
+# ... and what states one in a quote besides a figure: the thing itself in so many words ("no fee",
+# "free of charge", "liable to a fine", "the applicable rate"), the words of a penalty's law ("commits an
+# offence", "imprisonment", "disciplinary action").
+_STATED_WORDS = {
+    "money": r"fees?|prices?|costs?|charges?|charged|chargeable|levy|levies|tariffs?|royalt(?:y|ies)|free|gratis|"
+             r"payable|remuneration",
+    "penalty": r"fines?|fined|penalt(?:y|ies)|sanctions?|liable|offen[cs]es?|imprisonment|disciplinary|"
+               r"punishable|infringement",
+    "share": r"rates?|percentages?|percent|per\s+cent|ratios?|proportions?|half|third|quarter|majority",
+}
+_CURRENCY = (r"(?:[$€£¥]|\b(?:US\$|USD|EUR|GBP|AED|CHF|JPY|AUD|CAD|SGD|HKD|INR)\s?)\s?\d[\d,.]*"
+             r"(?:\s?(?:thousand|million|billion|[mbk]n?)\b)?|\b\d[\d,.]*\s?(?:thousand\s+|million\s+|billion\s+)?(?:dollars|euros?|pounds|"
+             r"dirhams|francs|yen|US\$|USD|EUR|GBP|AED|CHF)\b")
+_PERCENTAGE = r"\d[\d.,]*\s?(?:%|percent\b|per\s+cent\b|basis\s+points?\b|bps\b)"
+_FIGURES = {  # a fee or a fine may be a share of something ("up to 1 % of the average daily turnover")
+    "money": rf"{_CURRENCY}|{_PERCENTAGE}",
+    "penalty": rf"{_CURRENCY}|{_PERCENTAGE}",
+    "share": _PERCENTAGE,
+}
+# "How much does it cost / do we pay / is charged ...": money, whatever noun follows.
+_HOW_MUCH_MONEY = re.compile(r"\bhow\s+much\s+(?:\w+\s+){0,6}?(?:cost|costs|pay|paid|charge|charged|charges|spend|"
+                             r"owe)\b", re.IGNORECASE)
+
+
+# A word between "what" and the noun asked that modifies it ("the filing fee", "minimum own funds ratio"),
+# not a verb that starts a clause ("What criteria must a Price Reporting Agency meet" asks for criteria).
+_MODIFIER = (r"(?!(?:must|shall|should|do|does|did|can|could|may|might|will|would|has|have|had|is|are|was|were|"
+             r"be|to|of|for|regarding|about|on|in)\b)\w+")
+
+
+def _asking(nouns: str) -> re.Pattern[str]:
+    """The question asks what / how much / how high the noun is: "What is the filing fee ...", "What fine
+    can ...", "What VAT rate applies ...", "How much is the levy", "the maximum penalty"."""
+    return re.compile(rf"^\W*(?:what|which)\s+(?:(?:is|are|was|were|will\s+be|would\s+be)\s+)?"
+                      rf"(?:the\s+|a\s+|an\s+|our\s+)?"
+                      rf"(?:{_MODIFIER}[\s-]+){{0,3}}?(?:{nouns})\b|"
+                      rf"\bhow\s+(?:much|high|large|big)\s+(?:(?:is|are|was|were|will|would|can|could|may|might)\s+)?"
+                      rf"(?:the\s+|a\s+|an\s+)?(?:\w+[\s-]+){{0,3}}?(?:{nouns})\b|"
+                      rf"\b(?:maximum|minimum|highest|lowest|largest)\s+(?:\w+[\s-]+){{0,2}}?(?:{nouns})\b",
+                      re.IGNORECASE)
+
+
+_ASKS_AMOUNT = {kind: _asking(nouns) for kind, nouns in _ASKED_NOUNS.items()}
+_STATES_AMOUNT = {kind: re.compile(rf"{_FIGURES[kind]}|\b(?:{_STATED_WORDS[kind]})\b", re.IGNORECASE)
+                  for kind in _ASKED_NOUNS}
+# Not the one thing asked: "the fees and disclosures", "costs or other consequences", "the rate and the
+# method of calculation".
+_ALL_NOUNS = "|".join(_ASKED_NOUNS.values())
+_NOT_ONLY_AMOUNT = re.compile(rf"\b(?:{_ALL_NOUNS})\s+(?:and|or)\s+(?!(?:{_ALL_NOUNS})\b)(?:the\s+|other\s+)?\w+|"
+                              rf"\b\w+\s+(?:and|or)\s+(?:the\s+)?(?:{_ALL_NOUNS})\b", re.IGNORECASE)
+AMOUNT_KINDS = {"money": "a price, fee or cost", "penalty": "a fine or penalty", "share": "a rate or percentage"}
+
+
+def asks_amount(question: str) -> str | None:
+    """The kind of amount the question asks for and nothing else besides (a key of AMOUNT_KINDS), or None."""
+    if _NOT_ONLY_AMOUNT.search(question):
+        return None
+    if _HOW_MUCH_MONEY.search(question):
+        return "money"
+    found = [(m.start(), kind) for kind, pattern in _ASKS_AMOUNT.items() if (m := pattern.search(question))]
+    return min(found)[1] if found else None
+
+
+def states_amount(text: str, kind: str) -> bool:
+    """The quote states an amount of `kind`: a figure of it, or the thing in so many words."""
+    return bool(_STATES_AMOUNT[kind].search(text))
+
+
+def unstated(question: str, quote: str) -> str | None:
+    """Why `quote` cannot answer `question` by what it says (the rationale of `requires_inference`), or None."""
+    if asks_time(question) and not states_time(quote, question):
+        return "the question asks for a time or period; the quote states none"
+    kind = asks_amount(question)
+    if kind is not None and not states_amount(quote, kind):
+        return f"the question asks for {AMOUNT_KINDS[kind]}; the quote states none"
+    return None
