@@ -4,7 +4,11 @@ Modal verbs and their periphrases ("must", "is required to", "has a duty to"), n
 not required to" imposes nothing), definitions that mention "must" without imposing it, and the forms
 catalogues, standards and policies state duties in without a modal verb: an imperative ("Disable accounts
 ...", "Verify that ...", "Do not use ...") and a named party's duty in the present tense ("IT terminates
-access within five business days"). The verbs that open them are data (agents/requirement_verbs.json).
+access within five business days", "* The COO is to notify ...", "- conducting scans at least fortnightly",
+a list point "(e) identify key dependencies ..."). A requirement inside a restrictive relative clause ("services
+that are not required to ...") and a passive inside a condition ("if payment is not made") are not the sentence's
+rule; a duty coordinated with a restriction is an obligation. The verbs and parties are data
+(agents/requirement_verbs.json).
 Pure: no state, no I/O beyond reading that file once.
 """
 
@@ -65,15 +69,24 @@ _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|neces
                     r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
 # A power conferred ("shall have all supervisory powers", "shall have the right to") permits; a restriction to one
 # way ("may only be accessed from ...", "can only be used for ...") prohibits the others.
-_POWER = rx(r"\bshall\s+have\s+(?:[\w,-]+\s+){0,5}?(?:powers?|rights?|authority)\b")
-_ONLY = rx(r"\b(?:may|can)\s+only\b")
+_POWER = rx(r"\bshall\s+(?:have|include)\s+(?:[\w,-]+\s+){0,5}?(?:powers?|rights?|authority)\b")
+# "may only be accessed", "may be brought only"
+_ONLY = rx(r"\b(?:may|can)\s+(?:be\s+[a-z]+(?:ed|en|wn|pt|ght)\s+)?only\b")
+# A requirement stated of the things a restrictive relative clause picks out ("services that are not required to
+# achieve the business purpose", "disclosures that are required to be made by law"): no duty, or freedom from one,
+# of the sentence's own subject.
+_RELATIVE_REQUIREMENT = re.compile(r"(?<![,;])\s(?:that|which|who)\s+(?:is|are|was|were)\s+(?:not\s+)?"
+                                   r"(?:required|obliged|obligated|necessary)\s+(?:to|by)\b", re.IGNORECASE)
 # "(Required)" after a specification's name: how a rule marks a required implementation specification
 _REQUIRED_MARK = rx(r"\(\s*required\s*\)\s*[.;:]?\s*$")
 _PROHIBITION = rx(r"\b(?:must|shall|may|can)\s+not\b", r"\b(?:mustn't|shan't|cannot)\b",
                    r"\b(?:is|are)\s+(?:prohibited|forbidden|not\s+permitted|not\s+allowed)\b",
                    r"\bprohibited\s+from\b", rf"\bno\s+{_SUBJECT}\s+(?:shall|may|must)\b",
                    r"\bit\s+is\s+(?:an\s+offence|unlawful)\s+(?:to|for)\b")
-_OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
+_OBLIGATION = rx(r"\bmust\b", r"\bshall\b(?!\s+have\s+been\b)",  # "even if ... shall have been informed": a condition
+                  # a rule text's own lead-in: "Corvid Labs policy requires that:", "These Rules require that ..."
+                  r"\b(?:policy|policies|procedures?|standards?|rules?|regulations?)\s+(?:also\s+)?requires?\s+(?:that\b|:)",
+r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
                   rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
@@ -83,14 +96,16 @@ _OBLIGATION = rx(r"\b(?:must|shall)\b", r"\b(?:is|are|remains?)\s+(?:required|ob
                   r"\b(?:is|are)\s+expected\s+to\b",
                   r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
                   r"(?:that|to)\b",
-                  r"\b(?:is|are|be|remains?|becomes?)\s+subject\s+to\s+(?:[\w-]+\s+){0,8}?"
+                  r"\b(?:is|are|be|remains?|becomes?)\s+(?:\w+ly\s+)?(?:made\s+)?subject\s+to\s+(?:[\w-]+\s+){0,8}?"
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
 # "Should" opening a statement with its subject after it is a condition ("Should the Program prove
 # defective, you assume the cost"), not advice; a question ("Should a firm ...?") is neither.
 _CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|there|this|that|your)\b[^?]*$)",
                                  re.IGNORECASE)
-_RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised)\s+to\b",
-                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b")
+_RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised|recommended)\s+to\b",
+                      r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b",
+                      # guidance's advice: "it is important that patches are applied consistently"
+                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?important\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b")
 _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
                  # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
                  r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
@@ -100,10 +115,8 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
 def _data() -> dict[str, frozenset[str]]:
     data = _words_file()
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
-    return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]),
+    return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]), "duties": duties,
             "acronyms": frozenset(data["acronyms"]),
-            # a duty verb as a party states it: "Managers approve", "IT terminates"
-            "duty_forms": duties | frozenset(_third_person(v) for v in duties),
             # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer
             "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])}
 
@@ -142,8 +155,13 @@ def _imperative(text: str) -> Modality | None:
     body = text[label.end():] if label else text
     if re.match(r"(?:Do\s+not|Don't|Never)\s+[a-z]", body):
         return Modality.PROHIBITION
+    # "(g) test, on a regular basis, the plans ...": the verb's object after an inserted phrase
+    body = re.sub(r"^([a-z]+),[^,;]{1,60},", r"\1", body, flags=re.IGNORECASE)
     words = _WORDS.findall(body)[:9]
-    if len(words) < 3 or body.rstrip().endswith("?") or not words[0][0].isupper():
+    # a point of a list may open with its verb in lower case ("(e) identify key dependencies ..."), a duty verb
+    # ("- support teams who operate ..." is the list's content)
+    lower = _list_point(text) and body[:1].islower() and words[:1] != [] and words[0] in _data()["duties"]
+    if len(words) < 3 or body.rstrip().endswith("?") or not (words[0][0].isupper() or lower):
         return None
     if words[0].lower() not in _data()["verbs"] or re.match(r"[A-Z][a-z]", words[1]):
         return None  # not a requirement verb, or a heading in title case ("Account Management")
@@ -171,6 +189,34 @@ def _imperative(text: str) -> Modality | None:
     return Modality.OBLIGATION
 
 
+def _list_point(text: str) -> bool:
+    """The text opens with a list label ("(e) ", "a. ", "- "), not a bare lower-case continuation line."""
+    label = _LABEL.match(text)
+    return label is not None and re.search(r"[-*\u2022\u25aa).]", text[:label.end()]) is not None
+
+
+# When a scheduled action is done: "at least fortnightly", "Periodically", "prior to deployment"
+_WHEN = re.compile(rf"{PERIOD.pattern}|\b(?:periodically|regularly|routinely|continuously|at\s+least|prior\s+to)\b",
+                   re.IGNORECASE)
+
+
+def _gerund_point(text: str) -> bool:
+    """A list point that is a scheduled action, opening with a duty verb's -ing form (after an adverb) and saying
+    when: "- conducting vulnerability scans for systems at least fortnightly", "(3) Periodically assessing your
+    service providers"; not a noun ("- reporting of incidents") nor a point that sets no time. Pure."""
+    if not _list_point(text) or not _WHEN.search(text):
+        return False
+    label = _LABEL.match(text)
+    words = _WORDS.findall(text[label.end() if label else 0:])[:4]
+    if words and words[0].lower().endswith("ly"):
+        words = words[1:]
+    if len(words) < 3 or not words[0].lower().endswith("ing") or words[1].lower() == "of":
+        return False
+    stem = words[0].lower()[:-3]
+    return bool({stem, stem + "e", stem[:-1]} & _data()["duties"])
+
+
+_COLLECTIVE = frozenset("staff personnel workforce".split())  # parties that take a plural verb
 _ADVERBS = frozenset("also promptly immediately annually regularly then periodically formally".split())
 
 
@@ -182,21 +228,40 @@ _PERIODIC_PASSIVE = re.compile(rf"^(?!.*\b(?:if|unless|provided\s+that|in\s+the\
                                rf"[a-z]+(?:ed|wn|en|pt)\b[^.;]*?(?:{PERIOD.pattern})", re.IGNORECASE)
 
 
-def _present_duty(text: str) -> bool:
+def _present_duty(text: str, future: bool = False) -> bool:
     """A named party's duty in the present tense: "IT terminates access within five business days",
-    "The Security Team reviews firewall rules quarterly", "Managers approve access requests"."""
-    words = text.split()[:7]
-    if not words or not words[0][0].isupper():
-        return False
-    if words[0].lower() in ("the", "all", "each", "every", "our", "any"):
-        words = words[1:]
+    "The Security Team reviews firewall rules quarterly", "Managers approve access requests", "* The COO is to
+    notify team members"; with `future` (a rule text's procedure), also "The IT Manager will check the drive"."""
+    label = _LABEL.match(text)  # it matches the empty string at least
+    words = text[label.end() if label else 0:].split()[:8]
+    if words and words[0].lower() in ("the", "all", "each", "every", "our", "any"):
+        words = words[1:]  # "* the COO is to notify" after an opening condition, too
+    if not words or not words[0][0].isupper() or words[0].lower() in _CLAUSE_WORDS:
+        return False  # not "When personnel send files ..., they bypass controls"
     data = _data()
     for k in range(1, min(4, len(words) - 1) + 1):
         rest = [w for w in words[k:] if w.lower() not in _ADVERBS]
         party = words[k - 1].strip(",")
-        if (party.lower() in data["parties"] or party in data["acronyms"]) and rest and rest[0] in data["duty_forms"]:
+        plural = party.lower().endswith("s") or party.lower() in _COLLECTIVE
+        if (party.lower() in data["parties"] or party in data["acronyms"]) and rest and _party_duty(
+                rest, future, plural, k == 1 and text.rstrip().endswith(".")):
             return True
     return False
+
+
+def _party_duty(rest: list[str], future: bool, plural: bool, compound: bool) -> bool:
+    """What follows a named party states its duty: a duty verb ("reviews"), "is to" + a verb ("is to notify"), or
+    with `future` "will" + a duty verb ("will check"); with `compound` (the party opens a statement), a second word
+    of its role, then the verb ("Vendor contact sends ...")."""
+    data = _data()
+    if rest[0] in data["third_person"] or rest[0] in data["duties"] and plural:
+        return True  # "IT terminates", "Managers approve"; not "Security audit logs" (a noun after a noun)
+    if compound and rest[1:2] and rest[1] in data["third_person"] and rest[0].islower() and (
+            rest[0] not in _CLAUSE_WORDS):
+        return True  # the party's role in two words: "Vendor contact sends the answers file back to reviewer."
+    if rest[0] in ("is", "are") and rest[1:2] == ["to"] and len(rest) > 2:
+        return rest[2] in data["verbs"]
+    return future and rest[0] == "will" and len(rest) > 1 and rest[1] in data["duties"]
 
 
 def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
@@ -210,7 +275,8 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     terminates access ..."): obligation.
     """
     text = normalize_ws(sentence)
-    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(text):
+    scoped = _RELATIVE_REQUIREMENT.sub(" that", text)  # not "services that are not required to ..."
+    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(scoped):
         return Modality.NONE
     text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
     if _POWER.search(text):
@@ -220,29 +286,68 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     aside = _ASIDE.sub(" ", text)
     only = _ONLY.search(aside)
     if only and not _in_relative_clause(aside, only.start()):  # not "accounts that may only have ..."
-        return Modality.PROHIBITION
+        return _duty_before(aside, only.start(), source_type) or Modality.PROHIBITION
     if _REQUIRED_MARK.search(text):
         return Modality.OBLIGATION
     imperative = _imperative(aside)
     for pattern, modality in ((_PROHIBITION, Modality.PROHIBITION), (_OBLIGATION, Modality.OBLIGATION)):
-        match = pattern.search(text)
+        match = pattern.search(scoped)
         # "Protect against uses that are not permitted": the negation is the relative clause's, the duty the verb's
-        if match and not (imperative and _in_relative_clause(text, match.start())):
-            return modality
+        if match and not (imperative and _in_relative_clause(scoped, match.start())):
+            return (modality is Modality.PROHIBITION and _duty_before(scoped, match.start(), source_type)) or modality
     if imperative is not None:
         return imperative
+    if _gerund_point(aside):
+        return Modality.OBLIGATION
     plain = _POSSIBILITY.sub(" ", aside)
     for pattern, modality in ((_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
         if pattern.search(plain):
             return modality
-    if _present_duty(text) or _PERIODIC_PASSIVE.search(text):
+    rule_text = source_type in RULE_TEXT
+    main = _main_clause(text)
+    if _present_duty(text, future=rule_text) or _present_duty(main, future=rule_text) or _PERIODIC_PASSIVE.search(text):
         return Modality.OBLIGATION
     # with no modal verb anywhere, an imperative after an opening condition: "If an action ... is required to be
     # documented, maintain a written record"
     if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
-    rule_text = source_type in RULE_TEXT
-    return Modality.OBLIGATION if rule_text and (_states_practice(text) or _practice_active(text)) else Modality.NONE
+    practice = (_states_practice(main) or _practice_active(main) or _plural_practice(main)
+                or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
+    return Modality.OBLIGATION if rule_text and practice else Modality.NONE
+
+
+def _duty_before(text: str, at: int, source_type: str) -> Modality | None:
+    """Obligation when a clause coordinated before the restriction at `at` states a duty ("Key materials are
+    protected with access controls, and may only be accessed by privileged accounts": a duty and a prohibition
+    together are an obligation); else None."""
+    cut = max(text.rfind(" and ", 0, at), text.rfind(";", 0, at))
+    if cut <= 0:
+        return None
+    head = text[:cut].rstrip(" ,;")
+    return Modality.OBLIGATION if classify_modality(head, source_type=source_type) is Modality.OBLIGATION else None
+
+
+def _main_clause(text: str) -> str:
+    """The text without an opening condition ("If X is not communicated, they will be unaware ..." -> "they will
+    be unaware ..."); the whole text where the comma cut a list of the main clause's verbs instead ("If an incident
+    is discovered the SIRT completes the investigation, implements ...")."""
+    main = _OPENING_CONDITION.sub(" ", text).strip()
+    first = _WORDS.findall(main)[:1]
+    if first and first[0].lower() in _data()["third_person"] | _data()["verbs"]:
+        return text
+    return main[:1].upper() + main[1:]
+
+
+# An opening condition, at the start or after a list label or a comma ("Subsequently, if the patch is approved,
+# ASD will ..."): what it says happens is not the rule the sentence states.
+_OPENING_CONDITION = re.compile(r"(?:^|(?<=[,)*.\u2022-])\s+)(?:if|when|where|whenever|unless|once)\b[^,;:]*,\s*",
+                                re.IGNORECASE)
+
+
+# What may open a sentence before its imperative: a condition, or a phrase of reference or scope ("(B) In
+# accordance with § 164.308(b)(2), ensure that ...")
+_OPENER = re.compile(r"(?:if|where|when|whenever|unless|once|before|after|in\s+accordance\s+with|subject\s+to|"
+                     r"for\s+the\s+purposes?\s+of|to\s+the\s+extent|in\s+addition|as\s+part\s+of)\b", re.IGNORECASE)
 
 
 def _after_condition(text: str) -> list[str]:
@@ -250,8 +355,7 @@ def _after_condition(text: str) -> list[str]:
     maintain a written record" -> ["Activity or assessment ...", "Maintain a written record"]), each capitalised;
     [] when the sentence does not open with one."""
     label = _LABEL.match(text)  # it matches the empty string at least
-    if not re.match(r"(?:if|where|when|whenever|unless|before|after)\b", text[label.end() if label else 0:],
-                    re.IGNORECASE):
+    if not _OPENER.match(text[label.end() if label else 0:]):
         return []
     out = []
     for comma in [m.end() for m in re.finditer(r",\s*", text)][:6]:
@@ -274,10 +378,15 @@ RULE_TEXT = frozenset({"policy", "standard"})
 _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based|designed|intended|meant|located|"
                         r"available|considered|known|called|referred|listed|shown|included|provided\s+in|set\s+out|"
                         r"outlined|explained|summari[sz]ed|derived|expected|likely|able|subject)\b|"
-                        r"\b(?:applies|apply|scope|means|refers|describes|outlines|contains|consists)\b|"
+                        r"\bappl(?:y|ies)\s+(?:only\s+|also\s+|equally\s+)?(?:to|in|for|where|when)\b|"
+                        r"\b(?:scope|means|refers|describes|outlines|contains|consists)\b|"
+                        # a document describing itself: "This section provides procedures for recovering ..."
+                        r"^\s*(?:this|the)\s+(?:section|policy|document|chapter|part|procedure|plan|guideline)s?\s+"
+                        r"(?:\w+ly\s+)?(?!(?:is|was|has|does)\b)[a-z]+s\b|"
                         r"\bpurpose\s+(?:of|is)\b",  # not "fit for purpose"
                         re.IGNORECASE)
-_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?[a-z]+(?:ed|wn|en|pt|ne)\b|"
+_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|kept|held|sent|"
+                      r"built|run|read|paid)\b|"
                       r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
                       r"\bis\s+(?:\w+ly\s+)?the\s+responsibility\s+of\b", re.IGNORECASE)
 
@@ -285,8 +394,15 @@ _PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?[a-z]+(?:ed|wn|en
 def _states_practice(text: str) -> bool:
     """In a rule text (a policy, a standard): a statement of practice in the present passive ("are documented
     in contractual arrangements", "is maintained by the Security Officer") or of responsibility ("IT is
-    responsible for recovery"), and not a definition, scope or description. Pure."""
-    return bool(_PASSIVE.search(text)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
+    responsible for recovery"), and not a definition, scope or description, nor a passive inside a condition
+    ("threats of serious consequences if payment is not made"). Pure."""
+    unconditioned = _CONDITION_CLAUSE.sub(" ", text)
+    return bool(_PASSIVE.search(unconditioned)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
+
+
+# A policy's procedure in the future passive: "Critical data will be tagged upon creation"
+_FUTURE_PASSIVE = re.compile(r"\bwill\s+(?:\w+ly\s+)?be\s+(?:\w+ly\s+)?[a-z]+(?:ed|wn|en|pt)\b", re.IGNORECASE)
+_CONDITION_CLAUSE = re.compile(r"\b(?:if|unless|when|whenever|once)\b[^,;.]*", re.IGNORECASE)
 
 
 def _practice_active(text: str) -> bool:
@@ -313,5 +429,26 @@ def _practice_active(text: str) -> bool:
             return False
         rest = [w for w in words[i:] if not w.lower().endswith("ly")]
         if rest and rest[0].lower() in forms and rest[0][0].islower():
+            return True
+    return False
+
+
+def _plural_practice(text: str) -> bool:
+    """In a rule text: a practice stated in the present by a plural subject of at most six words, an aside
+    between commas allowed ("Service providers, including any subcontractors, provide an appropriate level of
+    protection ...", "Privileged users complete training annually"): the subject's last word a plural noun,
+    then a duty verb's base form. Not a definition, scope or description, and no modal or finite verb in the
+    subject ("Malicious actors will ..."). Pure."""
+    label = _LABEL.match(text)  # it matches the empty string at least
+    body = text[label.end() if label else 0:]
+    words = _WORDS.findall(body)[:10]
+    if not words or not words[0][0].isupper() or _DESCRIBES.search(text) or not text.rstrip().endswith((".", ";")):
+        return False
+    for i in range(1, min(7, len(words))):
+        noun = words[i - 1].lower()
+        if _FINITE.match(noun) or noun in _CLAUSE_WORDS - {"and", "or"}:
+            return False  # the subject has its own verb, or a clause opens before any verb
+        if (noun.endswith("s") and not noun.endswith(("ss", "us", "is", "ous")) and words[i] in _data()["duties"]
+                and words[i][0].islower()):
             return True
     return False

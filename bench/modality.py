@@ -1,6 +1,7 @@
 """Modality on labelled sentences: obligation detection measured against labels written blind.
 
-    python bench/modality.py [--labels FILE] [--errors] [--skip-noted]
+    python bench/modality.py [--labels FILE] [--errors] [--skip-noted] [--split all|dev|heldout]
+    python bench/modality.py --labels bench/modality/labels-dev2.yaml   # the second development set, whole
     python bench/modality.py --sample [--per-corpus N] [--seed S] [--exclude FILE ...]   # draw unlabelled sentences
 
 The labels (bench/modality/labels.yaml, their rules at the top of the file) were written by reading each
