@@ -6,7 +6,8 @@ after having become aware of it [REQ-S001]."), then the conflicts, then the supp
 requirements as quotes. Two requirements conflict only when they impose the same duty (same verb
 family, same object, same recipient where named) with different figures or opposite force: two
 retention periods for the same records, never a 4-hour internal report against a 72-hour
-notification. A part with no verified requirement says so while the others are answered.
+notification; or when a law and a policy give different times in answer to a part that asks only
+for one. A part with no verified requirement says so while the others are answered.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import asks_time
-from agents.duties import conflicting_figures, figures, same_duty
+from agents.duties import conflicting_figures, figures, other_duties, periods, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -87,17 +88,30 @@ class ComposedAnswer(BaseModel):
         return "\n".join(lines)
 
 
+def _answers_apart(a: Requirement, b: Requirement, question: str | None) -> bool:
+    """The law and a policy give different times in answer to one question that asks only for a time ("How
+    often must the recovery plan be tested?": "at least twice in each calendar year" beside "at least once a
+    year"): whatever their wording, each states its answer to the same thing, unless their duties are known
+    to differ (a report to the Security team, a notification to the regulator). Pure."""
+    return (question is not None and asks_time(question) and a.requirement_id[4] != b.requirement_id[4]
+            and bool((pa := periods(a.exact_quote)) and (pb := periods(b.exact_quote))) and not pa & pb
+            and not other_duties(a.exact_quote, b.exact_quote))
+
+
 def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None, *,
-                   overlap: float = _ANSWER.same_duty_overlap) -> list[Conflict]:
+                   overlap: float = _ANSWER.same_duty_overlap, questions: list[str] | None = None) -> list[Conflict]:
     """Pairs of requirements of different documents, in the same part, that impose the same duty with
-    different figures (two retention periods for the same records) or opposite force. `overlap`: see
-    `AnswerSettings.same_duty_overlap`."""
+    different figures (two retention periods for the same records), or opposite force; and, where the part's
+    question (`questions`, by part) asks only for a time, a law's and a policy's different answers to it.
+    `overlap`: see `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
     out = []
     for a, b in combinations(verified, 2):
-        if a.document_id == b.document_id or part_of.get(a.requirement_id, 0) != part_of.get(b.requirement_id, 0):
+        part = part_of.get(a.requirement_id, 0)
+        if a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0):
             continue
-        differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True)
+        differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or _answers_apart(
+            a, b, questions[part] if questions and part < len(questions) else None)
         opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION} and same_duty(
             a.exact_quote, b.exact_quote, overlap)
         if differ or opposite:
@@ -192,7 +206,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
     part_of = part_of or {}
     scores = scores or {}
     by_id = {r.requirement_id: r for r in verified}
-    conflicts = find_conflicts(verified, part_of, overlap=limits.same_duty_overlap)
+    conflicts = find_conflicts(verified, part_of, overlap=limits.same_duty_overlap, questions=parts)
     statements: list[Statement] = []
     answers, used = [], set()
     for index, question in enumerate(parts):

@@ -176,7 +176,7 @@ def _expanded(text: str, other: str) -> str:
     return re.sub(r"\b[A-Z]{3,6}\b", spelled, text)
 
 
-def _other_duties(a: str, b: str) -> bool:
+def other_duties(a: str, b: str) -> bool:
     """Duties known to differ: two known families ("notify" and "retain") or two named recipients that share
     nothing ("the Security team", "the Commissioner"). Pure."""
     da, db = duty(a), duty(b)
@@ -196,6 +196,6 @@ def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_quest
         return False
     if same_duty(a, b, overlap):
         return True
-    if not same_question or _other_duties(a, b):
+    if not same_question or other_duties(a, b):
         return False
     return _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a))) >= TOPIC_OVERLAP

@@ -204,8 +204,14 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
                   if p.index == index and quoted[r.requirement_id].verified}
         ids = list(viable)
         question = next(p.question for _, p, _ in eligible if p.index == index)
+        # A part that asks for a time or an amount cites what states one: the passages ranked above that state
+        # none are already rejected, and the floor, calibrated on lists where the best passage answers, would
+        # refuse the one that does ("within 6 months of receipt" ranked under two passages about the same
+        # decision that give no time); the gate still decides whether it answers at all.
+        typed = asks_time(question) or asks_amount(question) is not None
         chosen = {ids[i] for i in cut([viable[c] for c in ids], *cut_limits(
-            question, float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]), limits))}
+            question, 0.0 if typed else float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]),
+            limits))}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             verdict = quoted[req.requirement_id]

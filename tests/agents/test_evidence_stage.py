@@ -176,6 +176,38 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
     assert [c.reason for c in found] == ([conflict] if conflict else [])
 
 
+@pytest.mark.parametrize(("question", "law", "policy", "conflict"), [
+    # policies beside their regulation: the same duty in other words
+    ("How often do we need to test our disaster recovery plan?",
+     "The business continuity and disaster recovery plan shall be tested at least twice in each calendar year.",
+     "Contingency arrangements are exercised once a year by the operations team.", True),
+    ("How long can we keep using the same encryption key before it has to be replaced?",
+     "Cryptographic keys protecting customer data must be replaced no later than six months after creation.",
+     "Transmission encryption keys are limited to use for one year and then must be regenerated.", True),
+    # an ADGM-style rule beside guidance giving the same period: no conflict
+    ("How long must records be kept?", "A firm must retain records for at least six years.",
+     "Records are expected to be kept for a minimum of six years.", False),
+    # a US-regulation-style notice and an internal report: different duties, whatever the question
+    ("How soon must a breach be reported?",
+     "A covered entity shall notify the Secretary no later than 60 calendar days after discovery of a breach.",
+     "Staff must report a suspected breach to the Security team within 4 hours.", False),
+    # not a time question: the figures alone do not make the answers one
+    ("What must we do about vulnerabilities?",
+     "A critical vulnerability must be remediated within 48 hours of its identification.",
+     "Scan results are reviewed every month by the security team.", False),
+], ids=["test-plan", "key-rotation", "same-period", "different-recipients", "not-a-time-question"])
+def test_a_law_and_a_policy_answering_one_time_question_differently_conflict(question: str, law: str, policy: str,
+                                                                             conflict: bool) -> None:
+    from agents.compose import find_conflicts
+
+    reqs = [_req("REQ-S001", law), _req("REQ-P001", policy).model_copy(update={"document_id": "pol",
+                                                                             "source_type": "policy"})]
+    assert bool(find_conflicts(reqs, questions=[question])) is conflict
+    answer = compose_rules(reqs, parts=[question])
+    assert bool(answer.conflicts) is conflict
+    assert review_answer(answer, reqs).passed
+
+
 def test_two_part_question_answers_each_part_with_its_own_citations(deps) -> None:
     result = _answer("How long must transaction records be kept, and when must a personal data breach be "
                      "notified?", deps)
@@ -310,6 +342,11 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("Records must be kept for six years.", True),
     ("Records must be kept securely and be available on request.", False),
     ("The firm must maintain adequate records of its clients.", False),
+    # a day named by its relation to an event: a control catalogue, a policy, a regulation
+    ("Access to systems is removed or suspended the same day personnel no longer need it.", True),
+    ("Terminated users' accounts are disabled by the next business day.", True),
+    ("The notice takes effect on the following working day.", True),
+    ("Daytime operators and night staff share the console.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states
@@ -395,6 +432,25 @@ def test_the_gate_head_decides_in_place_of_the_pair_head_and_the_ranking() -> No
     assert not refused.verified and refused.rejection_reason == "does_not_address_question"
     assert "the gate scores its passage 0.200, below the gate (0.400; ranking 0.950, the passage alone 0.900)" \
         in refused.rationale
+
+
+@pytest.mark.parametrize(("question", "quote", "cited"), [
+    ("How long can the authority take to decide on an application?",
+     "The decision shall be adopted and notified to the applicant within 6 months of receipt of the application.",
+     True),  # asks a time, states one: the floor does not apply, the gate decides
+    ("What is the fee for filing an offer document?", "A fee of US$ 5,000 is payable on filing an offer document.",
+     True),  # asks an amount, states one
+    ("Who decides on an application?", "The decision shall be adopted and notified to the applicant by the "
+     "authority that received the application.", False),  # asks neither: under the floor, not cited
+])
+def test_a_part_asking_a_time_or_amount_cites_what_states_one_under_the_floor(question: str, quote: str,
+                                                                              cited: bool) -> None:
+    chunk, req = _one_quote(quote, "regulation", Modality.OBLIGATION)
+    model = _PairModel(0.3, gate=0.6, gate_selected=0.2, gate_confident=0.75, gate_head=0.4, select_floor=0.1)
+    verdict = _verify_one(question, chunk, req, model, 0.08)
+    assert verdict.verified is cited, verdict.rationale
+    if not cited:
+        assert "below the selection cut" in verdict.rationale
 
 
 def test_without_a_gate_head_the_pair_head_and_the_ranking_decide() -> None:
