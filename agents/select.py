@@ -23,11 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.parts import is_broad
+from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.protocol import RelevanceRanker
+from engine.search import store
 from engine.search.retrieval import stored_cosines
 
 if TYPE_CHECKING:
@@ -45,6 +47,8 @@ class RankedChunk(BaseModel):
     chunk_id: str
     relevance: float = Field(description="Probability that the chunk answers the part (learned relevance model)")
     selected: bool = Field(description="Within the selection cut: its verified quotes may be cited")
+    section_of: str | None = Field(default=None, description="For a broad question: the chosen chunk whose section "
+                                                             "this chunk completes (it takes that chunk's relevance)")
 
 
 class Part(BaseModel):
@@ -169,6 +173,35 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Re
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
 
 
+def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: EvidenceSettings = _EVIDENCE
+                  ) -> tuple[Part, list[EvidenceItem]]:
+    """A broad part with the rest of each chosen passage's section (`limits.broad_section_max`): the paragraphs
+    of an article, the items of a policy section are one matter, and a broad question asks for every duty on
+    it, whatever words each states it in. Each such chunk takes its chosen passage's relevance and says whose
+    section it completes (`section_of`); returns the part and the evidence entries new to the run."""
+    if not limits.broad_section_max or not is_broad(part.question):
+        return part, []
+    by_id = {e["chunk_id"]: e for e in pool}
+    anchors: dict[tuple[str, str], RankedChunk] = {}
+    for r in part.ranked:
+        entry = by_id.get(r.chunk_id)
+        if r.selected and entry and entry.get("section_path") and non_binding(entry) is None:
+            anchors.setdefault((entry["document_id"], entry["section_path"]), r)
+    known = {r.chunk_id for r in part.ranked}
+    added_ranked, added = [], []
+    for key, chunks in store.section_chunks(conn, list(anchors), most=limits.broad_section_max).items():
+        anchor = anchors[key]
+        for chunk in chunks:
+            if chunk.id in known:
+                continue
+            known.add(chunk.id)
+            added_ranked.append(RankedChunk(chunk_id=chunk.id, relevance=anchor.relevance, selected=True,
+                                            section_of=anchor.chunk_id))
+            if chunk.id not in by_id:
+                added.append(evidence_entry(chunk, score=0.0, query=part.question))
+    return part.model_copy(update={"ranked": [*part.ranked, *added_ranked]}), added
+
+
 def relevance_model(deps: Deps) -> RelevanceRanker:
     """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
     selection always use the model."""
@@ -192,6 +225,10 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             added.extend(fresh)
         else:
             pool, searched = evidence, None
-        parts.append(rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
-                               overlap=deps.settings.answer.same_duty_overlap))
+        part = rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
+                         overlap=deps.settings.answer.same_duty_overlap)
+        if researched:
+            part, more = with_sections(part, pool, deps.conn, limits)
+            added.extend(more)
+        parts.append(part)
     return {"parts": [p.model_dump(mode="json") for p in parts], "evidence": added}

@@ -72,6 +72,7 @@ class RankedRow(TypedDict):
     chunk_id: str
     relevance: float
     selected: bool
+    section_of: NotRequired[str | None]
 
 
 class PartRow(TypedDict):

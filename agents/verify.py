@@ -212,6 +212,9 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         chosen = {ids[i] for i in cut([viable[c] for c in ids], *cut_limits(
             question, 0.0 if typed else float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]),
             limits))}
+        # the rest of a chosen passage's section goes with it (a broad question: agents.select.with_sections)
+        chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
+                   and r.chunk_id in viable}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             verdict = quoted[req.requirement_id]
@@ -297,14 +300,18 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # A broad question's part is in scope once one chosen passage passes the gate on its own; then every other
     # passage that speaks of its subject and states a duty is one of the duties asked for.
     topics = {p.index: broad_topic(p.question) for _, p, _ in eligible if is_broad(p.question)}
-    anchored = {part.index for req, part, ranked in eligible
-                if part.index in topics and ranked.selected and passes((part.index, req.chunk_id), ranked.relevance)}
+    passing = {(part.index, req.chunk_id) for req, part, ranked in eligible
+               if part.index in topics and ranked.selected and passes((part.index, req.chunk_id), ranked.relevance)}
+    anchored = {index for index, _ in passing}
     held: dict[str, set[str]] = {}  # each passage's terms, read once
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
+        # ... and so is every duty of the section of a passage that passes (agents.select.with_sections)
         further = (part.index in anchored and not passes(key, ranked.relevance)
-                   and _further_duty(topics[part.index], req, held.setdefault(
-                       req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits))
+                   and (ranked.section_of is not None and (part.index, ranked.section_of) in passing
+                        and req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
+                        or _further_duty(topics[part.index], req, held.setdefault(
+                            req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
         if (missing := unstated(part.question, req.exact_quote)) is not None:
             out[req.requirement_id] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):

@@ -97,6 +97,10 @@ class EvidenceSettings(BaseModel):
                                                 "selection floor, instead of the model's select_max within its gap.")
     broad_floor: float = Field(default=0.02, ge=0.0, le=1.0,
                                description="Relevance a passage needs to be weighed for a broad question.")
+    broad_section_max: int = Field(default=12, ge=0,
+                                   description="For a broad question, the other chunks of a chosen passage's section "
+                                               "(one matter: an article's paragraphs, a policy section's items) are "
+                                               "weighed too, for sections of at most this many chunks (0: never).")
     broad_topic_coverage: float = Field(default=0.5, ge=0.0, le=1.0,
                                         description="For a broad question with one passage that passes the gate, "
                                                     "another passage that holds this share of the question's "

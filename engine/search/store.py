@@ -204,6 +204,24 @@ def chunks_of_document(conn: psycopg.Connection, document_id: str) -> list[Chunk
     return [Chunk(**row) for row in rows]
 
 
+def section_chunks(conn: psycopg.Connection, sections: Sequence[tuple[str, str]], *, most: int = 12
+                   ) -> dict[tuple[str, str], list[Chunk]]:
+    """For each (document id, section path), the chunks of that section of that document version in document
+    order; a section of more than `most` chunks is left out (a long list of recitals or definitions is no
+    one matter)."""
+    if not sections:
+        return {}
+    docs, paths = [d for d, _ in sections], [p for _, p in sections]
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(_CHUNK_SELECT + " JOIN unnest(%s::text[], %s::text[]) AS s(document_id, section_path)"
+                           " ON c.document_id = s.document_id AND c.section_path = s.section_path"
+                           " ORDER BY c.document_id, c.ordinal", (docs, paths)).fetchall()
+    out: dict[tuple[str, str], list[Chunk]] = {}
+    for row in rows:
+        out.setdefault((row["document_id"], row["section_path"]), []).append(Chunk(**row))
+    return {key: found for key, found in out.items() if len(found) <= most}
+
+
 def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document_id: str | None = None,
                       limit: int = 20) -> list[Chunk]:
     """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a))."""

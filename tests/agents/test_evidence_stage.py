@@ -578,3 +578,40 @@ def test_grounding_confidence_follows_the_best_passages_relevance(relevance, par
     context = [r.model_copy(update={"binding": False}) for r in verified]
     if expected == "high":
         assert grounding_confidence(context, relevance, parts, n_parts) == "medium"  # a recital or discussion alone
+
+
+def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, settings, embedder, tmp_path) -> None:
+    """with_sections: every chunk of a chosen passage's section joins a broad part, with that passage's relevance
+    and `section_of` naming it; a part that is not broad, or a passage not chosen, brings nothing."""
+    from agents.crossref import evidence_entry
+    from agents.select import Part, RankedChunk, with_sections
+    from engine.ingest.pipeline import ingest_paths
+    from engine.search import store
+
+    rules = tmp_path / "leavers.md"
+    rules.write_text("# Staff Rules\n\n## 3.2 Leavers\n\n"
+                     "(a) Human resources shall inform the security function of every departure of a member of staff "
+                     "no later than the day on which notice is given or received.\n\n"
+                     "(b) All logical and physical access held by a departing member of staff must be revoked no later "
+                     "than the end of their last working day.\n\n"
+                     "(c) The entity shall recover all company devices, tokens and access cards from a departing "
+                     "member of staff before or on their last working day.\n\n"
+                     "## 3.3 Visitors\n\nVisitors must be escorted at all times while on the premises.\n")
+    ingest_paths(conn, embedder, settings.model_copy(update={"chunk_max_words": 30}), [rules],
+                 source_type="regulation")
+    chunks = store.chunks_of_document(conn, store.list_documents(conn)[0].id)
+    members = [c for c in chunks if c.section_path.endswith("3.2 Leavers")]
+    assert len(members) == 3 and len(chunks) > 3
+    anchor = members[2]
+    pool = [evidence_entry(anchor, score=1.0, query="q")]
+    ranked = [RankedChunk(chunk_id=anchor.id, relevance=0.4, selected=True)]
+    broad = Part(index=0, question="What must happen when an employee leaves the company?", ranked=ranked, best=0.4)
+    part, added = with_sections(broad, pool, conn)
+    siblings = [r for r in part.ranked if r.section_of == anchor.id]
+    assert {r.chunk_id for r in siblings} == {members[0].id, members[1].id}  # not the Visitors rule
+    assert all(r.relevance == 0.4 and r.selected for r in siblings)
+    assert {e["chunk_id"] for e in added} == {members[0].id, members[1].id}
+    narrow = broad.model_copy(update={"question": "How soon must access be revoked when someone leaves?"})
+    assert with_sections(narrow, pool, conn) == (narrow, [])
+    unchosen = broad.model_copy(update={"ranked": [ranked[0].model_copy(update={"selected": False})]})
+    assert with_sections(unchosen, pool, conn)[1] == []
