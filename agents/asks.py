@@ -86,7 +86,9 @@ _STATED_WORDS = {
              r"payable|remuneration",
     "penalty": r"fines?|fined|penalt(?:y|ies)|sanctions?|liable|offen[cs]es?|imprisonment|disciplinary|"
                r"punishable|infringement",
-    "share": r"rates?|percentages?|percent|per\s+cent|ratios?|proportions?|half|third|quarter|majority",
+    # a fraction in words ("one third", "half of"), not "third-party" or "quarterly"
+    "share": r"rates?|percentages?|percent|per\s+cent|ratios?|proportions?|majority|half\s+of|"
+             r"(?:one|a|two|three)[\s-]+(?:half|thirds?|quarters?|fifths?|tenths?)",
 }
 _CURRENCY = (r"(?:[$€£¥]|\b(?:US\$|USD|EUR|GBP|AED|CHF|JPY|AUD|CAD|SGD|HKD|INR)\s?)\s?\d[\d,.]*"
              r"(?:\s?(?:thousand|million|billion|[mbk]n?)\b)?|\b\d[\d,.]*\s?(?:thousand\s+|million\s+|billion\s+)?(?:dollars|euros?|pounds|"

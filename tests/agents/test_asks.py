@@ -54,6 +54,10 @@ def test_asks_amount(question: str, kind: str | None) -> None:
     ("Shares carrying 20% or more of the voting rights are presumed to confer an interest.", "share", True),
     ("The executed agreements are linked to the vendor on the approved vendors list.", "share", False),
     ("The Oversight Framework applies to cloud computing service providers.", "share", False),
+    ("The framework applies to all critical ICT third-party service providers.", "share", False),
+    ("Reports are made quarterly and half-yearly.", "share", False),
+    ("A quorum is two thirds of the members.", "share", True),
+    ("At least half of the board shall be independent.", "share", True),
     ("The conversion shall be made at the spot rate of exchange.", "share", True),
 ])
 def test_states_amount(quote: str, kind: str, states: bool) -> None:
