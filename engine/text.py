@@ -46,6 +46,8 @@ DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})\s+"
 ASSIGNED_TIME = (r"\[(?:assignment|selection)[^\]]{0,200}?(?:frequenc|time|period|interval|hour|day|week|month|"
                  r"year|annual)[^\]]{0,200}\]|\borgani[sz]ation[- ]defined\s+(?:frequency|time\s+period|period|"
                  r"interval)")
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
 # What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
 # word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
 # states when without a figure. A quote states a time when it names a period or a point in time ("before
@@ -62,6 +64,14 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          r"at\s+least|no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as|"
                          # "removed the same day personnel leave", "by the next business day"
                          r"(?:the\s+)?(?:same|next|following)\s+(?:business\s+|working\s+|calendar\s+)?day|"
+                         # a date ("prior to 28 March 2007", "by 17 January 2024"), the day a thing takes effect
+                         # ("on the date the Contributor first distributes"), a term ("for the term of copyright")
+                         rf"{_DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)|"
+                         r"for\s+the\s+(?:term|duration|life(?:time)?)\s+of|"
+                         # minutes and seconds ("after 2 minutes or less of inactivity"), a frequency named as
+                         # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
+                         rf"(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)|frequenc(?:y|ies)|"
+                         r"annual|biennial|triennial|semi-annual|half-yearly|"
                          r"regular|regularly|periodic|periodically|ongoing|continuous|continuously|continually|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
                          r"daily|regular|periodic|ongoing|continuous|continuing|timely|biennial|semi-annual|half-yearly)"

@@ -347,6 +347,14 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("Terminated users' accounts are disabled by the next business day.", True),
     ("The notice takes effect on the following working day.", True),
     ("Daytime operators and night staff share the console.", False),
+    # a licence's date, effective day and term; a policy's minutes; a regulation's "annual"; ObliQA's frequency
+    ("unless the arrangement was entered into prior to 28 March 2007", True),
+    ("The licenses become effective for each Contribution on the date the Contributor first distributes it.", True),
+    ("This Public License applies for the term of the Copyright and Similar Rights licensed here.", True),
+    ("Systems lock the screen after 2 minutes or less of inactivity.", True),
+    ("Annual penetration testing of your information systems is required.", True),
+    ("CDD measures must be applied with a frequency appropriate to the level of risk.", True),
+    ("The licence applies to the market for the product as a whole.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states
