@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import asks_time
-from agents.duties import conflicting_figures, figures, other_duties, periods, same_duty
+from agents.duties import answers_apart, conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -88,16 +88,6 @@ class ComposedAnswer(BaseModel):
         return "\n".join(lines)
 
 
-def _answers_apart(a: Requirement, b: Requirement, question: str | None) -> bool:
-    """The law and a policy give different times in answer to one question that asks only for a time ("How
-    often must the recovery plan be tested?": "at least twice in each calendar year" beside "at least once a
-    year"): whatever their wording, each states its answer to the same thing, unless their duties are known
-    to differ (a report to the Security team, a notification to the regulator). Pure."""
-    return (question is not None and asks_time(question) and a.requirement_id[4] != b.requirement_id[4]
-            and bool((pa := periods(a.exact_quote)) and (pb := periods(b.exact_quote))) and not pa & pb
-            and not other_duties(a.exact_quote, b.exact_quote))
-
-
 def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None, *,
                    overlap: float = _ANSWER.same_duty_overlap, questions: list[str] | None = None) -> list[Conflict]:
     """Pairs of requirements of different documents, in the same part, that impose the same duty with
@@ -110,8 +100,9 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
         part = part_of.get(a.requirement_id, 0)
         if a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0):
             continue
-        differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or _answers_apart(
-            a, b, questions[part] if questions and part < len(questions) else None)
+        differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
+            a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
+            families_differ=a.requirement_id[4] != b.requirement_id[4])
         opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION} and same_duty(
             a.exact_quote, b.exact_quote, overlap)
         if differ or opposite:

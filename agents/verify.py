@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import asks_amount, asks_time, states_time, unstated
-from agents.duties import conflicting_figures
+from agents.duties import ANCHORED_TOPIC_OVERLAP, answers_apart, conflicting_figures
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
 from agents.parts import broad_topic, is_broad
 from agents.quotes import is_verbatim, leans_on_context, long_enough
@@ -188,7 +188,7 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         else:
             eligible.append((req, part, ranked))
     judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model, limits))
-    judged.update(_conflicting_sources(judged, same_duty_overlap))
+    judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}))
     return [judged[r.requirement_id] for r in requirements]
 
 
@@ -226,18 +226,29 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     return out
 
 
-def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float) -> dict[str, JudgedRequirement]:
+def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float,
+                         questions: dict[int, str] | None = None) -> dict[str, JudgedRequirement]:
     """A requirement set aside as not addressing the question (below the selection cut or the gate) is cited
     after all when it imposes the same duty as a verified one of another document with different figures: a
-    conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year")."""
+    conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year"). One that
+    passed the gate and fell only under the selection cut is cited too where its part asks only for a time and
+    it gives a law's or a policy's other answer to it (agents.duties.answers_apart)."""
     verified = [j for j in judged.values() if j.verified]
+    questions = questions or {}
     out = {}
+
+    def conflicts(v: JudgedRequirement, j: JudgedRequirement) -> bool:
+        a, b = v.requirement, j.requirement
+        return conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or (
+            j.rationale.startswith(_BELOW_CUT) and answers_apart(
+                a.exact_quote, b.exact_quote, questions.get(j.part),
+                families_differ=a.requirement_id[4] != b.requirement_id[4], topic=ANCHORED_TOPIC_OVERLAP))
+
     for j in judged.values():
         if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION:
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
-                      and conflicting_figures(v.requirement.exact_quote, j.requirement.exact_quote, overlap,
-                                              same_question=True)), None)
+                      and conflicts(v, j)), None)
         if rival is not None and j.requirement.modality is not Modality.NONE:
             out[j.requirement.requirement_id] = j.model_copy(update={
                 "verified": True, "rejection_reason": None,

@@ -623,3 +623,35 @@ def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, setting
     assert with_sections(narrow, pool, conn) == (narrow, [])
     unchosen = broad.model_copy(update={"ranked": [ranked[0].model_copy(update={"selected": False})]})
     assert with_sections(unchosen, pool, conn)[1] == []
+
+
+@pytest.mark.parametrize(("law", "policy", "shown"), [
+    ("Every new member of staff must complete security awareness training within ten working days of their start.",
+     "The security training and acceptance must be completed within 30 days of employment.", True),
+    ("A critical vulnerability must be remediated or mitigated within 48 hours of its identification.",
+     "Exceptions to the patching standard must be re-assessed every six months to confirm their validity.", False),
+], ids=["same-matter", "another-matter"])
+def test_a_policy_time_under_the_cut_is_shown_beside_the_laws_when_they_answer_one_time_question(
+        law: str, policy: str, shown: bool) -> None:
+    """A quote that passed the gate but fell under the selection cut is cited after all when its part asks only a
+    time and it gives the other family's different time on the same matter (a share of subject terms)."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    question = "How soon must the matter be dealt with?"
+    chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
+              "c2": {"chunk_id": "c2", "text": policy, "section_heading": "", "source_type": "policy"}}
+    reqs = [_req("REQ-S001", law).model_copy(update={"chunk_id": "c1"}),
+            _req("REQ-P001", policy).model_copy(update={"chunk_id": "c2", "document_id": "pol",
+                                                        "source_type": "policy"})]
+    part = Part(index=0, question=question, best=0.9,
+                ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
+                        RankedChunk(chunk_id="c2", relevance=0.2, selected=False)])
+    model = _PairModel(0.3, gate=0.6, gate_selected=0.2, gate_confident=0.75, gate_head=0.4, select_gap=0.3)
+    first, second = verify_requirements([part], reqs, chunks, model)
+    assert first.verified
+    assert second.verified is shown, second.rationale
+    if shown:
+        assert "cited so that the conflict is shown" in second.rationale
+    else:
+        assert "below the selection cut" in second.rationale
