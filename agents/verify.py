@@ -187,8 +187,10 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                                                  relevance)
         else:
             eligible.append((req, part, ranked))
-    judged.update(_selection_cut(eligible, _judge_quotes(eligible, model, chunks, limits), model, limits))
-    judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}))
+    quoted = _judge_quotes(eligible, model, chunks, limits)
+    judged.update(_selection_cut(eligible, quoted, model, limits))
+    below_cut = {i for i, j in quoted.items() if j.verified and not judged[i].verified}
+    judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
     return [judged[r.requirement_id] for r in requirements]
 
 
@@ -226,21 +228,20 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     return out
 
 
-def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float,
-                         questions: dict[int, str] | None = None) -> dict[str, JudgedRequirement]:
+def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, questions: dict[int, str],
+                         below_cut: set[str]) -> dict[str, JudgedRequirement]:
     """A requirement set aside as not addressing the question (below the selection cut or the gate) is cited
     after all when it imposes the same duty as a verified one of another document with different figures: a
     conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year"). One that
     passed the gate and fell only under the selection cut is cited too where its part asks only for a time and
-    it gives a law's or a policy's other answer to it (agents.duties.answers_apart)."""
+    it gives a law's or a policy's other answer to it (agents.duties.answers_apart; `below_cut`: their IDs)."""
     verified = [j for j in judged.values() if j.verified]
-    questions = questions or {}
     out = {}
 
     def conflicts(v: JudgedRequirement, j: JudgedRequirement) -> bool:
         a, b = v.requirement, j.requirement
         return conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or (
-            j.rationale.startswith(_BELOW_CUT) and answers_apart(
+            b.requirement_id in below_cut and answers_apart(
                 a.exact_quote, b.exact_quote, questions.get(j.part),
                 families_differ=a.requirement_id[4] != b.requirement_id[4], topic=ANCHORED_TOPIC_OVERLAP))
 
