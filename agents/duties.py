@@ -32,7 +32,7 @@ _FAMILIES = {stem: family for family, words in {
     "approve": "approv author consent",
     "acknowledge": "acknowledg confirm",
     "test": "test exercis rehears drill simul",
-    "revoke": "revok disabl deactiv remov suspend",
+    "revoke": "revok disabl deactiv remov suspend termin",
     "rotate": "rotat replac regener",
 }.items() for stem in words.split()}
 _OBJECT_END = re.compile(r"\b(?:for|within|in|to|by|from|at|after|before|without|where|when|unless|and|or|not|"

@@ -254,7 +254,9 @@ def test_broad_questions_ask_for_every_duty(question: str, broad: bool) -> None:
     ("The incident response plan must be exercised at least twice in each calendar year.",
      "The incident response plan is tested annually."),  # a regulation and a policy's present passive
     ("Encryption keys must be replaced every six months.", "Encryption keys must be rotated annually."),
-], ids=["exercise-vs-test", "replace-vs-rotate"])
+    ("A departing employee's access must be revoked within 24 hours of their last day.",
+     "Access of a departing employee must be terminated within five business days."),
+], ids=["exercise-vs-test", "replace-vs-rotate", "revoke-vs-terminate"])
 def test_the_same_duty_in_other_verbs_conflicts(a: str, b: str) -> None:
     from agents.duties import conflicting_figures
 
