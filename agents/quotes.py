@@ -98,6 +98,9 @@ def _word_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 # A clause boundary: the word after one of these (or after a line break) may open an excerpt.
 _CLAUSE_END = (",", ";", ":", ")")
 MIN_AFTER_MODAL = 12  # words an excerpt keeps from the modal verb on
+# A sentence's last words beyond the limit are kept when there are at most this many (its closing condition:
+# "... assessed as critical by vendors or when working exploits exist").
+TAIL_SLACK = 10
 
 
 def whole_sentences(text: str, start: int, end: int) -> bool:
@@ -137,6 +140,8 @@ def excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int
     first = boundaries[0] if boundaries else max(0, at - 8)
     first = min(first, len(words) - most)
     last = first + most - 1
+    if len(words) - 1 - last <= TAIL_SLACK:
+        last = len(words) - 1
     # In a list ("... in any case where: (a) ...; (b) ..."), end where a point ends, never inside one or at
     # the next point's label: cut before the last label the span reaches, once it holds a first point.
     labels = [i for i in range(max(first, at) + 1, min(last + 2, len(words)))

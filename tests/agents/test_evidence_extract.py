@@ -99,6 +99,26 @@ def test_long_sentence_is_excerpted_contiguously() -> None:
     assert req.extraction_confidence == "medium"
 
 
+@pytest.mark.parametrize("sentence", [
+    # a control catalogue: the closing condition is the answer's half
+    "Patches, updates or other vendor mitigations for vulnerabilities in office productivity suites, web browsers "
+    "and their extensions, email clients, PDF applications, and security products are applied within 48 hours of "
+    "release when vulnerabilities are assessed as critical by vendors or when working exploits exist.",
+    # a regulation and a policy of the same length
+    "A regulated entity that outsources any part of the operation of its payment, clearing or settlement systems to a "
+    "service provider located outside the jurisdiction must notify the Authority in writing before the arrangement "
+    "takes effect, unless the Authority has waived that requirement.",
+    "All workstations, laptops and mobile devices that store or process customer or employee data, including those "
+    "owned by contractors, interns and temporary staff, must be encrypted with full-disk encryption before they are "
+    "connected to the corporate network or to any cloud service for the first time.",
+])
+def test_a_sentence_a_few_words_over_the_limit_is_quoted_to_its_end(sentence: str) -> None:
+    words = len(sentence.split())
+    assert 40 < words <= 50
+    req = extract_from_chunks([_chunk(text=sentence)])[0]
+    assert req.exact_quote == sentence, req.exact_quote
+
+
 def test_a_time_beyond_a_long_sentences_excerpt_is_offered_in_an_excerpt_of_its_own() -> None:
     long = ("Moreover, your licence from a particular copyright holder is reinstated permanently if the copyright "
             "holder notifies you of the violation by some reasonable means, this is the first time you have received "
