@@ -181,6 +181,11 @@ def _expanded(text: str, other: str) -> str:
     return re.sub(r"\b[A-Z]{3,6}\b", spelled, text)
 
 
+def _shared_topic(a: str, b: str) -> float:
+    """The share of the smaller quote's subject terms the other holds, acronyms spelled out both ways. Pure."""
+    return _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a)))
+
+
 def other_duties(a: str, b: str) -> bool:
     """Duties known to differ: two known families ("notify" and "retain") or two named recipients that share
     nothing ("the Security team", "the Commissioner"). Pure."""
@@ -203,7 +208,7 @@ def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_quest
         return True
     if not same_question or other_duties(a, b):
         return False
-    return _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a))) >= TOPIC_OVERLAP
+    return _shared_topic(a, b) >= TOPIC_OVERLAP
 
 
 def answers_apart(a: str, b: str, question: str | None, *, families_differ: bool, topic: float = 0.0) -> bool:
@@ -217,4 +222,4 @@ def answers_apart(a: str, b: str, question: str | None, *, families_differ: bool
     pa, pb = periods(a), periods(b)
     if not (pa and pb) or pa & pb or other_duties(a, b):
         return False
-    return not topic or _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a))) >= topic
+    return not topic or _shared_topic(a, b) >= topic
