@@ -8,7 +8,9 @@ whole sentences or contiguous spans of one). Rules, in order:
   `and`/`or` (list items and wrapped clauses continue the sentence), or the text is hard-wrapped
   (licences, RFCs, plain-text statutes: most lines of a paragraph near one width) and the line breaks
   where the wrapping did: a line near that width, or one followed by a lower-case word, continues
-  its sentence unless the next line opens a list item, a bullet or a table row;
+  its sentence unless the next line opens a list item, a bullet or a table row; and a line of a list item
+  ("1. ", "* ", "(a) ") continues on the next line indented under the item's text (Markdown's lists), whatever
+  its width, unless it ends with `.`, `!` or `?`;
 * `.`, `!` or `?` (optionally followed by a closing quote or bracket) ends a sentence when
   whitespace follows, unless the word before it is a known abbreviation or a single letter, or (for `.`)
   a lower-case word follows on the same line.
@@ -28,6 +30,8 @@ _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CONTINUATION = re.compile(r"(?:[,;:\-\u2013\u2014]|\b(?:and|or))\s*$", re.IGNORECASE)
 # A line that opens an item of its own: "(a)", "a)", "1.", "(iv)", "-", "*", a bullet, a table row.
 _OPENS_ITEM = re.compile(r"^\s*(?:\(?[0-9]{1,3}[.)]|\([a-zA-Z]{1,5}\)|[a-z]{1,4}\)|[-*\u2022\u2013|>#])(?=\s|$)")
+# ... and a catalogue's lettered item ("a. Disable accounts ..."), which opens an item only for list items' lines.
+_OPENS_LETTERED = re.compile(r"^\s*[a-z]\.(?=\s)")
 # Hard-wrapped text: lines of at most this width, and this share of a paragraph's lines near it.
 WRAP_MAX, WRAP_MIN, WRAP_SHARE, WRAP_NEAR = 100, 40, 0.4, 0.75
 
@@ -76,21 +80,47 @@ def wrapped_break(line: str, following: str, width: int | None) -> bool:
     return width is not None and len(line.rstrip()) >= WRAP_NEAR * width
 
 
+def _item_column(line: str, column: int | None) -> int | None:
+    """Where the text of the list item `line` belongs to starts: its own (after "1. ", "* ", "(a) ") when it
+    opens one, `column` (the open item's) when it is indented that far, else None."""
+    opens = _OPENS_ITEM.match(line) or _OPENS_LETTERED.match(line)
+    if opens:
+        if line.lstrip().startswith(("|", "#", ">")):
+            return None
+        return opens.end() + len(line[opens.end():]) - len(line[opens.end():].lstrip(" \t"))
+    indent = len(line) - len(line.lstrip(" \t"))
+    return column if column is not None and indent >= column else None
+
+
+def item_continues(line: str, following: str, column: int | None) -> bool:
+    """`following` is the next line of the list item whose text starts at `column` (a Markdown item's lines
+    are indented under its text: "1. ... may be conducted by" / "   Corvid Labs or the Customer ..."), and
+    `line` does not end its sentence."""
+    if column is None or not following.strip() or _OPENS_ITEM.match(following) or _OPENS_LETTERED.match(following):
+        return False
+    indent = len(following) - len(following.lstrip(" \t"))
+    return indent >= column and not line.rstrip().endswith((".", "!", "?", '."', ".)"))
+
+
 def _line_breaks(text: str) -> list[int]:
     """Offsets of line breaks that end a sentence."""
     cuts = []
     lines = text.split("\n")
     width = wrap_width(lines)
     offset = 0
+    column: int | None = None
     for i, line in enumerate(lines[:-1]):
         end = offset + len(line)
         offset = end + 1
         if not line.strip():
+            column = None
             continue
+        column = _item_column(line, column)
         following = lines[i + 1]
         if not following.strip():
             cuts.append(end)
-        elif not _CONTINUATION.search(line) and not wrapped_break(line, following, width):
+        elif not (_CONTINUATION.search(line) or wrapped_break(line, following, width)
+                  or item_continues(line, following, column)):
             cuts.append(end)
     return cuts
 

@@ -268,3 +268,29 @@ def test_several_top_level_headings_are_sections_not_a_title(tmp_path: Path) -> 
     single = tmp_path / "single.md"
     single.write_text("# Access Policy\n\n## Scope\n\nThis policy covers all staff.\n")
     assert parse(single, single.read_bytes()).title == "Access Policy"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a policy in Markdown: an item's second line indented under its text, however short the chunk
+    ("1. Depending on the nature of the breach, an investigation may be conducted by\n"
+     "   Corvid Labs or the Customer or jointly to determine the cause of breach.",
+     ["1.", "Depending on the nature of the breach, an investigation may be conducted by\n   Corvid Labs or the "
+            "Customer or jointly to determine the cause of breach."]),
+    # a control catalogue's lettered item and a regulation's point
+    ("a. Disable accounts of individuals within\n   Seven days of their departure.",
+     ["a. Disable accounts of individuals within\n   Seven days of their departure."]),
+    ("(b) notify the Authority without delay where\n    Article 19 applies.",
+     ["(b) notify the Authority without delay where\n    Article 19 applies."]),
+    # counter-examples: a line that ends its sentence, the next item, a heading's indented line, table rows
+    ("1. Keys must be rotated yearly.\n   Records of rotation are kept.",
+     ["1.", "Keys must be rotated yearly.", "Records of rotation are kept."]),
+    ("* Use a password manager\n* Enable MFA", ["* Use a password manager", "* Enable MFA"]),
+    ("### Access Review\n   Quarterly", ["### Access Review", "Quarterly"]),
+    ("| Data | Key |\n| AES-256 | 12 months |", ["| Data | Key |", "| AES-256 | 12 months |"]),
+    ("Scope\n   Applies To All Staff", ["Scope", "Applies To All Staff"]),  # no item open
+], ids=["policy-item", "catalogue-item", "regulation-point", "ended-sentence", "next-item", "heading",
+        "table-rows", "not-an-item"])
+def test_a_list_items_lines_indented_under_its_text_are_one_sentence(text: str, expected: list[str]) -> None:
+    from engine.ingest.sentences import split_sentences
+
+    assert [text[s.start:s.end] for s in split_sentences(text)] == expected
