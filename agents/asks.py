@@ -156,3 +156,13 @@ def unstated(question: str, quote: str) -> str | None:
     if kind is not None and not states_amount(quote, kind):
         return f"the question asks for {AMOUNT_KINDS[kind]}; the quote states none"
     return None
+
+
+def asks_typed(question: str) -> bool:
+    """The question asks only for a time or only for an amount (what `unstated` holds a quote to)."""
+    return asks_time(question) or asks_amount(question) is not None
+
+
+def states_what_is_asked(questions: list[str], text: str) -> bool:
+    """`text` states the time or the amount that one of `questions` asks for alone."""
+    return any(asks_typed(q) and unstated(q, text) is None for q in questions)

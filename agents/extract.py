@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.asks import states_what_is_asked
 from agents.modality import Modality, classify_modality
 from agents.quotes import (
     REFERS_ELSEWHERE,
@@ -110,9 +111,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         refers_elsewhere=elsewhere, binding=kind is None)
 
 
-def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE) -> list[Requirement]:
+def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE,
+                        questions: list[str] | None = None) -> list[Requirement]:
     """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
-    lengths: `limits`, the run's `Settings.evidence`)."""
+    lengths: `limits`, the run's `Settings.evidence`). `questions`: the parts asked; a sentence that states
+    the time or amount one of them asks for alone is a candidate whatever its modality."""
     numbering = _Numbering()
     seen: set[str] = set()
     out: list[Requirement] = []
@@ -121,6 +124,13 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         spans = split_sentences(text)
         modal = [i for i, s in enumerate(spans)
                  if classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE]
+        # A policy states its rule in the present tense beside its duties ("Information systems automatically
+        # lock users ... after 2 minutes or less of inactivity" among "Users are required to ..."): to "how
+        # fast", that sentence is the answer, and Verify decides as for any other quote.
+        # Not a table's row: its cells mean what the header row says, which the quote would not hold.
+        if modal and questions:
+            modal = sorted({*modal, *(i for i, s in enumerate(spans) if not text[s.start:s.end].startswith("|")
+                                      and states_what_is_asked(questions, text[s.start:s.end]))})
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         for i in modal or range(len(spans)):
@@ -248,10 +258,11 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
 
     limits = deps.settings.evidence
     chunks = candidate_chunks(state["evidence"], [Part.model_validate(p) for p in state["parts"]])
+    questions = [p["question"] for p in state["parts"]]
     needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
-        return evidence_update([], 0, requirements=[r.model_dump(mode="json")
-                                                    for r in extract_from_chunks(chunks, limits=limits)])
+        return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(
+            chunks, limits=limits, questions=questions)])
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
@@ -263,7 +274,7 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
 
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(chunks, limits=limits), accept=accept,
+        rules=lambda: extract_from_chunks(chunks, limits=limits, questions=questions), accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)

@@ -187,19 +187,28 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
         entry = by_id.get(r.chunk_id)
         if r.selected and entry and entry.get("section_path") and non_binding(entry) is None:
             anchors.setdefault((entry["document_id"], entry["section_path"]), r)
-    known = {r.chunk_id for r in part.ranked}
+    known = {r.chunk_id: r for r in part.ranked}
+    completes: dict[str, str] = {}  # a candidate the cut left out -> the chosen passage whose section it is in
     added_ranked, added = [], []
     for key, chunks in store.section_chunks(conn, list(anchors), most=limits.broad_section_max).items():
         anchor = anchors[key]
         for chunk in chunks:
             if chunk.id in known:
+                # found by the search too, but under the cut ("(b) Privileged accounts shall be reviewed ..."
+                # ranked far below "(a) ... review the access rights of every user"): the section's all the same
+                if not known[chunk.id].selected and known[chunk.id].section_of is None:
+                    completes.setdefault(chunk.id, anchor.chunk_id)
                 continue
-            known.add(chunk.id)
+            known[chunk.id] = anchor
             added_ranked.append(RankedChunk(chunk_id=chunk.id, relevance=anchor.relevance, selected=True,
                                             section_of=anchor.chunk_id))
             if chunk.id not in by_id:
                 added.append(evidence_entry(chunk, score=0.0, query=part.question))
-    return part.model_copy(update={"ranked": [*part.ranked, *added_ranked]}), added
+    relevance = {r.chunk_id: r.relevance for r in part.ranked}
+    ranked = [r.model_copy(update={"selected": True, "section_of": completes[r.chunk_id],
+                                   "relevance": max(r.relevance, relevance[completes[r.chunk_id]])})
+              if r.chunk_id in completes else r for r in part.ranked]
+    return part.model_copy(update={"ranked": [*ranked, *added_ranked]}), added
 
 
 def relevance_model(deps: Deps) -> RelevanceRanker:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_amount, asks_time, states_time, unstated
+from agents.asks import asks_amount, asks_time, asks_typed, states_time, states_what_is_asked, unstated
 from agents.duties import ANCHORED_TOPIC_OVERLAP, answers_apart, conflicting_figures
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
 from agents.parts import broad_topic, is_broad
@@ -177,7 +177,8 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         relevance = ranked.relevance if ranked else None
         if checked is not None:
             judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
-        elif req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id]):
+        elif (req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id])
+              and not states_what_is_asked([part.question], req.exact_quote)):
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "the text imposes, permits or recommends nothing (its passage has "
                                                  "a sentence that does)", 0.0, part.index, relevance)
@@ -210,7 +211,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         # none are already rejected, and the floor, calibrated on lists where the best passage answers, would
         # refuse the one that does ("within 6 months of receipt" ranked under two passages about the same
         # decision that give no time); the gate still decides whether it answers at all.
-        typed = asks_time(question) or asks_amount(question) is not None
+        typed = asks_typed(question)
         chosen = {ids[i] for i in cut([viable[c] for c in ids], *cut_limits(
             question, 0.0 if typed else float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]),
             limits))}

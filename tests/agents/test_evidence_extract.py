@@ -235,3 +235,37 @@ def test_non_binding_text_of_a_regulation_is_never_a_req_s() -> None:
     assert reqs[0].requirement_id == "REQ-P001" and not reqs[0].binding
     assert "non-binding (guidance)" in reqs[0].confidence_reason
     assert reqs[1].requirement_id == "REQ-S001" and reqs[1].binding
+
+
+@pytest.mark.parametrize(("source_type", "text", "question", "answer"), [
+    # a policy: the rule in the present tense beside the users' duty
+    ("policy", "Users are required to lock their screens when unattended. Information systems automatically lock "
+               "users after 2 minutes or less of inactivity.",
+     "How fast does a workstation have to lock itself?", "Information systems automatically lock users after 2"),
+    # a control catalogue: the parameter stated as a fact of the control
+    ("standard", "The organisation must maintain an inventory of assets. Reviews of the inventory take place at "
+                 "least once per quarter.",
+     "How often is the asset inventory reviewed?", "Reviews of the inventory take place at least once per quarter."),
+    # a regulation: the fee stated as a fact beside the duty to pay it
+    ("regulation", "An applicant shall pay the application fee on submission. The application fee is USD 5,000 for "
+                   "a Category 1 licence.",
+     "How much is the application fee for a Category 1 licence?", "The application fee is USD 5,000"),
+], ids=["policy-minutes", "catalogue-frequency", "regulation-fee"])
+def test_a_sentence_stating_the_time_or_amount_asked_is_a_candidate_beside_the_duties(
+        source_type: str, text: str, question: str, answer: str) -> None:
+    """A passage with duties offers its other sentences only when one states the time or amount a part asks
+    for alone; to any other question they stay context."""
+    asked = [r.exact_quote for r in extract_from_chunks([_chunk(source_type, text)], questions=[question])]
+    assert any(q.startswith(answer) for q in asked), asked
+    other = [r.exact_quote for r in extract_from_chunks([_chunk(source_type, text)],
+                                                         questions=["Who is responsible for this?"])]
+    assert not any(q.startswith(answer) for q in other), other
+    assert len(other) == 1
+
+
+def test_a_table_row_stating_a_time_is_not_offered_without_its_header() -> None:
+    text = ("Records must be retained as this matrix sets out.\n\n| Class | Retention |\n|---|---|\n"
+            "| Internal | 7 years |")
+    asked = [r.exact_quote for r in extract_from_chunks([_chunk("policy", text)],
+                                                         questions=["For how many years must we keep tax records?"])]
+    assert asked == ["Records must be retained as this matrix sets out."]

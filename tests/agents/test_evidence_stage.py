@@ -623,6 +623,14 @@ def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, setting
     assert with_sections(narrow, pool, conn) == (narrow, [])
     unchosen = broad.model_copy(update={"ranked": [ranked[0].model_copy(update={"selected": False})]})
     assert with_sections(unchosen, pool, conn)[1] == []
+    # a sibling the search found but the cut left out completes the section too, at the chosen passage's relevance
+    found = broad.model_copy(update={"ranked": [*ranked, RankedChunk(chunk_id=members[0].id, relevance=0.05,
+                                                                     selected=False)]})
+    part, added = with_sections(found, [*pool, evidence_entry(members[0], score=0.1, query="q")], conn)
+    sibling = next(r for r in part.ranked if r.chunk_id == members[0].id)
+    assert sibling.selected and sibling.section_of == anchor.id and sibling.relevance == 0.4
+    assert [r.chunk_id for r in part.ranked].count(members[0].id) == 1
+    assert {e["chunk_id"] for e in added} == {members[1].id}
 
 
 @pytest.mark.parametrize(("law", "policy", "shown"), [
@@ -655,3 +663,22 @@ def test_a_policy_time_under_the_cut_is_shown_beside_the_laws_when_they_answer_o
         assert "cited so that the conflict is shown" in second.rationale
     else:
         assert "below the selection cut" in second.rationale
+
+
+@pytest.mark.parametrize(("question", "verified"), [
+    ("How fast does a workstation have to lock itself?", True),  # the time asked: the statement answers
+    ("What screen-lock settings do we use?", False),  # no time asked: the passage's duty answers, not this
+], ids=["asks-time", "asks-other"])
+def test_a_statement_of_the_time_asked_is_cited_from_a_passage_with_duties(question: str, verified: bool) -> None:
+    text = ("Users are required to lock their screens when unattended. Information systems automatically lock "
+            "users after 2 minutes or less of inactivity.")
+    statement = text[text.index("Information"):]
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "policy"}
+    req = Requirement(requirement_id="REQ-P001", source_type="policy", document_id="d", document_version=1,
+                      document_title="T", section_path="1", chunk_id="c1", char_start=text.index("Information"),
+                      char_end=len(text), exact_quote=statement, modality=Modality.NONE,
+                      extraction_confidence="low", confidence_reason="test", refers_elsewhere=False)
+    judged = _verify_one(question, chunk, req, _PairModel(0.9, gate=0.9, gate_head=0.4, gate_selected=0.2), 0.8)
+    assert judged.verified is verified, judged.rationale
+    if not verified:
+        assert "imposes, permits or recommends nothing" in judged.rationale
