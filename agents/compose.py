@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_time
+from agents.asks import asks_time, states_what_is_asked
 from agents.duties import answers_apart, conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
@@ -27,7 +27,7 @@ from agents.state import EvidenceState
 from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
 from engine.terms import key_terms, key_words, tokenize
-from engine.text import PERIOD, normalize_ws
+from engine.text import PERIOD, normalize_ws, table_cells
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -155,7 +155,22 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     return " ".join(words[start:end]).rstrip(",:")
 
 
+def table_answer(question: str, header: str, row: str) -> str:
+    """A table row's answer to `question`, read under its header: the row's first cell (what it is about), then the
+    cells the question names by their header or value or that state the time or amount it asks for
+    ("Sev Rating: P0; SLA: 3 days"); every cell when it names none. Pure."""
+    asked = set(key_terms(question))
+    pairs = [(h, c) for h, c in zip(table_cells(header), table_cells(row), strict=False) if c]
+    if not pairs:
+        return normalize_ws(row)
+    named = [(h, c) for h, c in pairs[1:] if asked & set(key_terms(f"{h} {c}")) or states_what_is_asked([question], c)]
+    return "; ".join(f"{h}: {c}" if h else c for h, c in [pairs[0], *(named or pairs[1:])])
+
+
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
+    if req.table_header:
+        return Statement(text=f"{table_answer(question, req.table_header, req.exact_quote)} [{req.requirement_id}].",
+                         requirement_ids=[req.requirement_id], part=part, kind="direct")
     span = direct_span(question, req.exact_quote, max_words)
     return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
                      part=part, kind="direct")
@@ -220,8 +235,10 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         statements.extend(_conflict_statement(c, by_id) for c in own)
         most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
         support = [r for r in mine if r.requirement_id not in in_conflict][:most]
-        statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"} states: '
-                                         f'"{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
+        statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"}'
+                                         + (f', in the table with the columns "{normalize_ws(r.table_header)}",'
+                                            if r.table_header else "")
+                                         + f' states: "{normalize_ws(r.exact_quote)}" [{r.requirement_id}]',
                                     requirement_ids=[r.requirement_id], part=index) for r in support)
         cited = [r.requirement_id for r in mine if r.requirement_id in in_conflict or r in support]
         used.update(cited)

@@ -28,7 +28,7 @@ from agents.select import Part
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.text import PERIOD, normalize_ws
+from engine.text import PERIOD, normalize_ws, table_header, table_reading
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -58,6 +58,12 @@ class Requirement(BaseModel):
     refers_elsewhere: bool = Field(description="Points to other text ('as set out in section 4.2', 'such records')")
     binding: bool = Field(default=True, description="False for recitals, guidance, notes and examples: shown as "
                                                     "context, numbered REQ-P, never presented as a REQ-S requirement")
+    table_header: str | None = Field(default=None, description="For a row of a table: its header row, verbatim from "
+                                                               "the same chunk (it names the row's cells)")
+
+    def reading(self) -> str:
+        """The quote as a reader takes it: a table row cell by cell under its header ("SLA: 3 days"), else as is."""
+        return table_reading(self.table_header, self.exact_quote) if self.table_header else self.exact_quote
 
 
 def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
@@ -86,13 +92,14 @@ class _Numbering:
 
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
                  limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None,
-                 sentence_end: int | None = None) -> Requirement:
+                 sentence_end: int | None = None, table_header: str | None = None) -> Requirement:
     """`sentence_start`/`sentence_end`: the requirement's own sentence, when the quote opens with the text it
     leans on (its modality is the sentence's, not the context's) or is an excerpt of it (a sentence chosen
     for its modality keeps it when the excerpt leaves out the deciding words)."""
     quote = chunk["text"][start:end]
     own = chunk["text"][max(start, sentence_start or start):end]
-    modality = classify_modality(own, source_type=chunk["source_type"])
+    modality = classify_modality(table_reading(table_header, own) if table_header else own,
+                                 source_type=chunk["source_type"])
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
                                      source_type=chunk["source_type"])
@@ -108,7 +115,7 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         document_version=chunk["document_version"], document_title=chunk["document_title"],
         section_path=chunk["section_path"], chunk_id=chunk["chunk_id"], char_start=start, char_end=end,
         exact_quote=quote, modality=modality, extraction_confidence=level, confidence_reason=origin + reason,
-        refers_elsewhere=elsewhere, binding=kind is None)
+        refers_elsewhere=elsewhere, binding=kind is None, table_header=table_header)
 
 
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE,
@@ -122,19 +129,34 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
     for chunk in chunks:
         text = chunk["text"]
         spans = split_sentences(text)
-        modal = [i for i, s in enumerate(spans)
-                 if classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE]
+        # A table's rows under their header row are requirements whatever their words (a matrix of what each class
+        # of data needs, a severity's SLA); the header row and the separator are not.
+        headers = {i: h for i, s in enumerate(spans) if (h := table_header(text, s.start)) is not None}
+        in_table = {i for i, s in enumerate(spans) if text.startswith("|", s.start)}
+        modal = [i for i, s in enumerate(spans) if i not in in_table
+                 and classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE]
         # A policy states its rule in the present tense beside its duties ("Information systems automatically
         # lock users ... after 2 minutes or less of inactivity" among "Users are required to ..."): to "how
         # fast", that sentence is the answer, and Verify decides as for any other quote.
         # Not a table's row: its cells mean what the header row says, which the quote would not hold.
         if modal and questions:
-            modal = sorted({*modal, *(i for i, s in enumerate(spans) if not text[s.start:s.end].startswith("|")
+            modal = sorted({*modal, *(i for i, s in enumerate(spans) if i not in in_table
                                       and states_what_is_asked(questions, text[s.start:s.end]))})
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
-        for i in modal or range(len(spans)):
+        # (Rows whose header another chunk holds are read as any other text.)
+        chosen = sorted({*modal, *headers}) if modal else [
+            i for i in range(len(spans)) if i in headers or not (headers and i in in_table)]
+        for i in chosen:
             span = spans[i]
+            if i in headers:
+                start, end = span
+                if normalize_ws(text[start:end]) not in seen:
+                    seen.add(normalize_ws(text[start:end]))
+                    head = text[headers[i][0]:headers[i][1]]
+                    out.append(_requirement(chunk, numbering, start, end, False, limits, origin="a table row: ",
+                                            table_header=head))
+                continue
             start, lead = with_context(text, spans, i)
             end = with_list(text, spans, i, limits.max_quote_words)
             cut = excerpt(text, start, end, limits, lead)

@@ -33,7 +33,7 @@ _BRACKETED_IDS = re.compile(r"\[\s*REQ-[SP]\d{3}(?:\s*,\s*REQ-[SP]\d{3})*\s*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 # Words that frame quotes ("X states: ...", "the sources differ ...") and so need no support in them.
 FRAMING = frozenset(tokenize("states says provides requires sources differ while whereas opposite force section "
-                             "rule document according vs non binding context"))
+                             "rule document according vs non binding context table columns"))
 # The same for an answer written in the question's language (llm backend): articles, prepositions and
 # verbs that introduce a quote. No force or negation words: those must come from the quotes.
 FRAMING_BY_LANGUAGE = {code: frozenset(tokenize(words)) for code, words in {
@@ -84,10 +84,12 @@ def _unsupported(sentence: str, support_terms: set[str], support_text: str, fram
 def _statement_problems(i: int, text: str, ids: set[str], by_id: dict[str, Requirement],
                         framing: frozenset[str], overlap: float) -> list[str]:
     cited = [by_id[x] for x in sorted(ids)]
-    quotes = " ".join(normalize_ws(r.exact_quote) for r in cited)
+    # a table row's quote stands with its header row, which names its cells (a verbatim line of the same chunk)
+    quotes = " ".join(normalize_ws(f"{r.table_header or ''} {r.exact_quote}") for r in cited)
     problems = [f"statement {i} quotes text its requirements do not contain: \"{span[:60]}\""
                 for span in _QUOTED.findall(text)
-                if not any(normalize_ws(span) in normalize_ws(r.exact_quote) for r in cited)]
+                if not any(normalize_ws(span) in normalize_ws(r.exact_quote)
+                           or (r.table_header and normalize_ws(span) in normalize_ws(r.table_header)) for r in cited)]
     support_text = " ".join([quotes, *(f"{r.document_title} {r.section_path}" for r in cited)])
     support_terms = set(tokenize(support_text))
     for sentence in _unquoted_sentences(text):

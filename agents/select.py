@@ -30,13 +30,14 @@ from engine.ingest.sentences import split_sentences
 from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.protocol import RelevanceRanker
 from engine.search import store
-from engine.search.retrieval import stored_cosines
+from engine.search.retrieval import Filters, stored_cosines
 
 if TYPE_CHECKING:
     from agents.deps import Deps
     from engine.search.retrieval import Retriever
 
 _EVIDENCE = EvidenceSettings()  # the defaults; select_node passes its settings' group
+LAW_TYPES = ("statute", "regulation")
 _OVERLAP = AnswerSettings().same_duty_overlap
 MAX_RIVALS = 3  # chunks kept below the cut for a possible conflict, per part
 
@@ -49,6 +50,7 @@ class RankedChunk(BaseModel):
     selected: bool = Field(description="Within the selection cut: its verified quotes may be cited")
     section_of: str | None = Field(default=None, description="For a broad question: the chosen chunk whose section "
                                                              "this chunk completes (it takes that chunk's relevance)")
+    law: bool = Field(default=False, description="For a broad question: chosen by the search of the law alone")
 
 
 class Part(BaseModel):
@@ -93,14 +95,14 @@ def _candidates(question: str, evidence: list[EvidenceItem], model: RelevanceRan
             for i, e in enumerate(evidence, 1)]
 
 
-def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int
-                    ) -> tuple[list[EvidenceItem], list[EvidenceItem], int]:
+def part_candidates(question: str, evidence: list[EvidenceItem], retriever: Retriever, k: int,
+                    filters: Filters | None = None) -> tuple[list[EvidenceItem], list[EvidenceItem], int]:
     """A part's candidates: its own search (top k, with the retrieval scores and ranks the rank head was
     calibrated on), then the research evidence that search did not return (cross-references, later
     steps: candidates too, but unranked). Returns (candidates, the entries new to the run, how many the
     part's own search returned: the first ones of the candidates)."""
     known = {e["chunk_id"]: e for e in evidence}
-    hits = retriever.search(question, k=k)
+    hits = retriever.search(question, k=k, filters=filters)
     searched, fresh = [], []
     for h in hits:
         entry = evidence_entry(h.chunk, score=h.score, query=question, dense=h.dense_score, lexical=h.lexical_score,
@@ -173,6 +175,35 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Re
     return Part(index=index, question=question, ranked=ranked, best=round(max(probs), 4))
 
 
+def law_filters(scope: Filters | None) -> Filters | None:
+    """The search of the law alone within an audit's `scope`: its statutes and regulations (None: the scope
+    holds none)."""
+    if scope is None:
+        return Filters(source_types=LAW_TYPES)
+    types = tuple(t for t in scope.source_types if t in LAW_TYPES) if scope.source_types else LAW_TYPES
+    return Filters(source_types=types, document_ids=scope.document_ids, current_only=scope.current_only) if types \
+        else None
+
+
+def with_law(part: Part, law: Part, most: int) -> Part:
+    """A broad part with the passages its search of the law alone chose (`law`, ranked by the same model: at most
+    `most`), beside those of the whole search: the law's duties first, whatever the policies around it say at
+    greater length ("What must we do when a security incident occurs?": a regulation's reporting duties
+    outranked by a policy's playbook). Relevance stays on the whole search's scale (a list of the law alone puts
+    its best passage first, and so scores it higher): a passage already weighed keeps its own, a new one takes at
+    most the part's best, so neither the order of the rest nor the answer's confidence moves."""
+    chosen = {r.chunk_id: r for r in law.ranked if r.selected}
+    chosen = dict(list(chosen.items())[:most])
+    if not chosen:
+        return part
+    ranked = [r.model_copy(update={"selected": True, "law": True}) if r.chunk_id in chosen else r
+              for r in part.ranked]
+    known = {r.chunk_id for r in part.ranked}
+    return part.model_copy(update={"ranked": [*ranked, *(
+        r.model_copy(update={"law": True, "relevance": min(r.relevance, part.best)})
+        for c, r in chosen.items() if c not in known)]})
+
+
 def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: EvidenceSettings = _EVIDENCE
                   ) -> tuple[Part, list[EvidenceItem]]:
     """A broad part with the rest of each chosen passage's section (`limits.broad_section_max`): the paragraphs
@@ -236,6 +267,16 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             pool, searched = evidence, None
         part = rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
                          overlap=deps.settings.answer.same_duty_overlap)
+        if researched and limits.broad_law_passages and is_broad(question) and (
+                flt := law_filters(deps.retriever.scope)) is not None:
+            law_pool, law_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth, flt)
+            if n:
+                law = rank_part(i, question, law_pool[:n], model, deps.conn, searched=n, limits=limits,
+                                overlap=deps.settings.answer.same_duty_overlap)
+                part = with_law(part, law, limits.broad_law_passages)
+                known = {e["chunk_id"] for e in [*evidence, *added]}
+                added.extend(e for e in law_fresh if e["chunk_id"] not in known)
+                pool = [*pool, *(e for e in law_pool[:n] if e["chunk_id"] not in {p["chunk_id"] for p in pool})]
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)

@@ -51,6 +51,7 @@ class RequirementRow(TypedDict):
     confidence_reason: str
     refers_elsewhere: bool
     binding: bool
+    table_header: NotRequired[str | None]
 
 
 class JudgedRow(TypedDict):
@@ -73,6 +74,7 @@ class RankedRow(TypedDict):
     relevance: float
     selected: bool
     section_of: NotRequired[str | None]
+    law: NotRequired[bool]
 
 
 class PartRow(TypedDict):

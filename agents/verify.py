@@ -215,7 +215,9 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         chosen = {ids[i] for i in cut([viable[c] for c in ids], *cut_limits(
             question, 0.0 if typed else float(t["select_floor"]), float(t["select_gap"]), int(t["select_max"]),
             limits))}
-        # the rest of a chosen passage's section goes with it (a broad question: agents.select.with_sections)
+        # the law's own choice for a broad question (agents.select.with_law), and the rest of a chosen passage's
+        # section with it (agents.select.with_sections)
+        chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.law and r.chunk_id in viable}
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
                    and r.chunk_id in viable}
         best = max(viable.values(), default=0.0)
@@ -279,7 +281,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
         mine = [r for r, p, _ in eligible if p.index == part.index]
-        for req, score in zip(mine, model.pair_probabilities(part.question, [r.exact_quote for r in mine]),
+        for req, score in zip(mine, model.pair_probabilities(part.question, [r.reading() for r in mine]),
                               strict=True):
             scores[req.requirement_id] = round(score, 4)
         ids = list(dict.fromkeys(r.chunk_id for r in mine))
@@ -317,11 +319,19 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                if part.index in topics and ranked.selected and passes((part.index, req.chunk_id), ranked.relevance)}
     anchored = {index for index, _ in passing}
     held: dict[str, set[str]] = {}  # each passage's terms, read once
+    # The law's passages that its own search chose (agents.select.with_law) for a part in scope speak of its subject
+    # when they name any of it ("Records of every incident ... shall be kept" to "What must we do when a security
+    # incident occurs?"): the law's duties, with the rest of their sections.
+    law = {(part.index, req.chunk_id) for req, part, ranked in eligible
+           if part.index in anchored and ranked.law and any(t in held.setdefault(
+               req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])}
+    passing |= law
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
         # ... and so is every duty of the section of a passage that passes (agents.select.with_sections)
         further = (part.index in anchored and not passes(key, ranked.relevance)
-                   and (ranked.section_of is not None and (part.index, ranked.section_of) in passing
+                   and (key in law and req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
+                        or ranked.section_of is not None and (part.index, ranked.section_of) in passing
                         and req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
                         or _further_duty(topics[part.index], req, held.setdefault(
                             req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))

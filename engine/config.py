@@ -101,6 +101,11 @@ class EvidenceSettings(BaseModel):
                                    description="For a broad question, the other chunks of a chosen passage's section "
                                                "(one matter: an article's paragraphs, a policy section's items) are "
                                                "weighed too, for sections of at most this many chunks (0: never).")
+    broad_law_passages: int = Field(default=3, ge=0,
+                                    description="For a broad question, the law (statutes, regulations in scope) is "
+                                                "searched on its own too and up to this many of its passages within "
+                                                "the selection cut are weighed beside the rest (0: never): a short Act "
+                                                "among long policies on the same matter is otherwise outranked.")
     broad_topic_coverage: float = Field(default=0.5, ge=0.0, le=1.0,
                                         description="For a broad question with one passage that passes the gate, "
                                                     "another passage that holds this share of the question's "

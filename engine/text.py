@@ -94,3 +94,46 @@ STATEMENT_FORCE = re.compile(rf"\b({_FORCE_CORE}|no|unless|except)\b", re.IGNORE
 ATTRIBUTED_FORCE = re.compile(rf"\b({_FORCE_CORE}|forbidden|obliged)\b", re.IGNORECASE)
 # Where a long sentence's requirement sits, so that an excerpt is cut around it (extraction).
 MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", re.IGNORECASE)
+
+
+# Tables (Markdown pipe tables, as ingest keeps them): a row's cells mean what its table's header row says.
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def table_cells(row: str) -> list[str]:
+    """The cells of a pipe-table row, trimmed, emphasis marks dropped ("| **P0** | 3 days |" -> ["P0", "3 days"])."""
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [c.strip().strip("*_").strip() for c in inner.split("|")]
+
+
+def table_header(text: str, start: int) -> tuple[int, int] | None:
+    """Where the header row of the table whose row opens at `start` in `text` stands, or None: the row is not a
+    table's body row, or its table's header is not in `text` (a header is the first line of a run of "|" lines
+    when the second is a separator, "|---|:---:|")."""
+    if not text[start:start + 1] == "|" or (start and text[start - 1] != "\n"):
+        return None
+    line_end = text.find("\n", start)
+    if _TABLE_SEPARATOR.match(text[start:line_end if line_end >= 0 else len(text)]):
+        return None
+    first = start
+    while first > 0:
+        previous = text.rfind("\n", 0, first - 1) + 1
+        if not text[previous:first - 1].lstrip().startswith("|"):
+            break
+        first = previous
+    header_end = text.find("\n", first)
+    if header_end < 0 or first == start:
+        return None
+    separator_end = text.find("\n", header_end + 1)
+    separator = text[header_end + 1:separator_end if separator_end >= 0 else len(text)]
+    if not _TABLE_SEPARATOR.match(separator) or header_end + 1 == start:
+        return None
+    return first, header_end
+
+
+def table_reading(header: str, row: str) -> str:
+    """A row read with its header, cell by cell: "Sev Rating: P0; SLA: 3 days; ..." (empty cells left out)."""
+    pairs = zip(table_cells(header), table_cells(row), strict=False)
+    return "; ".join(f"{h}: {c}" if h else c for h, c in pairs if c)

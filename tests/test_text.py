@@ -79,3 +79,36 @@ def test_no_stage_keeps_its_own_copy(pattern: str) -> None:
               for m in re.finditer(pattern, p.read_text())]
     assert copies == []
     assert re.search(pattern, home.read_text())
+
+
+TABLE = ("Timelines are set out below.\n\n| Sev Rating | Priority Level | SLA |\n"
+         "| ---------- |:--------------:| ---:|\n| **P0**     | Highest        | 3 days |\n| P1 | High | |")
+
+
+@pytest.mark.parametrize(("row", "header"), [
+    ("| **P0**", "| Sev Rating | Priority Level | SLA |"),
+    ("| P1", "| Sev Rating | Priority Level | SLA |"),
+    ("| Sev Rating", None),  # the header row itself
+    ("| ----", None),  # the separator
+    ("Timelines", None),  # not a row
+], ids=["first-row", "last-row", "header", "separator", "text"])
+def test_a_table_rows_header_is_found_in_its_chunk(row: str, header: str | None) -> None:
+    from engine.text import table_header
+
+    found = table_header(TABLE, TABLE.index(row))
+    assert (TABLE[found[0]:found[1]] if found else None) == header
+
+
+def test_a_headerless_run_of_rows_has_no_header() -> None:
+    from engine.text import table_header
+
+    rows = "| P2 | Medium | 30 days |\n| P3 | Low | Best effort |"
+    assert table_header(rows, rows.index("| P3")) is None
+
+
+def test_a_row_reads_cell_by_cell_under_its_header() -> None:
+    from engine.text import table_cells, table_reading
+
+    assert table_cells("| **P0**     | Highest        | 3 days |") == ["P0", "Highest", "3 days"]
+    reading = table_reading("| Sev Rating | Priority Level | SLA |", "| P1 | High | |")
+    assert reading == "Sev Rating: P1; Priority Level: High"

@@ -84,12 +84,40 @@ def _pack(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[
     return groups
 
 
+def _tables_whole(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[Span]:
+    """A pipe table's rows (one span a line) as one span when the table is at most three chunks' size, so that
+    no chunk holds rows without the header row that names their cells; a larger table keeps its rows apart."""
+    out: list[Span] = []
+    run: list[Span] = []
+
+    def close() -> None:
+        if len(run) > 1 and (run[-1].end - run[0].start <= 3 * max_chars
+                             and word_count(text[run[0].start:run[-1].end]) <= 3 * max_words):
+            out.append(Span(run[0].start, run[-1].end))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for span in spans:
+        row = text.startswith("|", span.start)
+        if run and not (row and text[run[-1].end:span.start].strip() == "" and "\n\n" not in
+                        text[run[-1].end:span.start]):
+            close()
+        if row:
+            run.append(span)
+        else:
+            out.append(span)
+    close()
+    return out
+
+
 def chunk_document(document_id: str, parsed: ParsedDocument, max_words: int = 160) -> list[ChunkDraft]:
     """Chunks of whole sentences, at most `max_words` words unless one sentence is longer.
 
     A single sentence longer than three times `max_words` (typically a table flattened to text),
     or than three times `max_words * CHARS_PER_WORD` characters (text with no space), is the one
     exception: it is cut at line breaks, else after a clause, else between words, else anywhere.
+    A pipe table up to that size is one piece with its header row (`_tables_whole`).
     """
     text = parsed.text
     max_chars = max_words * CHARS_PER_WORD
@@ -102,7 +130,7 @@ def chunk_document(document_id: str, parsed: ParsedDocument, max_words: int = 16
                 spans.extend(_split_oversized(text, sentence, max_words, max_chars))
             else:
                 spans.append(sentence)
-        for group in _pack(text, spans, max_words, max_chars):
+        for group in _pack(text, _tables_whole(text, spans, max_words, max_chars), max_words, max_chars):
             body = text[group.start : group.end]
             drafts.append(ChunkDraft(
                 id=chunk_id(document_id, group.start, group.end, body), ordinal=len(drafts), text=body,

@@ -49,6 +49,8 @@ def _requirement(req: dict[str, Any], width: int, note: str = "") -> list[Line]:
         kind += ", non-binding context"
     head = f"{req['requirement_id']}  {_source(req)} ({kind}){note}"
     lines = [Line(x, "bold") for x in wrap(head, width, "      ", "  ")]
+    if req.get("table_header"):
+        lines += [Line(x) for x in wrap(f"a row of the table with the columns {req['table_header']}", width, "      ")]
     lines += [Line(x) for x in wrap(f"\u201c{req['exact_quote']}\u201d", width, "      ")]
     return lines
 

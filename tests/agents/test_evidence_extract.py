@@ -264,8 +264,33 @@ def test_a_sentence_stating_the_time_or_amount_asked_is_a_candidate_beside_the_d
 
 
 def test_a_table_row_stating_a_time_is_not_offered_without_its_header() -> None:
-    text = ("Records must be retained as this matrix sets out.\n\n| Class | Retention |\n|---|---|\n"
-            "| Internal | 7 years |")
+    """Rows whose header row another chunk holds (a table too large for one) are not offered beside a duty."""
+    text = "Records must be retained as this matrix sets out.\n\n| Internal | 7 years |\n| Public | 1 year |"
     asked = [r.exact_quote for r in extract_from_chunks([_chunk("policy", text)],
                                                          questions=["For how many years must we keep tax records?"])]
     assert asked == ["Records must be retained as this matrix sets out."]
+
+
+VULN_TABLE = ("Findings are remediated within these timelines.\n\n"
+              "| Sev Rating | Priority Level | SLA | Definition |\n| --- |:---:| ---:| --- |\n"
+              "| P0 | Highest | 3 days | Vulnerabilities that cause a privilege escalation. |\n"
+              "| P1 | High | 7 days | Vulnerabilities that affect the security of the platform. |")
+DATA_TABLE = ("Every class of data must be handled as this matrix requires.\n\n"
+              "| Data | Encrypt At Rest | Retention Period |\n|---|---|---|\n"
+              "| Confidential | Required | 7 years for official documentation |\n"
+              "| Public | N/R | Varies based on business need |")
+
+
+@pytest.mark.parametrize(("text", "rows"), [
+    (VULN_TABLE, ["| P0", "| P1"]), (DATA_TABLE, ["| Confidential", "| Public"]),
+], ids=["sla-table-no-duty", "matrix-after-a-duty"])
+def test_a_table_rows_are_requirements_read_under_their_header(text: str, rows: list[str]) -> None:
+    """Each body row is offered with its header row (whether or not the passage states a duty elsewhere); the
+    header and separator rows are not quotes."""
+    reqs = extract_from_chunks([_chunk("policy", text)], questions=["What applies to findings and data?"])
+    table = [r for r in reqs if r.exact_quote.startswith("|")]
+    assert [r.exact_quote[:len(p)] for r, p in zip(table, rows, strict=True)] == rows
+    header = text[text.index("| ", text.index("\n\n")):text.index("\n", text.index("| ", text.index("\n\n")))]
+    assert all(r.table_header == header for r in table)
+    assert all(text[r.char_start:r.char_end] == r.exact_quote for r in table)
+    assert "SLA: 3 days" in table[0].reading() or "Retention Period: 7 years" in table[0].reading()

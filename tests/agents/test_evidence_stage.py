@@ -682,3 +682,90 @@ def test_a_statement_of_the_time_asked_is_cited_from_a_passage_with_duties(quest
     assert judged.verified is verified, judged.rationale
     if not verified:
         assert "imposes, permits or recommends nothing" in judged.rationale
+
+
+@pytest.mark.parametrize(("scope", "types"), [
+    (None, ("statute", "regulation")),
+    ({"source_types": ("policy", "regulation")}, ("regulation",)),
+    ({"source_types": ("policy",)}, None),  # an audit of the policies alone: no law to search
+    ({"document_ids": ("doc_1",)}, ("statute", "regulation")),
+], ids=["no-scope", "scope-with-law", "scope-without-law", "documents"])
+def test_the_law_is_searched_within_the_audits_scope(scope: dict | None, types: tuple | None) -> None:
+    from agents.select import law_filters
+    from engine.search.retrieval import Filters
+
+    found = law_filters(Filters(**scope) if scope is not None else None)
+    assert (found.source_types if found is not None else None) == types
+    if found is not None and scope is not None:
+        assert found.document_ids == scope.get("document_ids", ())
+
+
+def test_a_broad_part_weighs_the_passages_its_search_of_the_law_chose() -> None:
+    from agents.select import Part, RankedChunk, with_law
+
+    part = Part(index=0, question="What must we do when a security incident occurs?", best=0.4, ranked=[
+        RankedChunk(chunk_id="playbook", relevance=0.4, selected=True),
+        RankedChunk(chunk_id="law-a", relevance=0.05, selected=False)])
+    law = Part(index=0, question=part.question, best=0.5, ranked=[
+        RankedChunk(chunk_id="law-a", relevance=0.5, selected=True),
+        RankedChunk(chunk_id="law-b", relevance=0.3, selected=True),
+        RankedChunk(chunk_id="law-c", relevance=0.2, selected=True),
+        RankedChunk(chunk_id="law-d", relevance=0.01, selected=False)])
+    got = {r.chunk_id: r for r in with_law(part, law, most=2).ranked}
+    assert set(got) == {"playbook", "law-a", "law-b"}  # at most two of the law's, only those it chose
+    assert got["law-a"].selected and got["law-a"].law and got["law-a"].relevance == 0.05  # its own, not the law's
+    assert got["law-b"].law and got["law-b"].relevance == 0.3 and not got["playbook"].law
+    part = part.model_copy(update={"best": 0.2})
+    assert {r.chunk_id: r.relevance for r in with_law(part, law, most=2).ranked}["law-b"] == 0.2  # the part's best
+    assert with_law(part, law.model_copy(update={"ranked": law.ranked[3:]}), most=2) == part
+
+
+@pytest.mark.parametrize(("law_text", "verified"), [
+    ("Records of every incident, including the actions taken, shall be kept for at least five years.", True),
+    ("Contracts with suppliers shall be reviewed at least once a year.", False),  # names nothing of the subject
+], ids=["names-the-subject", "another-subject"])
+def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_text: str, verified: bool) -> None:
+    """Once a passage of a broad part passes the gate, a duty the law's own search chose passes when it names any
+    of the question's subject terms, and takes the selection cut with it."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    policy = "Staff must report every security incident to the security team at once."
+    chunks = {"c1": {"chunk_id": "c1", "text": policy, "section_heading": "", "source_type": "policy"},
+              "c2": {"chunk_id": "c2", "text": law_text, "section_heading": "", "source_type": "regulation"}}
+    reqs = [_req("REQ-P001", policy).model_copy(update={"chunk_id": "c1", "document_id": "pol",
+                                                        "source_type": "policy"}),
+            _req("REQ-S001", law_text).model_copy(update={"chunk_id": "c2"})]
+    part = Part(index=0, question="What must we do when a security incident occurs?", best=0.9,
+                ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
+                        RankedChunk(chunk_id="c2", relevance=0.1, selected=True, law=True)])
+
+    class _Split(_PairModel):
+        def gate_probabilities(self, question, texts, relevances, best):  # the policy passes, the law does not
+            return [0.9 if t == policy else 0.1 for t in texts]
+
+    model = _Split(0.3, gate=0.0, gate_selected=0.2, gate_confident=0.95, gate_head=0.4, select_gap=0.3)
+    first, second = verify_requirements([part], reqs, chunks, model)
+    assert first.verified
+    assert second.verified is verified, second.rationale
+
+
+@pytest.mark.parametrize(("question", "direct"), [
+    ("How long do we have to fix a P0 vulnerability?", "Sev Rating: P0; SLA: 3 days"),  # the time asked
+    ("What is the priority level of a P0 finding?", "Sev Rating: P0; Priority Level: Highest"),  # a header named
+    ("What applies here?", "Sev Rating: P0; Priority Level: Highest; SLA: 3 days"),  # nothing named: every cell
+], ids=["time", "header", "nothing-named"])
+def test_a_table_row_answers_under_its_header_and_passes_review(question: str, direct: str) -> None:
+    from agents.compose import compose_rules
+    from agents.review import review_answer
+
+    header, row = "| Sev Rating | Priority Level | SLA |", "| P0 | Highest | 3 days |"
+    req = _req("REQ-P001", row).model_copy(update={"table_header": header, "source_type": "policy",
+                                                   "modality": Modality.NONE})
+    answer = compose_rules([req], parts=[question])
+    assert answer.statements[0].text == f"{direct} [REQ-P001]."
+    assert f'in the table with the columns "{header}", states: "{row}" [REQ-P001]' in answer.statements[1].text
+    review = review_answer(answer, [req])
+    assert review.passed, review.reasons
+    # the header is the row's own: a quote of a header the requirement does not carry is caught
+    assert not review_answer(answer, [req.model_copy(update={"table_header": None})]).passed

@@ -152,3 +152,31 @@ def test_bad_input_has_clear_reason(tmp_path: Path, case: str) -> None:
         parse(path, path.read_bytes())
     assert reason.lower() in str(info.value).lower()
     assert str(path) in str(info.value)
+
+
+def _table(rows: int) -> str:
+    lines = ["| Severity | Priority | SLA | Definition |", "| --- |:---:| ---:| --- |"]
+    lines += [f"| P{i} | Level {i} | {i + 2} days | Vulnerabilities of class {i} that affect the platform and its "
+              f"users in ways described in the standard. |" for i in range(rows)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("rows", "whole"), [(6, True), (40, False)], ids=["fits", "too-large"])
+def test_a_pipe_table_stays_in_one_chunk_with_its_header_when_it_fits(tmp_path: Path, rows: int, whole: bool) -> None:
+    """A table up to three chunks' size is one chunk (its rows keep the header that names their cells); a larger
+    one is packed row by row, as before."""
+    path = tmp_path / "vuln.md"
+    path.write_text("# Vulnerability Policy\n\n## SLAs\n\nThe following timelines have been put in place to drive "
+                    "resolution of every finding.\n\n" + _table(rows) + "\n\nN/R means not required.\n")
+    parsed = parse(path, path.read_bytes())
+    chunks = chunk_document("doc_t", parsed, max_words=60)
+    holding = [c for c in chunks if "| P" in c.text]
+    if whole:
+        assert len(holding) == 1 and holding[0].text.startswith("| Severity")
+        assert holding[0].text.rstrip().endswith(f"| P{rows - 1} | Level {rows - 1} | {rows + 1} days | "
+                                                 "Vulnerabilities of class 5 that affect the platform and its users "
+                                                 "in ways described in the standard. |")
+    else:
+        assert len(holding) > 3 and not holding[-1].text.startswith("| Severity")
+    for chunk in chunks:
+        assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
