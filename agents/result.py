@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.evaluate import uncovered_terms
-from agents.extract import Requirement
+from agents.extract import Modality, Requirement
+from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
 
@@ -65,8 +66,21 @@ def _row(j: JudgedRequirement) -> dict[str, Any]:
             "relevance": j.relevance}
 
 
-def _parts(state: EvidenceState, answer: ComposedAnswer) -> list[dict[str, Any]]:
-    """One entry per part of the question (a one-part question has one)."""
+def duties_found(question: str, verified: list[Requirement]) -> dict[str, int] | None:
+    """For a broad question ("What must we do when ...?"), how many requirements the sources were found to
+    state on it: in the law (statutes and regulations: REQ-S), elsewhere (policies, standards, guidance:
+    REQ-P), and of these the duties and prohibitions. None for any other question. Pure."""
+    if not is_broad(question):
+        return None
+    return {"total": len(verified), "law": sum(r.requirement_id.startswith("REQ-S") for r in verified),
+            "other": sum(r.requirement_id.startswith("REQ-P") for r in verified),
+            "duties": sum(r.modality in (Modality.OBLIGATION, Modality.PROHIBITION) for r in verified)}
+
+
+def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, list[Requirement]]
+           ) -> list[dict[str, Any]]:
+    """One entry per part of the question (a one-part question has one); `verified`: each part's verified
+    requirements."""
     questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
     by_index = {p.index: p for p in answer.parts}
     out = []
@@ -79,7 +93,8 @@ def _parts(state: EvidenceState, answer: ComposedAnswer) -> list[dict[str, Any]]
                     "requirement_ids": cited,
                     "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
                     "missing_evidence": part.missing_evidence if part else (
-                        [] if mine else ["a requirement that explicitly addresses: " + question])})
+                        [] if mine else ["a requirement that explicitly addresses: " + question]),
+                    "found": duties_found(question, verified.get(index, []))})
     return out
 
 
@@ -116,7 +131,11 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     cited = {i for s in answer.statements for i in s.requirement_ids}
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     final, missing = _final_answer(question, answer, verified, judged)
-    parts = _parts(state, answer)
+    by_part: dict[int, list[Requirement]] = {}
+    for j in judged:
+        if j.verified:
+            by_part.setdefault(j.part, []).append(j.requirement)
+    parts = _parts(state, answer, by_part)
     if verified:
         missing = [f"part {p['index'] + 1}: {m}" if len(parts) > 1 else m for p in parts for m in p["missing_evidence"]]
     options = state.get("options") or []

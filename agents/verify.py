@@ -182,6 +182,11 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "the text imposes, permits or recommends nothing (its passage has "
                                                  "a sentence that does)", 0.0, part.index, relevance)
+        elif front_matter(chunks[req.chunk_id]) and not states_what_is_asked([part.question], req.exact_quote):
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
+                                                 "front matter (the document's opening, under its title, where "
+                                                 "nothing is required): a title, an author, a copyright or a licence "
+                                                 "line answers no question", 0.0, part.index, relevance)
         elif ranked is None:
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "its passage was not among this part's candidates", 0.0, part.index,
@@ -270,6 +275,13 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
                                                                            Modality.PROHIBITION):
         return False
     return sum(t in held for t in topic) / len(topic) >= limits.broad_topic_coverage
+
+
+def front_matter(chunk: EvidenceItem) -> bool:
+    """The document's first chunk, under its top heading alone, stating no requirement at all: a catalogue's
+    author and copyright lines, a policy's version line. Pure."""
+    path = chunk.get("section_path") or ""
+    return chunk.get("ordinal") == 0 and bool(path) and " > " not in path and not states_requirement(chunk)
 
 
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate,

@@ -64,6 +64,8 @@ def _answer(answer: dict[str, Any], record: dict[str, Any], width: int) -> list[
             out += [Line(x, "bold") for x in wrap(f"({part['index'] + 1}) {part['question']}", width, "    ", "  ")]
             if part.get("direct_answer"):
                 out += [Line(x) for x in wrap(part["direct_answer"], width, "      ", "    ")]
+                if part.get("found"):
+                    out += [Line(x, "yellow") for x in wrap(found_line(part["found"]), width, "      ", "    ")]
             else:
                 missing = "; ".join(part.get("missing_evidence") or []) or "no verified requirement"
                 out += [Line(x, "red") for x in wrap(f"No authoritative evidence for this part: {missing}", width,
@@ -73,9 +75,19 @@ def _answer(answer: dict[str, Any], record: dict[str, Any], width: int) -> list[
         return out
     text = answer.get("direct_answer") or answer.get("final_answer") or ""
     out += [Line(x, "" if answer.get("status") == "ANSWERED" else "red") for x in wrap(text, width, "    ", "  ")]
+    found = (parts[0].get("found") if parts else None) if answer.get("status") == "ANSWERED" else None
+    if found:
+        out += [Line(x, "yellow") for x in wrap(found_line(found), width, "    ", "  ")]
     if llm_prose:
         out += _prose(answer, width, None)
     return out
+
+
+def found_line(found: dict[str, int]) -> str:
+    """What a broad question's answer found ("12 requirements found: 5 in the law, 7 in other sources; 10 of
+    them duties or prohibitions")."""
+    return (f"{found['total']} requirement(s) found: {found['law']} in the law (REQ-S), {found['other']} in other "
+            f"sources (REQ-P); {found['duties']} of them duties or prohibitions")
 
 
 def _prose(answer: dict[str, Any], width: int, part: int | None) -> list[Line]:

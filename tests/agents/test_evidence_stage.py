@@ -769,3 +769,51 @@ def test_a_table_row_answers_under_its_header_and_passes_review(question: str, d
     assert review.passed, review.reasons
     # the header is the row's own: a quote of a header the requirement does not carry is caught
     assert not review_answer(answer, [req.model_copy(update={"table_header": None})]).passed
+
+
+@pytest.mark.parametrize(("text", "ordinal", "path", "question", "front"), [
+    # a catalogue's provenance and copyright lines, a licence's version line: front matter
+    ("Australian Signals Directorate, Information security manual, converted from the OSCAL catalog. © Commonwealth "
+     "of Australia, licensed under CC BY 4.0.", 0, "Information security manual",
+     "Is there a duty to tell the signals directorate about a breach?", True),
+    ("Version 2.0, January 2004. Everyone is permitted to copy and distribute verbatim copies of this document.", 0,
+     "Sample Licence", "Who may copy the licence document?", False),  # a permission is a requirement: not front matter
+    ("Copyright (C) 2007 Free Software Foundation, Inc. The licence text was last revised in the year 2007.", 0,
+     "Sample Public Licence", "Who holds the copyright in the licence?", True),
+    # a regulation's opening that states the time asked is its answer; a policy's first duties are not front matter
+    ("This Regulation comes into force on 1 March 2024 and applies to every regulated entity.", 0,
+     "Data Regulation 2024", "When does the regulation come into force?", False),
+    ("All staff must complete security awareness training within ten working days of joining.", 0,
+     "Security Policy", "When must new staff be trained?", False),
+    # later chunks, or a chunk under a section, are never front matter
+    ("The register is kept by the Authority and published on its website every quarter.", 4, "Data Regulation 2024",
+     "Who keeps the register?", False),
+    ("Australian Signals Directorate, converted from the OSCAL catalog.", 0, "ISM > Guidelines",
+     "Who wrote the catalogue?", False),
+], ids=["catalogue-copyright", "licence-permission", "licence-copyright", "regulation-time-asked", "policy-duty",
+        "later-chunk", "under-a-section"])
+def test_front_matter_answers_no_question(text, ordinal, path, question, front) -> None:
+    from agents.extract import extract_from_chunks
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "standard", "ordinal": ordinal,
+             "section_path": path, "document_id": "d", "document_version": 1, "document_title": path}
+    reqs = extract_from_chunks([chunk], questions=[question])
+    part = Part(index=0, question=question, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)])
+    judged = verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
+                                                                         gate_selected=0.2))
+    assert reqs and all(("front matter" in j.rationale) is front for j in judged), [j.rationale for j in judged]
+    if front:
+        assert not any(j.verified for j in judged)
+
+
+def test_a_broad_questions_answer_says_how_many_requirements_it_found() -> None:
+    from agents.result import duties_found
+
+    reqs = [_req("REQ-S001", "A regulated entity shall revoke access on the last working day."),
+            _req("REQ-S002", "Human resources shall inform the security function of every departure."),
+            _req("REQ-P001", "The leaver checklist is kept by HR.").model_copy(update={"modality": Modality.NONE})]
+    assert duties_found("What must happen when an employee leaves the company?", reqs) == {
+        "total": 3, "law": 2, "other": 1, "duties": 2}
+    assert duties_found("How soon must access be revoked when someone leaves?", reqs) is None  # not broad

@@ -267,3 +267,15 @@ def test_a_broad_question_gets_every_duty_law_first(trail_conn, trail_settings) 
     statements = [s for s in record["answer"]["statements"] if s["kind"] == "supporting"]
     order = [s["requirement_ids"][0][4] for s in statements]
     assert order == sorted(order, key=lambda k: k != "S")  # the law's duties before the policies'
+
+
+def test_a_broad_answer_says_how_many_requirements_it_found() -> None:
+    found = {"total": 7, "law": 3, "other": 4, "duties": 6}
+    record = {"question": "What must happen when an employee leaves?", "requirements": [], "answer": {
+        "status": "ANSWERED", "grounding_confidence": "medium", "direct_answer": "Access is revoked [REQ-S001].",
+        "parts": [{"index": 0, "question": "What must happen when an employee leaves?", "found": found}]}}
+    text = "\n".join(line.text for line in answer_lines(record, width=80))
+    assert ("7 requirement(s) found: 3 in the law (REQ-S), 4 in other sources (REQ-P); 6 of them duties or "
+            "prohibitions") in " ".join(text.split())
+    record["answer"]["parts"][0]["found"] = None  # not a broad question: nothing said
+    assert "found:" not in "\n".join(line.text for line in answer_lines(record, width=80))
