@@ -467,3 +467,81 @@ def test_a_named_partys_duty(sentence: str, source_type: str, expected: Modality
 def test_practice_by_plural_subjects_future_passives_and_self_description(
         sentence: str, source_type: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
+
+
+# Round four (bench/modality/labels-dev3.yaml): each family with examples and counter-examples from a control
+# catalogue (standard), company policies, the EU and US regulations and the licences.
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # adverbs before a list point's verb
+    ("(b) continuously monitor the security and functioning of all ICT systems;", "regulation", OBL),
+    ("(ii) Periodically review your data retention policy to minimize the unnecessary retention of data;",
+     "regulation", OBL),
+    ("* Regularly review user access rights.", "policy", OBL),
+    ("(c) immediately accessible to the financial entity\u2019s staff to ensure continuity;", "regulation", N),
+    ("- Similarly, financial entities are covered.", "regulation", N),
+    # a finite-looking word after a determiner is a noun ("the means")
+    ("(a) ensure the security of the means of transfer of data;", "regulation", OBL),
+    # an opening purpose, then the imperative
+    ("To do so, attach the following notices to the program.", "licence", OBL),
+    ("To report an incident, contact the Security Officer.", "policy", OBL),
+    ("To mitigate business email compromise, implement multi-factor authentication.", "standard", OBL),
+    ("To perform their contracted duties, service providers may need to access the systems.", "standard", PERM),
+    # a gerund point with its object, with or without a time
+    ("(1) Providing your personnel with security awareness training that is updated as necessary;", "regulation",
+     OBL),
+    ("* Reviewing the access logs weekly.", "policy", OBL),
+    ("- Reporting of cyber security incidents to ASD.", "standard", N),
+    ("- Working with the Security Officer to resolve the issue.", "policy", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_adverbs_purposes_and_gerunds_before_a_duty(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # 'is to be' + a participle states a duty, outside a clause of its own
+    ("Production data is to be synchronized across multiple S3 buckets in AWS.", "policy", OBL),
+    ("The device is to be returned to the IT Manager to double check that it has been wiped.", "policy", OBL),
+    ("Records of the review are to be kept for six years.", "regulation", OBL),
+    ("(d) set a time limit within which the information is to be provided;", "regulation", N),
+    ("These terms are to be construed in accordance with the laws of the State.", "licence", N),
+    # where and when a text applies binds no one; 'shall apply' with an object does
+    ("The requirements of this subpart shall apply with respect to breaches of protected health information.",
+     "regulation", N),
+    ("It shall apply from 17 January 2025.", "regulation", N),
+    ("This Policy shall apply to all employees.", "policy", N),
+    ("The firm shall apply the standardised approach to credit risk.", "regulation", OBL),
+    ("You shall apply the notice to every copy.", "licence", OBL),
+    # a condition's 'cannot' is not the sentence's restriction
+    ("- if the infection cannot be reliably removed, systems are restored from a known good backup or rebuilt.",
+     "standard", OBL),
+    ("If the requirement cannot be met, the firm must notify the Regulator.", "regulation", OBL),
+    ("If you cannot satisfy both conditions, you may not convey the work at all.", "licence", P),
+    ("If the device cannot be wiped, it must not be reused.", "policy", P),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_passive_duties_application_clauses_and_conditions(sentence: str, source_type: str,
+                                                           expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a rule text's practice: irregular participles, a document the subject has, a negative stated as practice
+    ("Legal advice is sought regarding the development of an insider threat mitigation program.", "standard", OBL),
+    ("Approval is sought from the CISO before any exception is granted.", "policy", OBL),
+    ("Systems have a cyber security incident response plan that covers the following:", "standard", OBL),
+    ("Corvid Labs has a documented incident response plan.", "policy", OBL),
+    ("Many organisations have a policy on the use of social media.", "standard", N),
+    ("Systems have a cyber security incident response plan that covers the following:", "regulation", N),
+    ("Temporary access is not granted to systems that process caveated information.", "standard", P),
+    ("Passwords are not shared between users.", "policy", P),
+    ("This includes and is not limited to ePHI.", "policy", N),
+    ("The financial entity is not granted an exemption.", "regulation", N),
+    ("This License is not intended to limit any rights You have under applicable law.", "licence", N),
+    # what a measure achieves, said of it by a pronoun, is no practice
+    ("This ensures that there is no conflict of interest and that the activities are undertaken objectively.",
+     "standard", N),
+    ("Doing so allows the data to be recovered if it is lost.", "policy", N),
+    ("This policy ensures that access is reviewed annually.", "policy", OBL),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_rule_text_practice_documents_negatives_and_effects(sentence: str, source_type: str,
+                                                            expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
