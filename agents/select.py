@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
+from agents.naming import named_documents
 from agents.parts import is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
@@ -62,6 +63,8 @@ class Part(BaseModel):
     question: str
     ranked: list[RankedChunk] = Field(description="Candidates for extraction, best first")
     best: float = 0.0
+    named: list[str] = Field(default_factory=list, description="The documents the part names (agents.naming): its "
+                                                               "own search looked in them alone")
 
     def relevance_of(self, chunk_id: str) -> RankedChunk | None:
         return next((r for r in self.ranked if r.chunk_id == chunk_id), None)
@@ -258,10 +261,22 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     parts: list[Part] = []
     added: list[EvidenceItem] = []
     researched = bool(cast(dict[str, Any], state).get("steps"))
+    titles = store.current_titles(deps.conn) if researched else {}
+    scope = deps.retriever.scope
+    titles = {d: t for d, t in titles.items() if scope is None or not scope.document_ids or d in scope.document_ids}
     for i, question in enumerate(state["part_questions"]):
+        named = sorted(named_documents(question, titles))
         if researched:
+            # A part that names documents ("the MPL", "GPLv3", "HIPAA") is searched in them alone, when they
+            # hold anything for it; the research's other evidence stays among its candidates, unranked.
+            flt = Filters(source_types=scope.source_types if scope else (), document_ids=tuple(named),
+                          current_only=scope.current_only if scope else True) if named else None
             pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
-                                                    deps.settings.rerank_depth)
+                                                    deps.settings.rerank_depth, flt)
+            if flt is not None and not searched:
+                named = []
+                pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+                                                        deps.settings.rerank_depth)
             added.extend(fresh)
         else:
             pool, searched = evidence, None
@@ -280,5 +295,5 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)
-        parts.append(part)
+        parts.append(part.model_copy(update={"named": named}) if named else part)
     return {"parts": [p.model_dump(mode="json") for p in parts], "evidence": added}

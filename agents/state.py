@@ -84,6 +84,7 @@ class PartRow(TypedDict):
     question: str
     ranked: list[RankedRow]
     best: float
+    named: NotRequired[list[str]]
 
 
 class CurrentStep(TypedDict):

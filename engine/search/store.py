@@ -56,6 +56,11 @@ def list_documents(conn: psycopg.Connection, *, include_superseded: bool = False
     return [Document(**row) for row in rows]
 
 
+def current_titles(conn: psycopg.Connection) -> dict[str, str]:
+    """Every current document's id and title (documents.id: an exact version)."""
+    return dict(conn.execute("SELECT id, title FROM documents WHERE is_current ORDER BY source_key").fetchall())
+
+
 def current_languages(conn: psycopg.Connection, sample_chars: int = 2000) -> list[tuple[str | None, str]]:
     """(language detected at ingest, or None for documents ingested before that; the text's opening)
     for every current document."""

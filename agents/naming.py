@@ -1,0 +1,75 @@
+"""Documents a question names: "GPLv3", "the MPL", "HIPAA", "the Safeguards Rule", "CC BY", "DORA".
+
+A user who names a licence, an Act or a policy asks about that text; the passage of another document that
+ranks above it answers another question ("What patent rights do the contributors to a GPLv3 project give me?"
+answered from the MPL's). A title gives its document names: its acronyms of three letters or more ("HIPAA",
+"FTC"; "HR" is a department as often as a title), the initials of a run of its capitalised words ("GPL":
+General Public License, "CC": Creative Commons), an alias in brackets ("(DORA)", "(Safeguards Rule)"), and
+such a run itself as the title writes it ("Mozilla Public License"). Not its capitalised words alone: a title's
+"Security", "Access" or "Incident" is written capitalised in questions about the Security team or any
+incident, and a dictionary knows "Apache" and "Mozilla" too. A question names a document when it writes one of
+these as a name (in capitals, or capitalised inside the sentence), so the plain words of a title ("access",
+"incident response") name nothing. A name several titles share names each of them ("HIPAA"); one every title
+has ("(EU)", "CFR") names none. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words that name a kind of document or part of one, not one document: never a name on their own.
+GENERIC = frozenset("""
+act acts agreement amendment amendments annex appendix article articles chapter code commission conditions
+contract council decision directive draft edition federal final general guidance guide guidelines handbook
+instrument international law laws licence license licenses licences manual notice official order part
+policies policy procedure procedures public regulation regulations release requirements rule rules schedule
+section selected standard standards statute subpart terms title version
+""".split())
+_SMALL = frozenset("of and the for on in to a an with by".split())
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
+_ALIAS = re.compile(r"\(([A-Z][A-Za-z0-9 .-]{1,40})\)")
+_VERSION = re.compile(r"(?<=[A-Za-z])(?:v|-)?\d[\d.]*$")
+
+
+def title_names(title: str) -> set[str]:
+    """The names a title gives its document, lower-cased."""
+    words = _WORD.findall(title)
+    names = {w.lower() for w in words if w.isupper() and len(w) >= 3 and w.lower() not in GENERIC}
+    run: list[str] = []
+    for w in [*words, ""]:
+        if w[:1].isupper() and not w.isupper():
+            run.append(w)
+            continue
+        spans = [run[i:j] for i in range(len(run)) for j in range(i + 2, len(run) + 1)]
+        names |= {"".join(x[0] for x in span).lower() for span in spans}
+        names |= {" ".join(span) for span in spans if any(x.lower() not in GENERIC for x in span)}  # as written
+        run = [] if w.lower() not in _SMALL else run
+    names |= {a.strip().lower() for a in _ALIAS.findall(title)}
+    return names
+
+
+def question_names(question: str) -> set[str]:
+    """What a question writes as a name, lower-cased: words in capitals (a version suffix dropped: "GPLv3" ->
+    "gpl"), capitalised words inside the sentence, and pairs of them ("Safeguards Rule")."""
+    words = _WORD.findall(question)
+    out: set[str] = set()
+    for i, w in enumerate(words):
+        stem = _VERSION.sub("", w)
+        if stem.isupper() and len(stem) >= 2 or (w[0].isupper() and i > 0):
+            out |= {w.lower(), stem.lower()}
+    out |= {f"{a} {b}".lower() for i, (a, b) in enumerate(zip(words, words[1:], strict=False))
+            if i > 0 and a[0].isupper() and b[0].isupper()}
+    return out
+
+
+def named_documents(question: str, titles: dict[str, str]) -> set[str]:
+    """The ids of the documents (`titles`: id -> title) the question names; empty when it names none, or all.
+    A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
+    License", "Creative Commons")."""
+    mentioned = question_names(question)
+    names = {doc: title_names(title) for doc, title in titles.items()}
+    everywhere = set.intersection(*names.values()) if names else set()  # "(EU)", "CFR": they tell none apart
+    named = {doc for doc, found in names.items()
+             if any(n in mentioned if n.islower() else re.search(rf"\b{re.escape(n)}\b", question)
+                    for n in found - everywhere)}
+    return set() if len(named) == len(titles) else named

@@ -1,0 +1,49 @@
+"""agents/naming.py: the documents a question names, by the names their titles give them."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.naming import named_documents
+
+LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
+            "mpl": "Mozilla Public License, Version 2.0",
+            "cc": "Creative Commons Attribution 4.0 International Public License"}
+US = {"hipaa-sec": "45 CFR Part 164 Subpart C, HIPAA Security Rule (§§ 164.302-164.318)",
+      "hipaa-breach": "45 CFR Part 164 Subpart D, HIPAA Breach Notification Rule (§§ 164.400-164.414)",
+      "ftc": "16 CFR Part 314, FTC Standards for Safeguarding Customer Information (Safeguards Rule)"}
+EU = {"dora": "Regulation (EU) 2022/2554 (DORA)", "nis2": "Directive (EU) 2022/2555 (NIS2 Directive)"}
+POLICIES = {"access": "Access", "hr": "HR and Personnel Security", "ir": "Incident Response",
+            "rules": "Cyber Resilience Rules 2026", "data": "Data Management Policy"}
+OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
+
+
+@pytest.mark.parametrize(("titles", "question", "named"), [
+    # licences: an acronym with its version, initials of a title's words, the title's words as it writes them
+    (LICENCES, "What patent rights do the contributors to a GPLv3 project give me?", {"gpl"}),
+    (LICENCES, "Am I allowed to sell copies of GPL-licensed software for money?", {"gpl"}),
+    (LICENCES, "I want to reuse a CC BY 4.0 photo on our company blog.", {"cc"}),
+    (LICENCES, "Can I combine MPL 2.0 code with a GPL project?", {"gpl", "mpl"}),
+    (LICENCES, "Does the Mozilla Public License give me any rights to the logos?", {"mpl"}),
+    (LICENCES, "What must I do when I hand out a modified version?", set()),
+    (LICENCES, "Can I put Apache 2.0 code into a closed-source product?", set()),  # a dictionary word: no name
+    # US regulations: a name two titles share names both; naming every document restricts nothing
+    (US, "Under HIPAA, how soon must we notify individuals of a breach?", {"hipaa-sec", "hipaa-breach"}),
+    (US, "What details must we give the FTC when we report a security breach?", {"ftc"}),
+    (US, "Does the Safeguards Rule require encryption of customer information?", {"ftc"}),
+    (US, "HIPAA has us keep documentation for six years, but the Safeguards Rule says two. Which applies?", set()),
+    (US, "What must a covered entity do when it lets an outside vendor handle ePHI?", set()),
+    # EU: a bracketed alias
+    (EU, "Does DORA oblige us to keep our data inside the EU?", {"dora"}),
+    (EU, "Which entities does the NIS2 Directive cover?", {"nis2"}),
+    # policies: a department, a capitalised team and the plain words of a title name nothing
+    (POLICIES, "When must HR notify Security of a leaver?", set()),
+    (POLICIES, "What must we do when a security incident occurs?", set()),
+    (POLICIES, "What does the Incident Response policy require after an outage?", {"ir"}),
+    (POLICIES, "What do the Cyber Resilience Rules say about backups?", {"rules"}),
+    (OBLIQA, "What must an Authorised Person do under the AML Rules?", set()),  # titles that give no names
+], ids=["gplv3", "gpl-hyphen", "cc-by", "two-named", "title-words", "none", "dictionary-word", "shared-name",
+        "acronym", "alias", "all-named", "ephi", "eu-alias", "eu-alias-2", "department", "lower-case",
+        "policy-title", "rules-title", "generic-titles"])
+def test_named_documents(titles: dict[str, str], question: str, named: set[str]) -> None:
+    assert named_documents(question, titles) == named
