@@ -27,7 +27,7 @@ from agents.state import EvidenceState
 from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
 from engine.terms import key_terms, key_words, tokenize
-from engine.text import PERIOD, normalize_ws, table_cells
+from engine.text import PERIOD, normalize_ws, read_pairs, table_pairs
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -160,11 +160,11 @@ def table_answer(question: str, header: str, row: str) -> str:
     cells the question names by their header or value or that state the time or amount it asks for
     ("Sev Rating: P0; SLA: 3 days"); every cell when it names none. Pure."""
     asked = set(key_terms(question))
-    pairs = [(h, c) for h, c in zip(table_cells(header), table_cells(row), strict=False) if c]
+    pairs = table_pairs(header, row)
     if not pairs:
         return normalize_ws(row)
     named = [(h, c) for h, c in pairs[1:] if asked & set(key_terms(f"{h} {c}")) or states_what_is_asked([question], c)]
-    return "; ".join(f"{h}: {c}" if h else c for h, c in [pairs[0], *(named or pairs[1:])])
+    return read_pairs([pairs[0], *(named or pairs[1:])])
 
 
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:

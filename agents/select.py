@@ -283,7 +283,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         part = rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
                          overlap=deps.settings.answer.same_duty_overlap)
         if researched and limits.broad_law_passages and is_broad(question) and (
-                flt := law_filters(deps.retriever.scope)) is not None:
+                flt := law_filters(scope)) is not None:
             law_pool, law_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth, flt)
             if n:
                 law = rank_part(i, question, law_pool[:n], model, deps.conn, searched=n, limits=limits,
@@ -291,7 +291,8 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                 part = with_law(part, law, limits.broad_law_passages)
                 known = {e["chunk_id"] for e in [*evidence, *added]}
                 added.extend(e for e in law_fresh if e["chunk_id"] not in known)
-                pool = [*pool, *(e for e in law_pool[:n] if e["chunk_id"] not in {p["chunk_id"] for p in pool})]
+                pooled = {e["chunk_id"] for e in pool}
+                pool = [*pool, *(e for e in law_pool[:n] if e["chunk_id"] not in pooled)]
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)

@@ -341,10 +341,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
         score, key = scores[req.requirement_id], (part.index, req.chunk_id)
         # ... and so is every duty of the section of a passage that passes (agents.select.with_sections)
+        duty = req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
         further = (part.index in anchored and not passes(key, ranked.relevance)
-                   and (key in law and req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
-                        or ranked.section_of is not None and (part.index, ranked.section_of) in passing
-                        and req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
+                   and (duty and (key in law or (part.index, ranked.section_of) in passing)
                         or _further_duty(topics[part.index], req, held.setdefault(
                             req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
         if (missing := unstated(part.question, req.exact_quote)) is not None:

@@ -133,7 +133,16 @@ def table_header(text: str, start: int) -> tuple[int, int] | None:
     return first, header_end
 
 
+def table_pairs(header: str, row: str) -> list[tuple[str, str]]:
+    """A row's (column header, cell) pairs, empty cells left out."""
+    return [(h, c) for h, c in zip(table_cells(header), table_cells(row), strict=False) if c]
+
+
+def read_pairs(pairs: list[tuple[str, str]]) -> str:
+    """Cells named by their headers: "Sev Rating: P0; SLA: 3 days" (a cell without a header as it is)."""
+    return "; ".join(f"{h}: {c}" if h else c for h, c in pairs)
+
+
 def table_reading(header: str, row: str) -> str:
     """A row read with its header, cell by cell: "Sev Rating: P0; SLA: 3 days; ..." (empty cells left out)."""
-    pairs = zip(table_cells(header), table_cells(row), strict=False)
-    return "; ".join(f"{h}: {c}" if h else c for h, c in pairs if c)
+    return read_pairs(table_pairs(header, row))
