@@ -126,14 +126,19 @@ _DECIDING = re.compile(r"must|shall|may|should|cannot|will")
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
-def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
-    """The words of `quote` that answer `question` directly: for a time question, from its first period
-    or deadline to the end of the clause of its last one (every period the quote states, so a
-    conflict shows each side whole); otherwise the quote's first clause, at most 30 words of it that hold
-    its modal verb. Verbatim. Pure."""
+def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words, *, whole: bool = True) -> str:
+    """The words of `quote` that answer `question` directly: for a time question, the quote when it is at most 30
+    words, else from its first period or deadline to the end of the clause of its last one (every period the
+    quote states, so a conflict shows each side whole; `whole=False`: always so, for a conflict's two sides set
+    side by side); otherwise the quote's first clause, at most 30 words of it that hold its modal verb. Verbatim.
+    Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
-    # "When must ..." asks circumstances or a time: a quote that states a time answers with it
+    most = max(max_words, 30)
+    # "When must ..." asks circumstances or a time: a quote that states a time answers with it, whole where it is
+    # short ("... prior to deployment, and at least annually thereafter" keeps what "thereafter" follows)
     found = list(PERIOD.finditer(text)) if asks_time(question) or _WHEN.match(question) else []
+    if found and whole and len(text.split()) <= most:
+        return text
     if found:
         first, last = found[0], found[-1]
         lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
@@ -142,7 +147,6 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
         span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
         return " ".join(span.split()[: max_words * 2])
     words = re.split(r";", text)[0].split()
-    most = max(max_words, 30)
     if len(words) <= most + 15:
         return " ".join(words)
     # A long clause keeps its deciding verb and what follows it ("... for that Work shall terminate as of the
@@ -188,7 +192,7 @@ def _inside(span: str) -> str:
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = (_inside(direct_span(question, r.exact_quote, max_words)) for r in (a, b))
+    first, second = (_inside(direct_span(question, r.exact_quote, max_words, whole=False)) for r in (a, b))
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 

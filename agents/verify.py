@@ -62,6 +62,8 @@ class Rejection(StrEnum):
 REJECTION_REASONS = tuple(r.value for r in Rejection)
 _BELOW_CUT = "its passage is ranked below the selection cut"
 _EVIDENCE, _ANSWER = EvidenceSettings(), AnswerSettings()  # the defaults; verify_node passes its settings'
+_Key = tuple[str, int]  # (requirement id, part index): a quote is judged for each part whose candidates hold it
+
 
 class Verdict(BaseModel):
     """The gate's decision on one quote."""
@@ -193,15 +195,32 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                                                  relevance)
         else:
             eligible.append((req, part, ranked))
+            # ... and for each later part whose candidates hold its passage too: one list or article often answers
+            # both parts of a question ("how often are systems scanned, and when are penetration tests due?")
+            eligible.extend((req, p, k) for p in parts if p.index != part.index
+                            and (k := p.relevance_of(req.chunk_id)) is not None)
     quoted = _judge_quotes(eligible, model, chunks, limits)
-    judged.update(_selection_cut(eligible, quoted, model, limits))
-    below_cut = {i for i, j in quoted.items() if j.verified and not judged[i].verified}
+    decided = _selection_cut(eligible, quoted, model, limits)
+    # A quote is cited for the first part it answers; one that answers none keeps its first part's verdict, and
+    # so does one that a part before repeats (a list's item, cited there with its lead-in).
+    firsts = {r.requirement_id: decided[(r.requirement_id, p.index)] for r, p, _ in reversed(eligible)}
+    cited = [v.requirement for v in firsts.values() if v.verified]
+    for req, _, _ in eligible:
+        if req.requirement_id not in judged:
+            verdicts = [decided[(req.requirement_id, p.index)] for p in parts
+                        if (req.requirement_id, p.index) in decided]
+            judged[req.requirement_id] = next(
+                (v for v in verdicts if v.verified and (v is firsts[req.requirement_id] or not any(
+                    c.chunk_id == req.chunk_id and req.exact_quote in c.exact_quote for c in cited))),
+                firsts[req.requirement_id])
+    below_cut = {rid for (rid, index), j in quoted.items()
+                 if j.verified and judged[rid].part == index and not judged[rid].verified}
     judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
     return [judged[r.requirement_id] for r in requirements]
 
 
-def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[str, JudgedRequirement],
-                   model: RelevanceGate | None, limits: EvidenceSettings = _EVIDENCE) -> dict[str, JudgedRequirement]:
+def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted: dict[_Key, JudgedRequirement],
+                   model: RelevanceGate | None, limits: EvidenceSettings = _EVIDENCE) -> dict[_Key, JudgedRequirement]:
     """Per part, cite the passages within the calibrated gap of the best passage that has a quote
     passing the quote-level checks (a top passage with no citable sentence does not block the next);
     verified quotes of other passages are rejected, with both relevances in the rationale."""
@@ -209,7 +228,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     out = dict(quoted)
     for index in {p.index for _, p, _ in eligible}:
         viable = {r.chunk_id: k.relevance for r, p, k in eligible
-                  if p.index == index and quoted[r.requirement_id].verified}
+                  if p.index == index and quoted[(r.requirement_id, index)].verified}
         ids = list(viable)
         question = next(p.question for _, p, _ in eligible if p.index == index)
         # A part that asks for a time or an amount cites what states one: the passages ranked above that state
@@ -227,10 +246,12 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
                    and r.chunk_id in viable}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
-            verdict = quoted[req.requirement_id]
-            if part.index != index or not verdict.verified or req.chunk_id in chosen:
+            if part.index != index:
                 continue
-            out[req.requirement_id] = _reject(
+            verdict = quoted[(req.requirement_id, index)]
+            if not verdict.verified or req.chunk_id in chosen:
+                continue
+            out[(req.requirement_id, index)] = _reject(
                 req, Rejection.OFF_QUESTION, f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
                 f"best answering passage {best:.3f})", verdict.score, part.index, ranked.relevance)
     return out
@@ -285,22 +306,22 @@ def front_matter(chunk: EvidenceItem) -> bool:
 
 
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate,
-                  chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[str, JudgedRequirement]:
-    """Quote-level decisions: the passage must pass the calibrated gate (the pair head was calibrated on
-    passages); among its sentences, those more than `limits.quote_gap` below the best are set aside, and
-    at most `limits.max_quotes_per_chunk` kept; time and context rules."""
-    scores: dict[str, float] = {}
+                  chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[_Key, JudgedRequirement]:
+    """Quote-level decisions, per requirement and part: the passage must pass the calibrated gate (the pair head
+    was calibrated on passages); among its sentences, those more than `limits.quote_gap` below the best are set
+    aside, and at most `limits.max_quotes_per_chunk` kept; time and context rules."""
+    scores: dict[_Key, float] = {}
     passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
         mine = [r for r, p, _ in eligible if p.index == part.index]
         for req, score in zip(mine, model.pair_probabilities(part.question, [r.reading() for r in mine]),
                               strict=True):
-            scores[req.requirement_id] = round(score, 4)
+            scores[(req.requirement_id, part.index)] = round(score, 4)
         ids = list(dict.fromkeys(r.chunk_id for r in mine))
         texts = [chunks[c]["text"] for c in ids]
         for cid, p in zip(ids, model.pair_probabilities(part.question, texts), strict=True):
             passage[(part.index, cid)] = p
-    out: dict[str, JudgedRequirement] = {}
+    out: dict[_Key, JudgedRequirement] = {}
     # The passages here are a part's ranked candidates: the pipeline's own gate threshold (calibrated for
     # chosen passages, see engine.relevance.scorer), not the one `judge` uses for a text alone.
     gate = float(model.thresholds["gate_selected"]) if model is not None else 0.0
@@ -323,7 +344,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
         key = (part.index, req.chunk_id)
-        best[key] = max(best.get(key, 0.0), scores[req.requirement_id])
+        best[key] = max(best.get(key, 0.0), scores[(req.requirement_id, part.index)])
     # A broad question's part is in scope once one chosen passage passes the gate on its own; then every other
     # passage that speaks of its subject and states a duty is one of the duties asked for.
     topics = {p.index: broad_topic(p.question) for _, p, _ in eligible if is_broad(p.question)}
@@ -338,8 +359,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
            if part.index in anchored and ranked.law and any(t in held.setdefault(
                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])}
     passing |= law
-    for req, part, ranked in sorted(eligible, key=lambda e: -scores[e[0].requirement_id]):
-        score, key = scores[req.requirement_id], (part.index, req.chunk_id)
+    for req, part, ranked in sorted(eligible, key=lambda e: -scores[(e[0].requirement_id, e[1].index)]):
+        judged_key = (req.requirement_id, part.index)
+        score, key = scores[judged_key], (part.index, req.chunk_id)
         # ... and so is every duty of the section of a passage that passes (agents.select.with_sections)
         duty = req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
         further = (part.index in anchored and not passes(key, ranked.relevance)
@@ -347,21 +369,21 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                         or _further_duty(topics[part.index], req, held.setdefault(
                             req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
         if (missing := unstated(part.question, req.exact_quote)) is not None:
-            out[req.requirement_id] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
+            out[judged_key] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
-            out[req.requirement_id] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
+            out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                               part.index, ranked.relevance)
         elif not passes(key, ranked.relevance) and not further:
-            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
+            out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
                                               part.index, ranked.relevance)
         elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
-            out[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
+            out[judged_key] = _reject(req, Rejection.OFF_QUESTION,
                                               f"another sentence of the same passage answers more directly "
                                               f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
                                               ranked.relevance)
         else:
             kept.setdefault(key, []).append(req.requirement_id)
-            out[req.requirement_id] = JudgedRequirement(
+            out[judged_key] = JudgedRequirement(
                 requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "

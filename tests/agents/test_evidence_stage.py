@@ -244,8 +244,18 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     assert "the firm must notify the Regulator" in span and span in long
     # it opens and ends where a clause does, never inside one
     assert (long.startswith(span) or f", {span}" in long) and (long.endswith(span) or f"{span}," in long)
-    assert direct_span("How long do I have to cure a breach?", "and you cure the violation prior to 30 days after "
-                       "your receipt of the notice.") == "prior to 30 days after your receipt of the notice"
+    # a time question's short quote is its answer whole, what its time follows included; a long one gives its time
+    item = ("- conducting vulnerability assessments and penetration tests for systems prior to deployment, including "
+            "prior to deployment of significant changes, and at least annually thereafter")
+    assert direct_span("When are penetration tests due?", item) == item
+    cure_short = "and you cure the violation prior to 30 days after your receipt of the notice"
+    assert direct_span("How long do I have to cure a breach?", f"{cure_short}.") == cure_short
+    cure = ("However, if you cease all violation of this License, then your license from a particular copyright "
+            "holder is reinstated provisionally, unless and until the copyright holder explicitly and finally "
+            "terminates your license, and permanently, if the copyright holder fails to notify you of the violation "
+            "by some reasonable means prior to 60 days after the cessation.")
+    assert direct_span("How long does the copyright holder have to notify me?", cure) == ("prior to 60 days after the "
+                                                                                           "cessation")
     short = "A firm must keep records of each transaction; records may be kept electronically."
     assert direct_span("What records must a firm keep?", short) == "A firm must keep records of each transaction"
 
@@ -817,3 +827,54 @@ def test_a_broad_questions_answer_says_how_many_requirements_it_found() -> None:
     assert duties_found("What must happen when an employee leaves the company?", reqs) == {
         "total": 3, "law": 2, "other": 1, "duties": 2}
     assert duties_found("How soon must access be revoked when someone leaves?", reqs) is None  # not broad
+
+
+class _OverlapModel(_PairModel):
+    """A pair probability that grows with the share of the question's key terms a text holds."""
+
+    def pair_probabilities(self, question: str, texts: Sequence[str], headings: object = None) -> list[float]:
+        from engine.terms import key_terms, tokenize
+
+        terms = set(key_terms(question))
+        return [0.1 + 0.8 * len(terms & set(tokenize(t))) / max(len(terms), 1) for t in texts]
+
+
+@pytest.mark.parametrize(("first_part", "items", "second_part", "answers_second"), [
+    # a control's list: its first item answers the first part, its second item the second
+    ("How often must systems get a vulnerability scan?",
+     ["- conducting vulnerability scans for systems at least fortnightly",
+      "- conducting penetration tests for systems at least annually thereafter"],
+     "When are penetration tests due?", True),
+    # a regulation's points: the first part's point, then the second's
+    ("Must the register of information be kept up to date?",
+     ["(a) the register of information shall be kept up to date at all times;",
+      "(b) the register of information shall be reported to the competent authority at least yearly."],
+     "How often must the register be reported to the competent authority?", True),
+    # a policy whose second item answers neither part
+    ("Within how many days must employees complete security awareness training?",
+     ["- employees must complete security awareness training within 30 days of hire",
+      "- visitors must sign the visitor log at reception"],
+     "When are penetration tests due?", False),
+], ids=["control-items", "regulation-points", "policy-neither"])
+def test_one_passage_answers_each_part_with_its_own_sentence(first_part: str, items: list[str], second_part: str,
+                                                             answers_second: bool) -> None:
+    """A passage among both parts' candidates is judged for each: the sentence set aside for the first part as less
+    direct is cited for the second where it answers it, and a quote the first part cites is not cited again."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    text = "The following apply:\n" + "\n".join(items)
+    reqs = []
+    for i, quote in enumerate([f"The following apply:\n{items[0]}", items[1], items[0]], 1):
+        start = text.index(quote)
+        reqs.append(_req(f"REQ-S00{i}", quote).model_copy(update={"chunk_id": "c1", "char_start": start,
+                                                                  "char_end": start + len(quote)}))
+    chunks = {"c1": {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "regulation"}}
+    parts = [Part(index=i, question=q, best=0.9, ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True)])
+             for i, q in enumerate([first_part, second_part])]
+    model = _OverlapModel(0.5, gate_selected=0.2, select_gap=0.3, select_max=3)
+    lead, second, repeated = verify_requirements(parts, reqs, chunks, model)
+    assert lead.verified and lead.part == 0, lead.rationale
+    assert second.verified is answers_second and second.part == (1 if answers_second else 0), second.rationale
+    assert repeated.part == 0  # the first item again, which the first part cites with its lead-in
+
