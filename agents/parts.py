@@ -29,12 +29,13 @@ _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does
 # "…, and in what situation …", "…, and under FCSA guidelines, when …", "…, and regarding X, what …"
 # ("and if so" continues the first).
 _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|during|as|with|given|once|upon|"
-            r"following|regarding|concerning)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
+            r"following|regarding|concerning|by|within)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
 # A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
 # "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
-_PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|them|such\s+\w+)\b", re.IGNORECASE)
+_PRONOUN_WITHIN = 10  # words before a pronoun that refers back to the part before
+_PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|those|them|such\s+\w+)\b", re.IGNORECASE)
 _ANSWER = AnswerSettings()  # the defaults; parts_node passes its settings' group
 # A broad question asks for every duty on a matter, not one answer: "What must we do when an incident
 # occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?".
@@ -79,17 +80,20 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
     parts = [p[0].upper() + p[1:] for p in parts]
     if len(parts) < 2:
         return [text]
-    return [_complete(part, parts[0]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
+    return [_complete(part, parts[i - 1]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
 
 
-def _complete(part: str, first: str) -> str:
-    """'When must it be notified?' after 'What is a personal data breach?' names its subject."""
-    if not _PRONOUN_SUBJECT.search(part):
+def _complete(part: str, before: str) -> str:
+    """'When must it be notified?' after 'What is a personal data breach?' names its subject, taken from the part
+    before, where the pronoun opens the question (within its first `_PRONOUN_WITHIN` words: "when it comes to"
+    late in a question with a subject of its own is no reference back)."""
+    found = _PRONOUN_SUBJECT.search(part)
+    if not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN:
         return part
     mine = set(key_terms(part))
-    wanted = [t for t in key_terms(first) if t not in mine]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", first) if (t := tokenize(w)) and t[0] in wanted]
-    subject = list(dict.fromkeys(words))[:4]
+    wanted = [t for t in key_terms(before) if t not in mine and t not in _ASKING]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", before) if (t := tokenize(w)) and t[0] in wanted]
+    subject = list(dict.fromkeys(words))[-4:]  # what the pronoun stands for ends the first part more often than not
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 

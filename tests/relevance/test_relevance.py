@@ -274,8 +274,30 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["How are assets held in trust, and in particular cash and securities?"]),
     ("What criteria apply to disclosures, and regarding climate-related risks, what policies does the FSRA expect?",
      ["What criteria apply to disclosures?", "Regarding climate-related risks, what policies does the FSRA expect?"]),
+    # a control catalogue, a US regulation, a policy beside its regulation: what the pronoun stands for ends the
+    # first part; "those tests" is completed too; "by when" opens a second question, "by" alone does not
+    ("Do we need to keep a register of our managed services, and what does it have to list for each one?",
+     ["Do we need to keep a register of our managed services?",
+      "What does it have to list for each one (keep register managed services)?"]),
+    ("Do we have to test our contingency plans periodically, and how long must we keep the records of those tests?",
+     ["Do we have to test our contingency plans periodically?",
+      "How long must we keep the records of those tests (contingency plans periodically)?"]),
+    ("When does our first notice of a major incident have to reach the regulator, and by when is the final "
+     "write-up due?", ["When does our first notice of a major incident have to reach the regulator?",
+                       "By when is the final write-up due?"]),
+    ("What must be reported by the firm, and by its auditors?", ["What must be reported by the firm, and by its "
+                                                                 "auditors?"]),
+    # the pronoun refers to the part just before; one late in a question with its own subject refers to nothing
+    ("What is a personal data breach? Who must keep an incident register? How often must it be reviewed?",
+     ["What is a personal data breach?", "Who must keep an incident register?",
+      "How often must it be reviewed (keep incident register)?"]),
+    ("What records must a trustee keep, and what are the implications for a firm that operates from a different "
+     "jurisdiction when it comes to audits?", ["What records must a trustee keep?", "What are the implications for a "
+                                               "firm that operates from a different jurisdiction when it comes to "
+                                               "audits?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
-        "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding"])
+        "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
+        "pronoun-object", "those", "by-when", "by-alone", "part-before", "late-pronoun"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
