@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.naming import named_documents
 from agents.parts import is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
-from engine.config import AnswerSettings, EvidenceSettings
+from engine.config import SOURCE_TYPES, AnswerSettings, EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.protocol import RelevanceRanker
@@ -52,6 +53,9 @@ class RankedChunk(BaseModel):
     section_of: str | None = Field(default=None, description="For a broad question: the chosen chunk whose section "
                                                              "this chunk completes (it takes that chunk's relevance)")
     law: bool = Field(default=False, description="For a broad question: chosen by the search of the law alone")
+    rival: bool = Field(default=False, description="For a part that asks a time or an amount: found by searching the "
+                                                   "source family (law, or the rest) that no chosen passage is of; "
+                                                   "cited only where it gives another answer to the same duty")
 
 
 class Part(BaseModel):
@@ -188,6 +192,32 @@ def law_filters(scope: Filters | None) -> Filters | None:
         else None
 
 
+def family_filters(scope: Filters | None, law: bool) -> Filters | None:
+    """The search of one source family within an audit's `scope`: the law (statutes, regulations) or the rest
+    (policies, guidance, standards, contracts); None where the scope holds none of it."""
+    if law:
+        return law_filters(scope)
+    allowed = scope.source_types if scope is not None and scope.source_types else SOURCE_TYPES
+    types = tuple(t for t in allowed if t not in LAW_TYPES)
+    if not types:
+        return None
+    return Filters(source_types=types, document_ids=scope.document_ids if scope else (),
+                   current_only=scope.current_only if scope else True)
+
+
+def with_rivals(part: Part, other: Part, most: int) -> Part:
+    """A part with the best `most` passages of its search of the other source family (`other`: those that state
+    what the part asks) that it lacks, as
+    rivals: weighed for another answer to the same duty (a policy's "at least monthly" beside the law's "at least
+    once every seven days" that its own search ranked far below), never chosen by the selection cut. Their
+    relevance is at most the part's best, so the answer's confidence does not move."""
+    known = {r.chunk_id for r in part.ranked}
+    fresh = [r for r in other.ranked if r.chunk_id not in known][:most]
+    return part.model_copy(update={"ranked": [*part.ranked, *(
+        r.model_copy(update={"selected": False, "rival": True, "relevance": min(r.relevance, part.best)})
+        for r in fresh)]})
+
+
 def with_law(part: Part, law: Part, most: int) -> Part:
     """A broad part with the passages its search of the law alone chose (`law`, ranked by the same model: at most
     `most`), beside those of the whole search: the law's duties first, whatever the policies around it say at
@@ -293,6 +323,25 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                 added.extend(e for e in law_fresh if e["chunk_id"] not in known)
                 pooled = {e["chunk_id"] for e in pool}
                 pool = [*pool, *(e for e in law_pool[:n] if e["chunk_id"] not in pooled)]
+        if researched and limits.rival_passages and asks_typed(question) and not is_broad(question):
+            # One family chose every passage: the other's own answer to the same time or amount, if it states one,
+            # may rank far below (a conflict shown, never hidden)
+            chosen = {(e.get("source_type") in LAW_TYPES) for e in pool
+                      if e["chunk_id"] in {r.chunk_id for r in part.ranked if r.selected}}
+            if len(chosen) == 1 and (flt := family_filters(scope, not chosen.pop())) is not None:
+                rival_pool, rival_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth,
+                                                             flt)
+                if n:
+                    other = rank_part(i, question, rival_pool[:n], model, deps.conn, searched=n,
+                                      limits=limits.model_copy(update={"extra_candidates": n}),  # the whole order
+                                      overlap=deps.settings.answer.same_duty_overlap)
+                    stating = {e["chunk_id"] for e in rival_pool[:n] if states_what_is_asked([question], e["text"])}
+                    part = with_rivals(part, other.model_copy(update={
+                        "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
+                    known = {e["chunk_id"] for e in [*evidence, *added]}
+                    added.extend(e for e in rival_fresh if e["chunk_id"] not in known)
+                    pooled = {e["chunk_id"] for e in pool}
+                    pool = [*pool, *(e for e in rival_pool[:n] if e["chunk_id"] not in pooled)]
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)

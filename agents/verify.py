@@ -228,7 +228,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
     out = dict(quoted)
     for index in {p.index for _, p, _ in eligible}:
         viable = {r.chunk_id: k.relevance for r, p, k in eligible
-                  if p.index == index and quoted[(r.requirement_id, index)].verified}
+                  if p.index == index and quoted[(r.requirement_id, index)].verified and not k.rival}
         ids = list(viable)
         question = next(p.question for _, p, _ in eligible if p.index == index)
         # A part that asks for a time or an amount cites what states one: the passages ranked above that state

@@ -101,6 +101,12 @@ class EvidenceSettings(BaseModel):
                                    description="For a broad question, the other chunks of a chosen passage's section "
                                                "(one matter: an article's paragraphs, a policy section's items) are "
                                                "weighed too, for sections of at most this many chunks (0: never).")
+    rival_passages: int = Field(default=2, ge=0,
+                                description="For a part that asks a time or an amount whose chosen passages are all "
+                                            "of one source family (the law, or policies and guidance), the other "
+                                            "family is searched on its own and up to this many of its best passages "
+                                            "are weighed for another answer to the same duty, cited only as a "
+                                            "conflict (0: never).")
     broad_law_passages: int = Field(default=3, ge=0,
                                     description="For a broad question, the law (statutes, regulations in scope) is "
                                                 "searched on its own too and up to this many of its passages within "

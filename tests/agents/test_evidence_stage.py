@@ -878,3 +878,54 @@ def test_one_passage_answers_each_part_with_its_own_sentence(first_part: str, it
     assert second.verified is answers_second and second.part == (1 if answers_second else 0), second.rationale
     assert repeated.part == 0  # the first item again, which the first part cites with its lead-in
 
+
+
+
+@pytest.mark.parametrize(("question", "law", "rival", "shown"), [
+    # a regulation's review period beside a policy's, the policy found by searching the policies alone
+    ("How often must security logs be reviewed?", "Security logs shall be reviewed for anomalies at least once every "
+     "seven days.", "Security logs must be reviewed by the security team at least monthly.", True),
+    # a licence's cure period beside a contributor agreement's (the rest of a licence set), in other words
+    ("How long do I have to cure a violation after notice?", "You must cure the violation within 30 days after your "
+     "receipt of the notice.", "A contributor who receives notice must put matters right within 60 days.", True),
+    # another matter with a time, ranked as high as the law's answer: never chosen by the cut, so not cited
+    ("How often must security logs be reviewed?", "Security logs shall be reviewed for anomalies at least once every "
+     "seven days.", "Visitor badges must be returned within one day of the visit.", False),
+], ids=["review-periods", "cure-periods", "another-matter"])
+def test_a_rival_from_the_other_family_is_cited_only_as_another_answer_to_the_same_time(
+        question: str, law: str, rival: str, shown: bool) -> None:
+    """A rival (agents.select.with_rivals) is never chosen by the cut: it is cited only as a conflict, where it gives
+    another time for the same duty."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
+              "c2": {"chunk_id": "c2", "text": rival, "section_heading": "", "source_type": "policy"}}
+    reqs = [_req("REQ-S001", law).model_copy(update={"chunk_id": "c1"}),
+            _req("REQ-P001", rival).model_copy(update={"chunk_id": "c2", "document_id": "pol",
+                                                       "source_type": "policy"})]
+    part = Part(index=0, question=question, best=0.9,
+                ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
+                        RankedChunk(chunk_id="c2", relevance=0.9, selected=False, rival=True)])
+    model = _PairModel(0.3, gate=0.6, gate_selected=0.2, gate_confident=0.75, gate_head=0.4, select_gap=0.3)
+    first, second = verify_requirements([part], reqs, chunks, model)
+    assert first.verified
+    assert second.verified is shown, second.rationale
+    assert ("cited so that the conflict is shown" in second.rationale) is shown
+
+def test_rivals_join_a_part_unchosen_and_the_family_search_keeps_the_scope() -> None:
+    from agents.select import Part, RankedChunk, family_filters, with_rivals
+    from engine.search.retrieval import Filters
+
+    part = Part(index=0, question="q", best=0.5, ranked=[RankedChunk(chunk_id="a", relevance=0.5, selected=True)])
+    other = Part(index=0, question="q", best=0.9, ranked=[RankedChunk(chunk_id=c, relevance=r, selected=c == "b")
+                                                         for c, r in (("a", 0.9), ("b", 0.9), ("c", 0.4), ("d", 0.3))])
+    joined = with_rivals(part, other, 2)
+    assert [(r.chunk_id, r.selected, r.rival, r.relevance) for r in joined.ranked] == [
+        ("a", True, False, 0.5), ("b", False, True, 0.5), ("c", False, True, 0.4)]
+    assert family_filters(None, False).source_types == ("guidance", "policy", "standard", "contract")
+    assert family_filters(None, True).source_types == ("statute", "regulation")
+    scope = Filters(source_types=("regulation", "policy"), document_ids=("d1",), current_only=False)
+    mine = family_filters(scope, False)
+    assert (mine.source_types, mine.document_ids, mine.current_only) == (("policy",), ("d1",), False)
+    assert family_filters(Filters(source_types=("regulation",)), False) is None
