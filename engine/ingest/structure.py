@@ -31,7 +31,7 @@ PROVISIONS = frozenset({"article", "§", "section", "rule"})
 _NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|(?-i:[A-Z])(?:\.\d+)*)"
 _WORD_HEADING = re.compile(
     r"^(?P<word>part|title|subpart|chapter|section|article|rule|annex|schedule|appendix|§)(?:(?<=§)\s*|\s+)"
-    rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*[-\u2013\u2014:.]\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
+    rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
 _RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")
@@ -100,7 +100,10 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
     if match and _title_ok(match.group("title").strip()):
         kind = match.group("word").lower()
         number, title = match.group("num"), match.group("title").strip()
-        if kind != "§" and (title.endswith((".", ";", ",", ":")) or words > 14):
+        run_in = titled_run_in(title) if title.endswith(".") else None  # "Section 3 -- License Conditions."
+        if run_in is not None and run_in == title.rstrip("."):
+            title = run_in
+        elif kind != "§" and (title.endswith((".", ";", ",", ":")) or words > 14):
             return None
         if kind in ("section", "rule", "§") and "." in number:
             level = NUMBERED_BASE + number.count(".") + 1

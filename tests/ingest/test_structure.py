@@ -35,8 +35,12 @@ def _blocks(path: Path) -> dict[str, object]:
     ("Schedule 1 Fees", ("schedule", "1", "Fees")),
     ("4.2 Retention periods", ("", "4.2", "Retention periods")),
     ("A.5.1 Retention of records", ("", "A.5.1", "Retention of records")),
+    # a public licence's sections, titled in title case and closed by a full stop
+    ("Section 3 -- License Conditions.", ("section", "3", "License Conditions")),
+    ("Section 5 -- Disclaimer of Warranties and Limitation of Liability.",
+     ("section", "5", "Disclaimer of Warranties and Limitation of Liability")),
 ], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
-        "numbered", "annex-control"])
+        "numbered", "annex-control", "licence-section", "licence-section-long"])
 def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
     heading = parse_heading(line)
     assert heading is not None and (heading.kind, heading.number, heading.title) == expected
@@ -48,8 +52,10 @@ def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, s
     "THE EUROPEAN PARLIAMENT AND THE COUNCIL OF THE EUROPEAN UNION,",
     "Article 16 thereof, and the opinion of the Committee",
     "6 years is the minimum.",
+    "Section 3. This section applies to every firm.",
+    "Section 3(a)(1) applies to adapted material.",
 ], ids=["paragraph-with-lead-in", "sentence-naming-a-section", "caps-preamble-line", "reference-in-text",
-        "number-in-sentence"])
+        "number-in-sentence", "section-then-sentence", "section-reference-sentence"])
 def test_sentences_are_not_headings(line: str) -> None:
     assert parse_heading(line) is None
 
