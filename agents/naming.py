@@ -62,6 +62,21 @@ def question_names(question: str) -> set[str]:
     return out
 
 
+# The spellings of a kind of document a question may write after a title's own words ("the Apache licence").
+_KIND_SPELLINGS = {"license": "licen[cs]es?", "licence": "licen[cs]es?"}
+
+
+def _as_written(name: str) -> str:
+    """The pattern of a title's run of capitalised words in a question: as the title writes it, but a closing word
+    that names the kind of document (`GENERIC`: "License", "Act", "Policy") in either case and, for a licence, either
+    spelling ("the Apache licence", "the Mozilla Public license")."""
+    *head, last = name.split(" ")
+    if not head or last.lower() not in GENERIC:
+        return rf"\b{re.escape(name)}\b"
+    kind = _KIND_SPELLINGS.get(last.lower(), re.escape(last.lower()) + "s?")
+    return rf"\b{re.escape(' '.join(head))}\s+(?i:{kind})\b"
+
+
 def named_documents(question: str, titles: dict[str, str]) -> set[str]:
     """The ids of the documents (`titles`: id -> title) the question names; empty when it names none, or all.
     A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
@@ -70,6 +85,6 @@ def named_documents(question: str, titles: dict[str, str]) -> set[str]:
     names = {doc: title_names(title) for doc, title in titles.items()}
     everywhere = set.intersection(*names.values()) if names else set()  # "(EU)", "CFR": they tell none apart
     named = {doc for doc, found in names.items()
-             if any(n in mentioned if n.islower() else re.search(rf"\b{re.escape(n)}\b", question)
+             if any(n in mentioned if n.islower() else re.search(_as_written(n), question)
                     for n in found - everywhere)}
     return set() if len(named) == len(titles) else named

@@ -42,8 +42,14 @@ OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
     (POLICIES, "What does the Incident Response policy require after an outage?", {"ir"}),
     (POLICIES, "What do the Cyber Resilience Rules say about backups?", {"rules"}),
     (OBLIQA, "What must an Authorised Person do under the AML Rules?", set()),  # titles that give no names
+    # the title's words with its kind of document in the question's own case and spelling
+    (LICENCES, "Does the Apache licence let me use the project's name and logo?", {"apache"}),
+    (LICENCES, "Under the Mozilla Public licence, may I sell binaries?", {"mpl"}),
+    (POLICIES, "What does the Data Management policy say about backups?", {"data"}),
+    (POLICIES, "What does our data management policy say about backups?", set()),
 ], ids=["gplv3", "gpl-hyphen", "cc-by", "two-named", "title-words", "none", "dictionary-word", "shared-name",
         "acronym", "alias", "all-named", "ephi", "eu-alias", "eu-alias-2", "department", "lower-case",
-        "policy-title", "rules-title", "generic-titles"])
+        "policy-title", "rules-title", "generic-titles", "kind-spelling", "kind-spelling-2", "kind-case",
+        "plain-words"])
 def test_named_documents(titles: dict[str, str], question: str, named: set[str]) -> None:
     assert named_documents(question, titles) == named
