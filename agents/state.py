@@ -75,6 +75,7 @@ class RankedRow(TypedDict):
     selected: bool
     section_of: NotRequired[str | None]
     law: NotRequired[bool]
+    rival: NotRequired[bool]
 
 
 class PartRow(TypedDict):

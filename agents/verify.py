@@ -215,6 +215,13 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                 firsts[req.requirement_id])
     below_cut = {rid for (rid, index), j in quoted.items()
                  if j.verified and judged[rid].part == index and not judged[rid].verified}
+    # ... but a rival (agents.select.with_rivals) gives another answer to the part's time only where its quote speaks
+    # of the part's subject (at least `limits.broad_topic_coverage` of its terms): the other family's best passage
+    # that states a time may state it of another matter ("produce any record ... within five business days" to
+    # "How long must transaction records be kept?")
+    subjects = {p.index: broad_topic(p.question) for p in parts}
+    below_cut -= {r.requirement_id for r, p, k in eligible
+                  if k.rival and not _speaks_of(subjects[p.index], r.exact_quote, limits.broad_topic_coverage)}
     judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
     return [judged[r.requirement_id] for r in requirements]
 
@@ -285,6 +292,12 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
                 "rationale": f"imposes the same duty as {rival.requirement.requirement_id} with different figures: "
                              f"cited so that the conflict is shown (relevance {j.relevance or 0.0:.3f})"})
     return out
+
+
+def _speaks_of(subject: list[str], text: str, share: float) -> bool:
+    """`text` holds at least `share` of the `subject` terms (all of them where there are none to hold). Pure."""
+    held = set(tokenize(text))
+    return not subject or sum(t in held for t in subject) / len(subject) >= share
 
 
 def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance: float,

@@ -643,6 +643,15 @@ def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, setting
     assert {e["chunk_id"] for e in added} == {members[1].id}
 
 
+def _law_and_policy(law: str, policy: str) -> tuple[dict[str, dict], list[Requirement]]:
+    """Two one-sentence chunks, a regulation's (c1, REQ-S001) and a policy's (c2, REQ-P001), and their quotes."""
+    chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
+              "c2": {"chunk_id": "c2", "text": policy, "section_heading": "", "source_type": "policy"}}
+    return chunks, [_req("REQ-S001", law).model_copy(update={"chunk_id": "c1"}),
+                    _req("REQ-P001", policy).model_copy(update={"chunk_id": "c2", "document_id": "pol",
+                                                                "source_type": "policy"})]
+
+
 @pytest.mark.parametrize(("law", "policy", "shown"), [
     ("Every new member of staff must complete security awareness training within ten working days of their start.",
      "The security training and acceptance must be completed within 30 days of employment.", True),
@@ -657,11 +666,7 @@ def test_a_policy_time_under_the_cut_is_shown_beside_the_laws_when_they_answer_o
     from agents.verify import verify_requirements
 
     question = "How soon must the matter be dealt with?"
-    chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
-              "c2": {"chunk_id": "c2", "text": policy, "section_heading": "", "source_type": "policy"}}
-    reqs = [_req("REQ-S001", law).model_copy(update={"chunk_id": "c1"}),
-            _req("REQ-P001", policy).model_copy(update={"chunk_id": "c2", "document_id": "pol",
-                                                        "source_type": "policy"})]
+    chunks, reqs = _law_and_policy(law, policy)
     part = Part(index=0, question=question, best=0.9,
                 ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
                         RankedChunk(chunk_id="c2", relevance=0.2, selected=False)])
@@ -887,11 +892,15 @@ def test_one_passage_answers_each_part_with_its_own_sentence(first_part: str, it
      "seven days.", "Security logs must be reviewed by the security team at least monthly.", True),
     # a licence's cure period beside a contributor agreement's (the rest of a licence set), in other words
     ("How long do I have to cure a violation after notice?", "You must cure the violation within 30 days after your "
-     "receipt of the notice.", "A contributor who receives notice must put matters right within 60 days.", True),
+     "receipt of the notice.", "A contributor who receives notice of a violation has 60 days to cure it.", True),
+    # a time the other family states of another matter that shares a word with the question: no conflict
+    ("How long must transaction records be kept?", "Transaction records must be kept for at least six years from the "
+     "date of the transaction.", "Staff must produce any record an auditor requests within five business days.",
+     False),
     # another matter with a time, ranked as high as the law's answer: never chosen by the cut, so not cited
     ("How often must security logs be reviewed?", "Security logs shall be reviewed for anomalies at least once every "
      "seven days.", "Visitor badges must be returned within one day of the visit.", False),
-], ids=["review-periods", "cure-periods", "another-matter"])
+], ids=["review-periods", "cure-periods", "another-subject", "another-matter"])
 def test_a_rival_from_the_other_family_is_cited_only_as_another_answer_to_the_same_time(
         question: str, law: str, rival: str, shown: bool) -> None:
     """A rival (agents.select.with_rivals) is never chosen by the cut: it is cited only as a conflict, where it gives
@@ -899,11 +908,7 @@ def test_a_rival_from_the_other_family_is_cited_only_as_another_answer_to_the_sa
     from agents.select import Part, RankedChunk
     from agents.verify import verify_requirements
 
-    chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
-              "c2": {"chunk_id": "c2", "text": rival, "section_heading": "", "source_type": "policy"}}
-    reqs = [_req("REQ-S001", law).model_copy(update={"chunk_id": "c1"}),
-            _req("REQ-P001", rival).model_copy(update={"chunk_id": "c2", "document_id": "pol",
-                                                       "source_type": "policy"})]
+    chunks, reqs = _law_and_policy(law, rival)
     part = Part(index=0, question=question, best=0.9,
                 ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
                         RankedChunk(chunk_id="c2", relevance=0.9, selected=False, rival=True)])
