@@ -207,10 +207,10 @@ def family_filters(scope: Filters | None, law: bool) -> Filters | None:
 
 def with_rivals(part: Part, other: Part, most: int) -> Part:
     """A part with the best `most` passages of its search of the other source family (`other`: those that state
-    what the part asks) that it lacks, as
-    rivals: weighed for another answer to the same duty (a policy's "at least monthly" beside the law's "at least
-    once every seven days" that its own search ranked far below), never chosen by the selection cut. Their
-    relevance is at most the part's best, so the answer's confidence does not move."""
+    what the part asks) that it lacks, as rivals: weighed for another answer to the same duty (a policy's "at
+    least monthly" beside the law's "at least once every seven days" that its own search ranked far below), never
+    chosen by the selection cut. Their relevance is at most the part's best, so the answer's confidence does not
+    move."""
     known = {r.chunk_id for r in part.ranked}
     fresh = [r for r in other.ranked if r.chunk_id not in known][:most]
     return part.model_copy(update={"ranked": [*part.ranked, *(
@@ -275,6 +275,16 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
     return part.model_copy(update={"ranked": [*ranked, *added_ranked]}), added
 
 
+def _searched_too(pool: list[EvidenceItem], added: list[EvidenceItem], evidence: list[EvidenceItem],
+                  fresh: list[EvidenceItem], found: list[EvidenceItem]) -> list[EvidenceItem]:
+    """After a part's second search (the law alone, the other source family): its entries new to the run join
+    `added` (in place), and the part's pool with what that search `found` is returned."""
+    known = {e["chunk_id"] for e in [*evidence, *added]}
+    added.extend(e for e in fresh if e["chunk_id"] not in known)
+    pooled = {e["chunk_id"] for e in pool}
+    return [*pool, *(e for e in found if e["chunk_id"] not in pooled)]
+
+
 def relevance_model(deps: Deps) -> RelevanceRanker:
     """The learned relevance model (shared with the retriever). Reranking may be off; the gate and the
     selection always use the model."""
@@ -319,15 +329,12 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                 law = rank_part(i, question, law_pool[:n], model, deps.conn, searched=n, limits=limits,
                                 overlap=deps.settings.answer.same_duty_overlap)
                 part = with_law(part, law, limits.broad_law_passages)
-                known = {e["chunk_id"] for e in [*evidence, *added]}
-                added.extend(e for e in law_fresh if e["chunk_id"] not in known)
-                pooled = {e["chunk_id"] for e in pool}
-                pool = [*pool, *(e for e in law_pool[:n] if e["chunk_id"] not in pooled)]
+                pool = _searched_too(pool, added, evidence, law_fresh, law_pool[:n])
         if researched and limits.rival_passages and asks_typed(question) and not is_broad(question):
             # One family chose every passage: the other's own answer to the same time or amount, if it states one,
             # may rank far below (a conflict shown, never hidden)
-            chosen = {(e.get("source_type") in LAW_TYPES) for e in pool
-                      if e["chunk_id"] in {r.chunk_id for r in part.ranked if r.selected}}
+            selected = {r.chunk_id for r in part.ranked if r.selected}
+            chosen = {(e.get("source_type") in LAW_TYPES) for e in pool if e["chunk_id"] in selected}
             if len(chosen) == 1 and (flt := family_filters(scope, not chosen.pop())) is not None:
                 rival_pool, rival_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth,
                                                              flt)
@@ -338,10 +345,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                     stating = {e["chunk_id"] for e in rival_pool[:n] if states_what_is_asked([question], e["text"])}
                     part = with_rivals(part, other.model_copy(update={
                         "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
-                    known = {e["chunk_id"] for e in [*evidence, *added]}
-                    added.extend(e for e in rival_fresh if e["chunk_id"] not in known)
-                    pooled = {e["chunk_id"] for e in pool}
-                    pool = [*pool, *(e for e in rival_pool[:n] if e["chunk_id"] not in pooled)]
+                    pool = _searched_too(pool, added, evidence, rival_fresh, rival_pool[:n])
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)

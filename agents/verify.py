@@ -221,7 +221,8 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     # "How long must transaction records be kept?")
     subjects = {p.index: broad_topic(p.question) for p in parts}
     below_cut -= {r.requirement_id for r, p, k in eligible
-                  if k.rival and not _speaks_of(subjects[p.index], r.exact_quote, limits.broad_topic_coverage)}
+                  if k.rival and not _speaks_of(subjects[p.index], set(tokenize(r.exact_quote)),
+                                                limits.broad_topic_coverage)}
     judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
     return [judged[r.requirement_id] for r in requirements]
 
@@ -294,9 +295,9 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
     return out
 
 
-def _speaks_of(subject: list[str], text: str, share: float) -> bool:
-    """`text` holds at least `share` of the `subject` terms (all of them where there are none to hold). Pure."""
-    held = set(tokenize(text))
+def _speaks_of(subject: list[str], held: set[str], share: float) -> bool:
+    """A text whose terms are `held` holds at least `share` of the `subject` terms (any text, where there are none).
+    Pure."""
     return not subject or sum(t in held for t in subject) / len(subject) >= share
 
 
@@ -308,7 +309,7 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     if not topic or relevance < limits.broad_floor or req.modality not in (Modality.OBLIGATION,
                                                                            Modality.PROHIBITION):
         return False
-    return sum(t in held for t in topic) / len(topic) >= limits.broad_topic_coverage
+    return _speaks_of(topic, held, limits.broad_topic_coverage)
 
 
 def front_matter(chunk: EvidenceItem) -> bool:
@@ -385,15 +386,15 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
             out[judged_key] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
             out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
-                                              part.index, ranked.relevance)
+                                      part.index, ranked.relevance)
         elif not passes(key, ranked.relevance) and not further:
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
-                                              part.index, ranked.relevance)
+                                      part.index, ranked.relevance)
         elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION,
-                                              f"another sentence of the same passage answers more directly "
-                                              f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
-                                              ranked.relevance)
+                                      f"another sentence of the same passage answers more directly "
+                                      f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
+                                      ranked.relevance)
         else:
             kept.setdefault(key, []).append(req.requirement_id)
             out[judged_key] = JudgedRequirement(
