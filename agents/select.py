@@ -275,6 +275,21 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
     return part.model_copy(update={"ranked": [*ranked, *added_ranked]}), added
 
 
+def _search_alone(index: int, question: str, flt: Filters, deps: Deps, model: RelevanceRanker,
+                  limits: EvidenceSettings, *, whole: bool = False
+                  ) -> tuple[Part, list[EvidenceItem], list[EvidenceItem]] | None:
+    """A part's second search, within `flt` alone (the law, the other source family), ranked by the same model:
+    (the part it makes, its entries new to the run, what it found); None where it finds nothing. `whole`: the
+    part keeps the whole order, not only the cut and a few candidates."""
+    found, fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth, flt)
+    if not n:
+        return None
+    ranked = rank_part(index, question, found[:n], model, deps.conn, searched=n,
+                       limits=limits.model_copy(update={"extra_candidates": n}) if whole else limits,
+                       overlap=deps.settings.answer.same_duty_overlap)
+    return ranked, fresh, found[:n]
+
+
 def _searched_too(pool: list[EvidenceItem], added: list[EvidenceItem], evidence: list[EvidenceItem],
                   fresh: list[EvidenceItem], found: list[EvidenceItem]) -> list[EvidenceItem]:
     """After a part's second search (the law alone, the other source family): its entries new to the run join
@@ -324,28 +339,22 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                          overlap=deps.settings.answer.same_duty_overlap)
         if researched and limits.broad_law_passages and is_broad(question) and (
                 flt := law_filters(scope)) is not None:
-            law_pool, law_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth, flt)
-            if n:
-                law = rank_part(i, question, law_pool[:n], model, deps.conn, searched=n, limits=limits,
-                                overlap=deps.settings.answer.same_duty_overlap)
+            if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:
+                law, fresh, found = alone
                 part = with_law(part, law, limits.broad_law_passages)
-                pool = _searched_too(pool, added, evidence, law_fresh, law_pool[:n])
+                pool = _searched_too(pool, added, evidence, fresh, found)
         if researched and limits.rival_passages and asks_typed(question) and not is_broad(question):
             # One family chose every passage: the other's own answer to the same time or amount, if it states one,
             # may rank far below (a conflict shown, never hidden)
             selected = {r.chunk_id for r in part.ranked if r.selected}
             chosen = {(e.get("source_type") in LAW_TYPES) for e in pool if e["chunk_id"] in selected}
-            if len(chosen) == 1 and (flt := family_filters(scope, not chosen.pop())) is not None:
-                rival_pool, rival_fresh, n = part_candidates(question, [], deps.retriever, deps.settings.rerank_depth,
-                                                             flt)
-                if n:
-                    other = rank_part(i, question, rival_pool[:n], model, deps.conn, searched=n,
-                                      limits=limits.model_copy(update={"extra_candidates": n}),  # the whole order
-                                      overlap=deps.settings.answer.same_duty_overlap)
-                    stating = {e["chunk_id"] for e in rival_pool[:n] if states_what_is_asked([question], e["text"])}
-                    part = with_rivals(part, other.model_copy(update={
-                        "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
-                    pool = _searched_too(pool, added, evidence, rival_fresh, rival_pool[:n])
+            if len(chosen) == 1 and (flt := family_filters(scope, not chosen.pop())) is not None and (
+                    alone := _search_alone(i, question, flt, deps, model, limits, whole=True)) is not None:
+                other, fresh, found = alone
+                stating = {e["chunk_id"] for e in found if states_what_is_asked([question], e["text"])}
+                part = with_rivals(part, other.model_copy(update={
+                    "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
+                pool = _searched_too(pool, added, evidence, fresh, found)
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)
