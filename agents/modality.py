@@ -144,6 +144,8 @@ _ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+
 # "increase": "the Regulator may allow offsets", "we may reduce the penalty" are powers)
 _POSSIBILITY = re.compile(r"\b(?:may|can|could|might|will)\s+(?:also\s+)?(?:assist|help|enable|result|lead|cause|"
                           r"occur|affect|indicate|contribute|impact|arise|happen|exist)\b", re.IGNORECASE)
+# "Implement:", "Establish and maintain:": a requirement verb alone before the list it governs
+_BARE_LEAD_IN = re.compile(r"([A-Z][a-z]+)(?:\s+(?:and|or|and/or)\s+([a-z]+))?\s*:")
 _CLAUSE_WORDS = frozenset("when if where whenever unless before after until within that which who whose and or but "
                           "because so in on at by for from with".split())
 
@@ -158,6 +160,11 @@ def _imperative(text: str) -> Modality | None:
     # "(g) test, on a regular basis, the plans ...": the verb's object after an inserted phrase
     body = re.sub(r"^([a-z]+),[^,;]{1,60},", r"\1", body, flags=re.IGNORECASE)
     words = _WORDS.findall(body)[:9]
+    # a bare verb that introduces its list ("(ii) Implementation specifications. Implement: (A) ... (B) ..."):
+    # the duties are the points
+    if (lead := _BARE_LEAD_IN.fullmatch(body.strip())) and all(
+            w.lower() in _data()["verbs"] for w in lead.groups() if w):
+        return Modality.OBLIGATION
     # a point of a list may open with its verb in lower case ("(e) identify key dependencies ..."), a duty verb
     # ("- support teams who operate ..." is the list's content)
     lower = _list_point(text) and body[:1].islower() and words[:1] != [] and words[0] in _data()["duties"]

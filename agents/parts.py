@@ -38,18 +38,34 @@ _PRONOUN_WITHIN = 10  # words before a pronoun that refers back to the part befo
 _PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|those|them|such\s+\w+)\b", re.IGNORECASE)
 _ANSWER = AnswerSettings()  # the defaults; parts_node passes its settings' group
 # A broad question asks for every duty on a matter, not one answer: "What must we do when an incident
-# occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?".
-_BROAD = re.compile(r"^\W*what\s+(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+done|happen)\b|"
-                    r"^\W*what\s+(?:must|should|shall|do|does|is|are)\s+(?:(?:we|i|you|a|an|the|our|they|it|firms?|"
-                    r"entit(?:y|ies)|\w+)\b.{0,80}?\b(?:do|happen|take\s+place)\b|(?:all\s+)?(?:the\s+|our\s+|my\s+)?"
-                    r"(?:\w+\s+){0,2}(?:obligations|duties|requirements|responsibilities|steps)\b)", re.IGNORECASE)
+# occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?", what a
+# document or programme must hold ("What must our training programme cover?", "What has to go into the letter
+# ...?", "What must we have in place ...?", "What must a covered entity weigh ...?"), every rule or way ("What are
+# all the rules on ...?", "What are the accepted ways of ...?") and the things to give ("What details must we give
+# ...?"); asked in any sentence ("A statute prevents me from complying. What do I have to do?").
+_WHO = r"(?:we|i|you|a|an|the|our|they|it|firms?|entit(?:y|ies)|\w+)"
+_MODAL = r"(?:must|should|shall|has\s+to|have\s+to|needs?\s+to)"
+_ASKS_ALL = "|".join([
+    r"(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+done|happen)\b",
+    rf"(?:must|should|shall|do|does|is|are)\s+(?:{_WHO}\b.{{0,80}}?\b(?:do|happen|take\s+place)\b|(?:all\s+)?"
+    r"(?:the\s+|our\s+|my\s+)?(?:\w+\s+){0,2}(?:obligations|duties|requirements|responsibilities|steps)\b)",
+    rf"{_MODAL}\b.{{0,80}}?\b(?:cover|contain|include|go\s+into|be\s+(?:written|put|included|set\s+out|stated)\s+"
+    r"(?:in|into)|put\s+in|in\s+place|weigh|consider|take\s+into\s+account)\b",
+    rf"(?:do|does)\s+{_WHO}(?:\s+\w+)?\s+(?:need|have)\s+(?:to\s+(?:have|consider|weigh|do)\b|in\s+place)",
+    r"(?:are|is)\s+(?:all\s+)?(?:the\s+|our\s+|my\s+)?(?:\w+\s+)?(?:rules|ways)\b",
+    rf"(?:\w+\s+)?(?:\w+s|\w+\s+and\s+\w+)\s+(?:(?:must|should|shall)\s+{_WHO}|(?:do|does)\s+{_WHO}(?:\s+\w+)?\s+"
+    r"(?:have|need)\s+to)\s+(?:give|provide|complete|submit|disclose|state)\b",
+])
+_BROAD = re.compile(rf"(?:^|[.!?]\s+)\W*what\s+(?:exactly\s+)?(?:{_ASKS_ALL})", re.IGNORECASE)
 # ... unless it names the one provision it asks about ("as stated in Rule 17.1.5(f)", "under Article 5").
 _NAMES_PROVISION = re.compile(r"\b(?:rule|article|section|regulation|paragraph|clause|§)\s*\d", re.IGNORECASE)
 
 
 # Words of a broad question that ask for duties rather than name their subject.
 _ASKING = frozenset(key_terms("done do does happen happens take place obligations duties requirements "
-                              "responsibilities steps all our we us i you have need needs required"))
+                              "responsibilities steps all our we us i you have need needs required exactly "
+                              "cover contain include written put into weigh consider account rules ways give "
+                              "provide complete submit disclose state"))
 
 
 def broad_topic(question: str) -> list[str]:

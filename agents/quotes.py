@@ -188,13 +188,20 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     provision\u2014") runs on over the items that follow it, up to `most` words, so that the quote says what
     is required rather than that something is. `i`: the sentence's index in `spans`."""
     span = spans[i]
-    if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN):
+    if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN) and not _opens_its_list(text, span):
         return span.end
     end = span.end
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
         i += 1
         end = spans[i].end
     return end
+
+
+def _opens_its_list(text: str, span: Any) -> bool:
+    """The sentence is a lead-in and the first point of its list, which ends it ("Implement:\n(A) Security
+    reminders (Addressable)." before "(B) ...")."""
+    lead = re.search(r"[:\u2014]\s*\n[ \t]*", text[span.start:span.end])
+    return lead is not None and _POINT.match(text, span.start + lead.end()) is not None
 
 
 def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:

@@ -25,6 +25,10 @@ OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Moda
     ("Ensure that backups are encrypted.", OBL),
     # ADGM rules: a form's instruction
     ("Notify the Regulator.", OBL),
+    # a bare verb before the list it governs: a US regulation's "Implement:", a catalogue's "Establish and maintain:"
+    ("Implement:", OBL),
+    ("(ii) Implement:", OBL),
+    ("Establish and maintain:", OBL),
     # an EU act and licences: modal verbs as before
     ("The Commission shall adopt delegated acts.", OBL),
     ("You may redistribute copies.", PERM),
@@ -48,6 +52,10 @@ def test_requirements_without_a_modal_verb(sentence: str, expected: Modality) ->
     "It requires that the person making a statement knows it to be false.",  # 'It', not 'IT'
     "(ii) do not feature as a significant proportion in the early mine plan.",  # a list item's continuation
     "Member States ensure that entities report incidents.",
+    "Note:",  # labels before text, not verbs before a list
+    "Scope:",
+    "Definitions:",
+    "Implement",  # a title
 ])
 def test_sentences_that_impose_no_duty_by_their_form(sentence: str) -> None:
     assert classify_modality(sentence) in (N, Modality.RECOMMENDATION)
@@ -234,6 +242,27 @@ def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
     assert all(not q.rstrip().endswith(("(b)", "(c)", "(b) the core activities of")) for q in quotes)
 
 
+@pytest.mark.parametrize(("text", "points"), [
+    # a US regulation: the lead-in and its first point end one sentence ("Implement:\n(A) ... (Addressable).")
+    ("(ii) Implementation specifications. Implement:\n(A) Security reminders (Addressable). Periodic security "
+     "updates.\n\n(B) Protection from malicious software (Addressable). Procedures for guarding against, detecting, "
+     "and reporting malicious software.\n\n(C) Log-in monitoring (Addressable). Procedures for monitoring log-in "
+     "attempts and reporting discrepancies.\n\n(D) Password management (Addressable). Procedures for creating, "
+     "changing, and safeguarding passwords.", ["(A)", "(B)", "(C)", "(D)"]),
+    # a policy and a catalogue: a "must" lead-in, its points on lines of their own
+    ("Before production use, every change must be:\n- reviewed by a second engineer who did not write the change;\n"
+     "- tested in the staging environment with production-like data;\n- approved by the service owner in writing.",
+     ["- reviewed", "- tested", "- approved"]),
+    ("The organization shall establish and maintain:\na. an inventory of all system components that is accurate;\n"
+     "b. a baseline configuration for each component type that is reviewed annually.", ["a. an", "b. a"]),
+], ids=["us-regulation", "policy", "catalogue"])
+def test_a_lead_in_and_its_points_are_quoted_together(text: str, points: list[str]) -> None:
+    from agents.extract import extract_from_chunks
+
+    quoted = " ".join(r.exact_quote for r in extract_from_chunks([_chunk(text, "s")]))
+    assert all(p in quoted for p in points)
+
+
 @pytest.mark.parametrize(("question", "broad"), [
     ("What must happen when an employee leaves the company?", True),  # policies
     ("What must we do when a security incident occurs?", True),
@@ -243,6 +272,21 @@ def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
     ("What are the obligations of a Fund Administrator regarding records, as stated in Rule 17.1.5(f)?", False),
     ("How long must transaction records be kept?", False),  # the sample corpus
     ("What is the minimum capital ratio?", False),
+    # what a document or programme must hold, what must be in place, weighed or given, every rule or way
+    ("What must our security awareness and training programme cover?", True),  # a US regulation
+    ("What has to be written into our contracts with managed service and cloud providers?", True),  # a catalogue
+    ("What must we have in place for the day we need to leave an ICT provider?", True),  # an EU act
+    ("What must a covered entity weigh when it decides which security measures to adopt?", True),
+    ("What are all the rules on reviewing who has access to our systems and data?", True),  # policies
+    ("What are the accepted ways of making the source available to recipients?", True),  # licences
+    ("What details must we give the regulator when we report a breach?", True),
+    ("What exactly is our management body required to do about ICT risk?", True),
+    # ... asked after a sentence of context
+    ("A court order prevents me from complying with the MPL for part of the code. What do I have to do?", True),
+    ("What notice period do we have to give an employee before terminating their employment?", False),  # one figure
+    ("What are the PCI DSS rules for storing cardholder data?", False),  # a named set of rules, not all of ours
+    ("What does the term 'client money' include?", False),  # a definition
+    ("We store backups offsite. How often must they be tested?", False),
 ], ids=lambda x: str(x)[:40])
 def test_broad_questions_ask_for_every_duty(question: str, broad: bool) -> None:
     from agents.parts import is_broad
