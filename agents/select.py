@@ -24,7 +24,7 @@ from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.naming import named_documents
-from agents.parts import is_broad
+from agents.parts import broad_topic, is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import SOURCE_TYPES, AnswerSettings, EvidenceSettings
@@ -33,6 +33,7 @@ from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.protocol import RelevanceRanker
 from engine.search import store
 from engine.search.retrieval import Filters, stored_cosines
+from engine.terms import tokenize
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -247,10 +248,20 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
         return part, []
     by_id = {e["chunk_id"]: e for e in pool}
     anchors: dict[tuple[str, str], RankedChunk] = {}
+    law: set[tuple[str, str]] = set()
     for r in part.ranked:
         entry = by_id.get(r.chunk_id)
         if r.selected and entry and entry.get("section_path") and non_binding(entry) is None:
             anchors.setdefault((entry["document_id"], entry["section_path"]), r)
+            if entry.get("source_type") in LAW_TYPES:
+                law.add((entry["document_id"], entry["section_path"]))
+    # The law's sections beside a chosen one, under the same heading, whose own heading names the subject ("7.2
+    # Incident reporting" beside "7.4 Incident records" to "What must we do when a security incident occurs?")
+    topic = set(broad_topic(part.question))
+    for key, siblings in store.sibling_sections(conn, sorted(law)).items():
+        for path in siblings:
+            if topic & set(tokenize(path.rsplit(" > ", 1)[-1])):
+                anchors.setdefault((key[0], path), anchors[key])
     known = {r.chunk_id: r for r in part.ranked}
     completes: dict[str, str] = {}  # a candidate the cut left out -> the chosen passage whose section it is in
     added_ranked, added = [], []

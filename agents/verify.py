@@ -323,7 +323,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                   chunks: dict[str, EvidenceItem], limits: EvidenceSettings) -> dict[_Key, JudgedRequirement]:
     """Quote-level decisions, per requirement and part: the passage must pass the calibrated gate (the pair head
     was calibrated on passages); among its sentences, those more than `limits.quote_gap` below the best are set
-    aside, and at most `limits.max_quotes_per_chunk` kept; time and context rules."""
+    aside, and at most `limits.max_quotes_per_chunk` kept (every one, for a broad question's part); time
+    and context rules."""
     scores: dict[_Key, float] = {}
     passage: dict[tuple[int, str], float] = {}
     for part in {p.index: p for _, p, _ in eligible}.values():
@@ -354,6 +355,11 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                     f"{relevance:.3f}, the passage alone {passage[key]:.3f})")
         return f"its passage's relevance {passage[key]:.3f} is below the gate ({gate:.3f})"
 
+    def share_of_gate(key: tuple[int, str]) -> float:
+        if decided:
+            return decided[key] / head_cut if head_cut else 1.0
+        return passage[key] / gate if gate else 1.0
+
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
     for req, part, _ in eligible:
@@ -369,9 +375,13 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # The law's passages that its own search chose (agents.select.with_law) for a part in scope speak of its subject
     # when they name any of it ("Records of every incident ... shall be kept" to "What must we do when a security
     # incident occurs?"): the law's duties, with the rest of their sections.
+    # Not one the gate all but rules out (under `limits.broad_gate_share` of its threshold): the law's best for a
+    # matter it does not regulate ("Every new member of staff must complete security awareness training" to "What
+    # has to be in place before we start working with a new supplier?").
     law = {(part.index, req.chunk_id) for req, part, ranked in eligible
            if part.index in anchored and ranked.law and any(t in held.setdefault(
-               req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])}
+               req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])
+           and share_of_gate((part.index, req.chunk_id)) >= limits.broad_gate_share}
     passing |= law
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[(e[0].requirement_id, e[1].index)]):
         judged_key = (req.requirement_id, part.index)
@@ -380,8 +390,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         duty = req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
         further = (part.index in anchored and not passes(key, ranked.relevance)
                    and (duty and (key in law or (part.index, ranked.section_of) in passing)
-                        or _further_duty(topics[part.index], req, held.setdefault(
-                            req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
+                        or share_of_gate(key) >= limits.broad_gate_share and _further_duty(
+                            topics[part.index], req, held.setdefault(
+                                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
         if (missing := unstated(part.question, req.exact_quote)) is not None:
             out[judged_key] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
@@ -390,7 +401,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         elif not passes(key, ranked.relevance) and not further:
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
                                       part.index, ranked.relevance)
-        elif score < best[key] - limits.quote_gap or len(kept.get(key, [])) >= limits.max_quotes_per_chunk:
+        elif score < best[key] - limits.quote_gap or part.index not in topics and len(
+                kept.get(key, [])) >= limits.max_quotes_per_chunk:  # a broad question asks for every duty
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION,
                                       f"another sentence of the same passage answers more directly "
                                       f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,

@@ -87,7 +87,8 @@ class EvidenceSettings(BaseModel):
     quote_gap: float = Field(default=0.3, ge=0.0, le=1.0,
                              description="A sentence scoring this far below the best sentence of its passage is "
                                          "set aside.")
-    max_quotes_per_chunk: int = Field(default=3, ge=1, description="Quotes of one passage cited per part.")
+    max_quotes_per_chunk: int = Field(default=3, ge=1, description="Quotes of one passage cited per part (a broad "
+                                                                   "question's part: every duty within quote_gap).")
     extra_candidates: int = Field(default=3, ge=0,
                                   description="Chunks below the selection cut that are extracted and judged too "
                                               "(rejected, on record).")
@@ -112,6 +113,12 @@ class EvidenceSettings(BaseModel):
                                                 "searched on its own too and up to this many of its passages within "
                                                 "the selection cut are weighed beside the rest (0: never): a short Act "
                                                 "among long policies on the same matter is otherwise outranked.")
+    broad_gate_share: float = Field(default=0.2, ge=0.0, le=1.0,
+                                    description="For a broad question, a passage the law's own search chose, or one "
+                                                "that speaks of the question's subject, is one of its duties only "
+                                                "where the relevance gate scores it at least this share of its "
+                                                "threshold (the law's best for a matter it does not regulate scores "
+                                                "far under).")
     broad_topic_coverage: float = Field(default=0.5, ge=0.0, le=1.0,
                                         description="For a broad question with one passage that passes the gate, "
                                                     "another passage that holds this share of the question's "

@@ -227,6 +227,29 @@ def section_chunks(conn: psycopg.Connection, sections: Sequence[tuple[str, str]]
     return {key: found for key, found in out.items() if len(found) <= most}
 
 
+def sibling_sections(conn: psycopg.Connection, sections: Sequence[tuple[str, str]]
+                     ) -> dict[tuple[str, str], list[str]]:
+    """For each (document id, section path) under a parent heading, the paths of the other sections directly under
+    that parent in the same document ("Part 7 Incidents > 7.2 Incident reporting" beside "Part 7 Incidents > 7.4
+    Incident records"), in document order."""
+    keys = [(d, p) for d, p in sections if " > " in p]
+    if not keys:
+        return {}
+    parents = [p.rsplit(" > ", 1)[0] for _, p in keys]
+    rows = conn.execute(
+        "SELECT s.document_id, s.parent, c.section_path, min(c.ordinal) AS first FROM chunks c"
+        " JOIN unnest(%s::text[], %s::text[]) AS s(document_id, parent) ON c.document_id = s.document_id"
+        " AND c.section_path LIKE replace(replace(s.parent, '%%', '\\%%'), '_', '\\_') || ' > %%'"
+        " AND position(' > ' IN substr(c.section_path, length(s.parent) + 4)) = 0"
+        " GROUP BY s.document_id, s.parent, c.section_path ORDER BY s.document_id, first",
+        ([d for d, _ in keys], parents)).fetchall()
+    under: dict[tuple[str, str], list[str]] = {}
+    for document_id, parent, path, _ in rows:
+        under.setdefault((document_id, parent), []).append(path)
+    return {(d, p): [q for q in under.get((d, parent), []) if q != p] for (d, p), parent in zip(keys, parents,
+                                                                                                strict=True)}
+
+
 def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document_id: str | None = None,
                       limit: int = 20) -> list[Chunk]:
     """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a))."""

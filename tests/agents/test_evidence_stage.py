@@ -643,6 +643,39 @@ def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, setting
     assert {e["chunk_id"] for e in added} == {members[1].id}
 
 
+@pytest.mark.parametrize(("source_type", "joined"), [("regulation", True), ("policy", False)])
+def test_a_broad_part_weighs_the_laws_sections_named_after_its_subject(conn, settings, embedder, tmp_path,
+                                                                       source_type: str, joined: bool) -> None:
+    """with_sections: beside a chosen passage of the law, the sections under the same heading whose own heading
+    names the question's subject join a broad part ("7.2 Incident reporting" beside "7.1 Incident handling"), not
+    those named otherwise ("7.3 Customer notification") nor another heading's ("8.1 Incident backups"); a
+    policy's chosen passage brings none."""
+    from agents.crossref import evidence_entry
+    from agents.select import Part, RankedChunk, with_sections
+    from engine.ingest.pipeline import ingest_paths
+    from engine.search import store
+
+    rules = tmp_path / "rules.md"
+    rules.write_text("# Cyber Rules\n\n## Part 7 Incidents\n\n### 7.1 Incident handling\n\n"
+                     "A regulated entity shall maintain a documented incident response plan.\n\n"
+                     "### 7.2 Incident reporting\n\nA major incident must be notified to the Authority within 4 hours "
+                     "of its classification.\n\n### 7.3 Customer notification\n\nAffected customers shall be "
+                     "informed within 72 hours.\n\n## Part 8 Continuity\n\n### 8.1 Incident backups\n\nProduction data "
+                     "shall be backed up at intervals not exceeding 12 hours.\n")
+    ingest_paths(conn, embedder, settings, [rules], source_type=source_type)
+    chunks = store.chunks_of_document(conn, store.list_documents(conn)[0].id)
+    by_section = {c.section_path.rsplit(" > ", 1)[-1]: c for c in chunks}
+    anchor = by_section["7.1 Incident handling"]
+    siblings = store.sibling_sections(conn, [(anchor.document_id, anchor.section_path)])
+    assert [p.rsplit(" > ", 1)[-1] for p in siblings[(anchor.document_id, anchor.section_path)]] == [
+        "7.2 Incident reporting", "7.3 Customer notification"]  # under Part 7 only, in document order
+    part = Part(index=0, question="What must we do when a security incident occurs?", best=0.4,
+                ranked=[RankedChunk(chunk_id=anchor.id, relevance=0.4, selected=True)])
+    part, _ = with_sections(part, [evidence_entry(anchor, score=1.0, query="q")], conn)
+    got = {r.chunk_id for r in part.ranked if r.section_of == anchor.id}
+    assert got == ({by_section["7.2 Incident reporting"].id} if joined else set())
+
+
 def _law_and_policy(law: str, policy: str) -> tuple[dict[str, dict], list[Requirement]]:
     """Two one-sentence chunks, a regulation's (c1, REQ-S001) and a policy's (c2, REQ-P001), and their quotes."""
     chunks = {"c1": {"chunk_id": "c1", "text": law, "section_heading": "", "source_type": "regulation"},
@@ -735,13 +768,17 @@ def test_a_broad_part_weighs_the_passages_its_search_of_the_law_chose() -> None:
     assert with_law(part, law.model_copy(update={"ranked": law.ranked[3:]}), most=2) == part
 
 
-@pytest.mark.parametrize(("law_text", "verified"), [
-    ("Records of every incident, including the actions taken, shall be kept for at least five years.", True),
-    ("Contracts with suppliers shall be reviewed at least once a year.", False),  # names nothing of the subject
-], ids=["names-the-subject", "another-subject"])
-def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_text: str, verified: bool) -> None:
+@pytest.mark.parametrize(("law_text", "law_gate", "verified"), [
+    ("Records of every incident, including the actions taken, shall be kept for at least five years.", 0.1, True),
+    ("Contracts with suppliers shall be reviewed at least once a year.", 0.1, False),  # names nothing of the subject
+    # names it, but the gate all but rules it out (under a fifth of its threshold)
+    ("Records of every incident, including the actions taken, shall be kept for at least five years.", 0.05, False),
+], ids=["names-the-subject", "another-subject", "ruled-out-by-the-gate"])
+def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_text: str, law_gate: float,
+                                                                            verified: bool) -> None:
     """Once a passage of a broad part passes the gate, a duty the law's own search chose passes when it names any
-    of the question's subject terms, and takes the selection cut with it."""
+    of the question's subject terms and the gate scores it at least `broad_gate_share` of its threshold, and takes
+    the selection cut with it."""
     from agents.select import Part, RankedChunk
     from agents.verify import verify_requirements
 
@@ -757,12 +794,36 @@ def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_
 
     class _Split(_PairModel):
         def gate_probabilities(self, question, texts, relevances, best):  # the policy passes, the law does not
-            return [0.9 if t == policy else 0.1 for t in texts]
+            return [0.9 if t == policy else law_gate for t in texts]
 
     model = _Split(0.3, gate=0.0, gate_selected=0.2, gate_confident=0.95, gate_head=0.4, select_gap=0.3)
     first, second = verify_requirements([part], reqs, chunks, model)
     assert first.verified
     assert second.verified is verified, second.rationale
+
+
+@pytest.mark.parametrize(("question", "cited"), [
+    ("What must our security awareness and training programme cover?", 5),  # broad: every duty of the passage
+    ("Who must complete security awareness training?", 3),  # one answer: the passage's best three
+], ids=["broad", "narrow"])
+def test_a_broad_part_cites_every_duty_of_a_passage(question: str, cited: int) -> None:
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    duties = ["Staff must complete security awareness training within ten working days of joining.",
+              "Training must cover security reminders sent to staff at least once a quarter.",
+              "Training must cover protection from malicious software and how to report it.",
+              "Training must cover monitoring of log-in attempts and how discrepancies are reported.",
+              "Training must cover creating, changing and safeguarding passwords."]
+    text = " ".join(duties)
+    chunks = {"c1": {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "regulation"}}
+    reqs = [_req(f"REQ-S00{i + 1}", d).model_copy(update={"chunk_id": "c1", "char_start": text.index(d),
+                                                          "char_end": text.index(d) + len(d)})
+            for i, d in enumerate(duties)]
+    part = Part(index=0, question=question, best=0.9, ranked=[RankedChunk(chunk_id="c1", relevance=0.9,
+                                                                            selected=True)])
+    judged = verify_requirements([part], reqs, chunks, _PairModel(0.5, gate_selected=0.2, gate_confident=0.95))
+    assert sum(j.verified for j in judged) == cited, [j.rationale for j in judged]
 
 
 @pytest.mark.parametrize(("question", "direct"), [
