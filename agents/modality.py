@@ -90,6 +90,10 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
                   rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
+                  # whatever its subject, "is to be" and a participle: "Production data is to be synchronized ...";
+                  # not in a relative clause ("products that are to be used primarily for ...")
+                  rf"^(?:(?!\b(?:that|which|who|whom|whose)\b)[^;])*?\b(?:is|are)\s+to\s+{_NOT_READING}be\s+"
+                  r"(?:\w+ly\s+)?[a-z]+(?:ed|en|wn|pt|ght)\b",
                   r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
                   # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
                   rf"\bexpects?\s+(?:\w+\s+){{0,8}}?to\s+{_NOT_READING}\w+",
@@ -137,6 +141,10 @@ _FINITE = re.compile(r"^(?:is|are|was|were|has|have|had|will|would|can|could|may
                      r"did|means|includes?|refers)$", re.IGNORECASE)
 
 
+_DETERMINERS = frozenset("the a an its their this these those any each every all our your his her".split())
+# Manner adverbs before a list point's verb: "(b) quickly, appropriately and effectively respond to ...",
+# "(ii) Periodically review ..."
+_LEADING_ADVERBS = re.compile(r"^(?:[a-z]+ly\b(?:,\s*|\s+and\s+|\s+or\s+|\s+))+(?=[a-z])", re.IGNORECASE)
 _WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IGNORECASE)
 # An aside in brackets that opens with a relative or conditional word: "(which may be electronic)"
 _ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+as)\b[^()]*\)", re.IGNORECASE)
@@ -159,6 +167,8 @@ def _imperative(text: str) -> Modality | None:
         return Modality.PROHIBITION
     # "(g) test, on a regular basis, the plans ...": the verb's object after an inserted phrase
     body = re.sub(r"^([a-z]+),[^,;]{1,60},", r"\1", body, flags=re.IGNORECASE)
+    if _list_point(text):
+        body = _LEADING_ADVERBS.sub("", body)
     words = _WORDS.findall(body)[:9]
     # a bare verb that introduces its list ("(ii) Implementation specifications. Implement: (A) ... (B) ..."):
     # the duties are the points
@@ -188,7 +198,7 @@ def _imperative(text: str) -> Modality | None:
     for i, word in enumerate(words[1:], start=1):
         if word.lower() in _CLAUSE_WORDS:
             break  # the rest is the imperative's own clause ("... when the accounts have expired")
-        if _FINITE.match(word):
+        if _FINITE.match(word) and words[i - 1].lower() not in _DETERMINERS:  # not "the means of transfer"
             return None
         # "Log files record user activity": a plural noun, then the sentence's own verb
         if i >= 2 and word.lower() in _data()["verbs"] and words[i - 1].endswith("s"):
