@@ -29,6 +29,13 @@ OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Moda
     ("Implement:", OBL),
     ("(ii) Implement:", OBL),
     ("Establish and maintain:", OBL),
+    # a list point's verb after manner adverbs, or before "the means of" (a noun, not the verb "means")
+    ("(b) quickly, appropriately and effectively respond to, and resolve, all ICT-related incidents;", OBL),  # EU
+    ("(ii) Periodically review your data retention policy to minimize the retention of data;", OBL),  # US
+    ("(a) ensure the security of the means of transfer of data;", OBL),
+    # "is to be" with a participle (policies, a US rule)
+    ("Production data is to be synchronized across multiple S3 buckets in AWS.", OBL),
+    ("Records of each review are to be kept for five years.", OBL),
     # an EU act and licences: modal verbs as before
     ("The Commission shall adopt delegated acts.", OBL),
     ("You may redistribute copies.", PERM),
@@ -52,6 +59,14 @@ def test_requirements_without_a_modal_verb(sentence: str, expected: Modality) ->
     "It requires that the person making a statement knows it to be false.",  # 'It', not 'IT'
     "(ii) do not feature as a significant proportion in the early mine plan.",  # a list item's continuation
     "Member States ensure that entities report incidents.",
+    # "is to be" in a relative clause, or of how a text is read; a purpose with no imperative after it
+    "Consumer means an individual who obtains a financial product from you that is to be used for personal purposes.",
+    "ASD will provide guidance on the methods and timeframes in which it is to be applied.",
+    "This section is to be read with section 4.",
+    "To date, the firm has reported two incidents to the authority.",
+    # a licence's appendix tells a licensor how to apply it: no duty of the licensee (it had answered "Is the
+    # software provided with any warranty?" from "To apply the Apache License to your work, attach ...")
+    "To do so, attach the following notices to the program.",
     "Note:",  # labels before text, not verbs before a list
     "Scope:",
     "Definitions:",
@@ -219,8 +234,22 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
      "The incident response plan is tested annually.", False),
     ("Any user account that has not been used for 45 consecutive days shall be disabled.",
      "User accounts that have not been used for 90 days are disabled.", True),
+    # counts of one thing: a password's length (policies), failed log-in attempts (a catalogue), copies (a US rule)
+    ("Passwords used for interactive logins must be not less than 14 characters in length.",
+     "Password configurations are set to require: * a minimum length of 12 characters;", True),
+    ("Accounts shall be locked after five failed login attempts.",
+     "User accounts are locked after 10 failed login attempts.", True),
+    ("At least three backup copies of production data must be kept.", "Two backup copies of production data are "
+     "kept, one of them offline.", True),
+    # ... not a count for another duty, a reference's number, nor the same count in words and digits
+    ("Passwords used for interactive logins must be not less than 14 characters in length.",
+     "* where supported, modifying at least 6 characters when changing passwords;", False),
+    ("Section 4 applies to the register of 3 providers.", "Section 5 applies to the register of 3 providers.", False),
+    ("Accounts shall be locked after five failed login attempts.",
+     "User accounts are locked after 5 failed login attempts.", False),
 ], ids=["review-access", "retain-logs", "review-firewall", "notify-vs-keep", "other-recipients", "other-topics",
-        "acronym-and-label", "acronym-not-in-other", "consecutive-days"])
+        "acronym-and-label", "acronym-not-in-other", "consecutive-days", "password-length", "login-attempts",
+        "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
     from agents.duties import conflicting_figures
 
