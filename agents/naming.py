@@ -5,7 +5,8 @@ ranks above it answers another question ("What patent rights do the contributors
 answered from the MPL's). A title gives its document names: its acronyms of three letters or more ("HIPAA",
 "FTC"; "HR" is a department as often as a title), the initials of a run of its capitalised words ("GPL":
 General Public License, "CC": Creative Commons), an alias in brackets ("(DORA)", "(Safeguards Rule)"), and
-such a run itself as the title writes it ("Mozilla Public License"). Not its capitalised words alone: a title's
+such a run itself as the title writes it ("Mozilla Public License"), and a capitalised word of it with the title's
+version ("Apache 2.0" of "Apache License, Version 2.0"). Not its capitalised words alone: a title's
 "Security", "Access" or "Incident" is written capitalised in questions about the Security team or any
 incident, and a dictionary knows "Apache" and "Mozilla" too. A question names a document when it writes one of
 these as a name (in capitals, or capitalised inside the sentence), so the plain words of a title ("access",
@@ -29,6 +30,7 @@ _SMALL = frozenset("of and the for on in to a an with by".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _ALIAS = re.compile(r"\(([A-Z][A-Za-z0-9 .-]{1,40})\)")
 _VERSION = re.compile(r"(?<=[A-Za-z])(?:v|-)?\d[\d.]*$")
+_TITLE_VERSION = re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.IGNORECASE)
 
 
 def title_names(title: str) -> set[str]:
@@ -45,6 +47,11 @@ def title_names(title: str) -> set[str]:
         names |= {" ".join(span) for span in spans if any(x.lower() not in GENERIC for x in span)}  # as written
         run = [] if w.lower() not in _SMALL else run
     names |= {a.strip().lower() for a in _ALIAS.findall(title)}
+    # a title's own word with its version, as a question writes the two together ("Apache 2.0" of "Apache License,
+    # Version 2.0"): no other document has that pair
+    if (version := _TITLE_VERSION.search(title)) is not None:
+        names |= {f"{w} {version.group(1)}" for w in words
+                  if w[:1].isupper() and not w.isupper() and w.lower() not in GENERIC | _SMALL}
     return names
 
 

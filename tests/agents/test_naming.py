@@ -26,7 +26,10 @@ OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
     (LICENCES, "Can I combine MPL 2.0 code with a GPL project?", {"gpl", "mpl"}),
     (LICENCES, "Does the Mozilla Public License give me any rights to the logos?", {"mpl"}),
     (LICENCES, "What must I do when I hand out a modified version?", set()),
-    (LICENCES, "Can I put Apache 2.0 code into a closed-source product?", set()),  # a dictionary word: no name
+    # a dictionary word names nothing alone, but with its title's version it names that one document
+    (LICENCES, "Can I put Apache 2.0 code into a closed-source product?", {"apache"}),
+    (LICENCES, "We use an Apache-licensed library in our product.", set()),
+    (LICENCES, "Is version 2.0 of the licence compatible with version 3?", set()),
     # US regulations: a name two titles share names both; naming every document restricts nothing
     (US, "Under HIPAA, how soon must we notify individuals of a breach?", {"hipaa-sec", "hipaa-breach"}),
     (US, "What details must we give the FTC when we report a security breach?", {"ftc"}),
@@ -47,7 +50,8 @@ OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
     (LICENCES, "Under the Mozilla Public licence, may I sell binaries?", {"mpl"}),
     (POLICIES, "What does the Data Management policy say about backups?", {"data"}),
     (POLICIES, "What does our data management policy say about backups?", set()),
-], ids=["gplv3", "gpl-hyphen", "cc-by", "two-named", "title-words", "none", "dictionary-word", "shared-name",
+], ids=["gplv3", "gpl-hyphen", "cc-by", "two-named", "title-words", "none", "word-and-version", "dictionary-word",
+        "version-alone", "shared-name",
         "acronym", "alias", "all-named", "ephi", "eu-alias", "eu-alias-2", "department", "lower-case",
         "policy-title", "rules-title", "generic-titles", "kind-spelling", "kind-spelling-2", "kind-case",
         "plain-words"])
