@@ -83,8 +83,8 @@ def _days(phrase: str) -> float | None:
 
 # A count of something that is not a time, in digits or words before its plural noun ("14 characters", "five failed
 # login attempts", "two backup copies"); the noun names what is counted.
-_QUANTITY = re.compile(rf"(?<![-/.§\w])\b(\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:[a-z]+-)?[a-z]+\s+){{0,2}}?([a-z]{{3,}}s)\b",
-                       re.IGNORECASE)
+_QUANTITY = re.compile(rf"(?<![-/.§\w])\b(\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+"
+                       r"(?:(?:[a-z]+-)?[a-z]+\s+){0,2}?([a-z]{3,}s)\b", re.IGNORECASE)
 
 
 # Words before a number that make it a reference, not a count ("Section 4 applies", "Article 28 requires").

@@ -174,11 +174,6 @@ def _answer_item(conn: psycopg.Connection, settings: Settings, embedder: Any, sa
                               run_id=item["run_id"], saver=saver, resume=True, embedder=embedder,
                               hooks=Hooks(node=progress), actor=batch["actor"], batch=_batch_context(batch, question),
                               finish=finish, checkpoint=False, recording=leased).entry
-    if appended is None:
-        return None
-    # Signed after the commit, so the trail's append lock (held to the end of the transaction) is not held
-    # while signing: other workers append meanwhile, and the checkpoint covers their audits too.
-    checkpoints.after_append(conn, settings, appended.seq)
     return appended
 
 
@@ -360,6 +355,23 @@ def _attempt(s: _Session, worker: _Worker, batch: dict[str, Any], question: Ques
     if appended is not None:
         worker.done += 1
         worker.emit(("done", qid, appended.audit_id))
+        _checkpoint(s, worker, appended, run_settings)
+
+
+def _checkpoint(s: _Session, worker: _Worker, appended: audit_trail.Appended, settings: Settings) -> None:
+    """The checkpoint after a recorded question: signed after its commit, so the trail's append lock (held to the
+    end of the transaction) is not held while signing (other workers append meanwhile, and the checkpoint covers
+    their audits too), and after the question is counted: a connection lost while signing loses nothing (the
+    audit is committed, the next checkpoint covers it) and is not taken for a failed question."""
+    try:
+        checkpoints.after_append(s.conn, settings, appended.seq)
+    except ConfigError:
+        raise  # a signing key or command to fix: end the worker (exit 2)
+    except Exception as exc:  # noqa: BLE001 - the audit stands; the next checkpoint covers it
+        if s.broken():
+            raise _ConnectionLost(str(exc)) from exc
+        logger.error("%s: no checkpoint after %s (the next one covers it)", worker.batch_id, appended.audit_id,
+                     exc_info=exc)
 
 
 def _describe(exc: BaseException) -> str:

@@ -247,3 +247,53 @@ def test_a_worker_with_no_server_at_its_start_fails_at_once(batch_settings, embe
     with pytest.raises(StorageError, match="cannot connect to PostgreSQL"):
         work("B-none", cfg, embedder, lambda event: None)
     assert time.monotonic() - started < cfg.batch_reconnect_s
+
+
+@pytest.mark.parametrize(("error", "broken", "outcome_"), [
+    (psycopg.OperationalError("server closed the connection unexpectedly"), True, "reconnect"),
+    (RuntimeError("the witness directory is full"), False, "logged"),
+], ids=["connection-lost", "other-error"])
+def test_a_checkpoint_that_fails_after_a_recorded_question_loses_no_count(monkeypatch, caplog, error, broken,
+                                                                          outcome_) -> None:
+    """A question is counted before its checkpoint is signed: a connection lost while signing (the audit is
+    committed) reconnects without the question going uncounted, and any other error is logged, not stored as a
+    failed attempt of an answered question."""
+    from engine.batch import runner
+
+    class _Conn:
+        def __init__(self) -> None:
+            self.broken, self.closed = broken, False
+
+    class _Beat:
+        def __init__(self, *args) -> None:
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+    def sign(conn, settings, seq):
+        raise error
+
+    def failed(*args, **kwargs):
+        raise AssertionError("an answered question was stored as a failed attempt")
+
+    appended = type("Appended", (), {"audit_id": "AUD-1", "seq": 7})()
+    monkeypatch.setattr(runner, "_Heartbeat", _Beat)
+    monkeypatch.setattr(runner, "_answer_item", lambda *args: appended)
+    monkeypatch.setattr(runner.checkpoints, "after_append", sign)
+    monkeypatch.setattr(runner, "_failed", failed)
+    session = runner._Session(_Conn(), _Conn(), type("Saver", (), {"conn": _Conn()})())
+    events: list[tuple] = []
+    worker = runner._Worker("b", Settings(), None, events.append, "w")
+    question = type("Q", (), {"id": "REC-1"})()
+    item = {"question_id": "REC-1", "claims": 1, "position": 0}
+    if outcome_ == "reconnect":
+        with pytest.raises(runner._ConnectionLost):
+            runner._attempt(session, worker, {}, question, item, worker.settings)
+    else:
+        runner._attempt(session, worker, {}, question, item, worker.settings)
+        assert "no checkpoint after AUD-1" in caplog.text
+    assert worker.done == 1 and ("done", "REC-1", "AUD-1") in events
