@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from engine.terms import key_terms
+
 # Words that name a kind of document or part of one, not one document: never a name on their own.
 GENERIC = frozenset("""
 act acts agreement amendment amendments annex appendix article articles chapter code commission conditions
@@ -89,9 +91,32 @@ def named_documents(question: str, titles: dict[str, str]) -> set[str]:
     A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
     License", "Creative Commons")."""
     mentioned = question_names(question)
-    names = {doc: title_names(title) for doc, title in titles.items()}
-    everywhere = set.intersection(*names.values()) if names else set()  # "(EU)", "CFR": they tell none apart
-    named = {doc for doc, found in names.items()
-             if any(n in mentioned if n.islower() else re.search(_as_written(n), question)
-                    for n in found - everywhere)}
+    named = {doc for doc, found in _distinctive(titles).items()
+             if any(n in mentioned if n.islower() else re.search(_as_written(n), question) for n in found)}
     return set() if len(named) == len(titles) else named
+
+
+def _distinctive(titles: dict[str, str]) -> dict[str, set[str]]:
+    """Each document's names (`title_names`) but those every title gives ("(EU)", "CFR": they tell none apart)."""
+    names = {doc: title_names(title) for doc, title in titles.items()}
+    everywhere = set.intersection(*names.values()) if names else set()
+    return {doc: found - everywhere for doc, found in names.items()}
+
+
+def without_names(question: str, titles: dict[str, str], named: set[str]) -> str:
+    """The question without the names it gives the `named` documents ("Under the MPL, can I ship a proprietary
+    application that includes some MPL files?" -> "Under the, can I ship a proprietary application that includes
+    some files?"): once a search keeps to those documents, the name tells its passages nothing apart, and a
+    document's own notice templates, which repeat its name, would outrank the terms asked about. The question as
+    written where too little is left (fewer than two key terms). Pure."""
+    names = {n for doc, found in _distinctive(titles).items() if doc in named for n in found}
+    version = r"(?:\s*,?\s*(?:v(?:ersion)?\.?\s*)?\d+(?:\.\d+)*)?"
+    text = question
+    for n in sorted(names, key=len, reverse=True):
+        if n.islower():  # an acronym, initials or an alias: written in capitals or capitalised, a version after
+            text = re.sub(rf"(?<![\w-])(?i:{re.escape(n)})(?:v|-)?{version}(?![\w-])", " ", text)
+        else:
+            text = re.sub(_as_written(n) + version, " ", text)
+    left = re.sub(r"\s+([,.?;:])", r"\1", " ".join(text.split()))
+    return left if len(key_terms(left)) >= 2 else question
+

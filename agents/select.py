@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import named_documents
+from agents.naming import named_documents, without_names
 from agents.parts import broad_topic, is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
@@ -337,17 +337,19 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             # hold anything for it; the research's other evidence stays among its candidates, unranked.
             flt = Filters(source_types=scope.source_types if scope else (), document_ids=tuple(named),
                           current_only=scope.current_only if scope else True) if named else None
-            pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
+            asked = without_names(question, titles, set(named)) if named else question
+            pool, fresh, searched = part_candidates(asked, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth, flt)
             if flt is not None and not searched:
-                named = []
+                named, asked = [], question
                 pool, fresh, searched = part_candidates(question, evidence + added, deps.retriever,
                                                         deps.settings.rerank_depth)
             added.extend(fresh)
         else:
-            pool, searched = evidence, None
-        part = rank_part(i, question, pool, model, deps.conn, searched=searched, limits=limits,
-                         overlap=deps.settings.answer.same_duty_overlap)
+            pool, searched, asked = evidence, None, question
+        # ranked for the question without the names its search kept to; judged later for the question as asked
+        part = rank_part(i, asked, pool, model, deps.conn, searched=searched, limits=limits,
+                         overlap=deps.settings.answer.same_duty_overlap).model_copy(update={"question": question})
         if researched and limits.broad_law_passages and is_broad(question) and (
                 flt := law_filters(scope)) is not None:
             if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:

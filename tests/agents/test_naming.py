@@ -57,3 +57,24 @@ OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
         "plain-words"])
 def test_named_documents(titles: dict[str, str], question: str, named: set[str]) -> None:
     assert named_documents(question, titles) == named
+
+
+@pytest.mark.parametrize(("titles", "question", "searched"), [
+    # the name a search kept to is taken out of what it ranks for: a licence's notice template repeats it
+    (LICENCES, "Under the MPL, can I ship a proprietary application that includes some MPL files?",
+     "Under the, can I ship a proprietary application that includes some files?"),
+    (LICENCES, "Can I put Apache 2.0 code into a closed-source commercial product?",
+     "Can I put code into a closed-source commercial product?"),
+    (LICENCES, "What patent rights do the contributors to a GPLv3 project give me?",
+     "What patent rights do the contributors to a project give me?"),
+    (US, "What details must we give the FTC when we report a security breach to them?",
+     "What details must we give the when we report a security breach to them?"),
+    (EU, "Does DORA oblige us to keep our data inside the EU?", "Does oblige us to keep our data inside the EU?"),
+    # too little left: the question as written
+    (LICENCES, "What does the MPL say?", "What does the MPL say?"),
+], ids=["acronym-twice", "word-and-version", "acronym-with-version", "us-acronym", "eu-alias", "too-little-left"])
+def test_a_search_kept_to_named_documents_ranks_without_their_names(titles: dict[str, str], question: str,
+                                                                     searched: str) -> None:
+    from agents.naming import without_names
+
+    assert without_names(question, titles, named_documents(question, titles)) == searched
