@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from engine.terms import key_terms
+from engine.text import normalize_ws
 
 # Words that name a kind of document or part of one, not one document: never a name on their own.
 GENERIC = frozenset("""
@@ -117,6 +118,6 @@ def without_names(question: str, titles: dict[str, str], named: set[str]) -> str
             text = re.sub(rf"(?<![\w-])(?i:{re.escape(n)})(?:v|-)?{version}(?![\w-])", " ", text)
         else:
             text = re.sub(_as_written(n) + version, " ", text)
-    left = re.sub(r"\s+([,.?;:])", r"\1", " ".join(text.split()))
+    left = re.sub(r"\s+([,.?;:])", r"\1", normalize_ws(text))
     return left if len(key_terms(left)) >= 2 else question
 
