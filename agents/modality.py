@@ -328,7 +328,7 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     # documented, maintain a written record"
     if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
-    practice = (_states_practice(main) or _practice_active(main) or _plural_practice(main)
+    practice = (_states_practice(main) or _practice_active(main) or _plural_practice(main) or _party_inside(text)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
     return Modality.OBLIGATION if rule_text and practice else Modality.NONE
 
@@ -446,6 +446,49 @@ def _practice_active(text: str) -> bool:
             return False
         rest = [w for w in words[i:] if not w.lower().endswith("ly")]
         if rest and rest[0].lower() in forms and rest[0][0].islower():
+            return True
+    return False
+
+
+# What opens a clause whose subject is not the sentence's doer: a condition, a relative or a complement ("If the
+# Security Officer approves ...", "... that the Security team reviews ...", "... who reports ...").
+_SUBORDINATORS = frozenset("if when where whenever unless once that which who whom whose while because although "
+                           "whether".split())
+
+
+def _party_inside(text: str) -> bool:
+    """In a rule text: a named party's duty stated inside the sentence, after an opening phrase or condition
+    that has no comma ("If the issue is a security incident the Security Officer activates the team", "Immediately
+    upon observation Corvid Labs members report ...", "... the IRT and management team will inform the Covered
+    Entity"): a role word or acronym, capitalised or after a capitalised word, then its duty (as
+    `_party_duty` reads it, a rule text's "will" too). Not a party inside a condition, relative or complement
+    clause that has no verb of its own before it ("If the Security Officer approves ...", "This ensures that the
+    Security team reviews ..."). Pure."""
+    if _DESCRIBES.search(text) or text.rstrip().endswith("?"):
+        return False
+    label = _LABEL.match(text)  # it matches the empty string at least
+    body = text[label.end() if label else 0:]
+    found = list(_WORDS.finditer(body))[:30]
+    words = [m.group() for m in found]
+    data = _data()
+    open_clause = False  # a subordinate clause opened and its verb not yet seen
+    for k, word in enumerate(words):
+        lower = word.lower()
+        if k and "," in body[found[k - 1].end():found[k].start()]:
+            open_clause = False  # "In the event of an attack that involves ..., the team will inform ..."
+        if lower in _SUBORDINATORS:
+            open_clause = True
+            continue
+        if open_clause and (_FINITE.match(word) or lower in data["third_person"]):
+            open_clause = False  # "If the issue is a security incident": its verb seen, the main clause may follow
+            continue
+        named = word in data["acronyms"] or lower in data["parties"] and (
+            word[0].isupper() or k > 0 and words[k - 1][0].isupper() and words[k - 1].lower() not in _DETERMINERS)
+        if k == 0 or not named or open_clause:
+            continue
+        rest = [w for w in words[k + 1:] if w.lower() not in _ADVERBS]
+        plural = lower.endswith("s") or lower in _COLLECTIVE
+        if rest and _party_duty(rest, True, plural, False):
             return True
     return False
 

@@ -163,6 +163,23 @@ def test_practice_powers_restrictions_and_conditions(sentence: str, source_type:
     assert classify_modality(sentence, source_type=source_type) is expected
 
 
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a named party's duty after an opening phrase or a condition without a comma: a policy, a standard, a plan
+    ("If the alert is a confirmed incident the Security Officer activates the response team.", "policy", OBL),
+    ("Upon notice of a breach Acme members report it to the service desk.", "policy", OBL),
+    ("Where a system is compromised the CISO notifies the board within one hour.", "standard", OBL),
+    ("In the event of a suspected fraud, the Finance Team will inform the auditors.", "policy", OBL),
+    ("The lead member of the Audit Committee documents each finding in the register.", "standard", OBL),
+    # not the party of a condition, complement or relative clause; not a statute's description
+    ("If the Security Officer approves the request the change proceeds.", "policy", N),
+    ("This arrangement means that the Security Team reviews fewer alerts.", "policy", N),
+    ("Logs that the Security Team reviews are listed in Annex B.", "standard", N),
+    ("If the alert is a confirmed incident the Security Officer activates the response team.", "regulation", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:30])
+def test_a_named_partys_duty_after_an_opening_phrase(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
 def _chunk(text: str, path: str) -> dict:
     return {"chunk_id": "c", "document_id": "d", "document_version": 1, "document_title": "T",
             "source_type": "regulation", "section_path": path, "section_heading": path, "text": text}
