@@ -38,7 +38,7 @@ _FAMILIES = {stem: family for family, words in {
 _OBJECT_END = re.compile(r"\b(?:for|within|in|to|by|from|at|after|before|without|where|when|unless|and|or|not|"
                          r"immediately|promptly|no|until)\b|[,;.]", re.IGNORECASE)
 _RECIPIENT = re.compile(r"\b(?:notif(?:y|ied)|inform(?:ed)?|tell|report(?:ed)?\s+(?:\w+\s+){0,3}?to|submit(?:ted)?\s+"
-                        r"(?:\w+\s+){0,3}?to)\s+(?:the\s+|its\s+|a\s+|an\s+)?((?:[A-Za-z-]+\s+){0,3}[A-Za-z-]+)",
+                        r"(?:\w+\s+){0,3}?to|(?:notices?|notifications?)\s+(?:\w+\s+){0,4}?to)\s+(?:the\s+|its\s+|a\s+|an\s+)?((?:[A-Za-z-]+\s+){0,3}[A-Za-z-]+)",
                         re.IGNORECASE)
 
 
@@ -127,6 +127,13 @@ def periods(quote: str) -> set[float]:
     return {round(d, 1) for m in PERIOD.finditer(quote) if (d := _days(m.group(0))) is not None}
 
 
+# A duty in a light verb and a noun: "notice shall be made to the customers", "shall give notice to the Authority",
+# "a notification is provided to ..." notify.
+_LIGHT_VERBS = frozenset(key_terms("made make given give provided provide served serve sent send issued issue "
+                                   "delivered deliver"))
+_NOMINALS = {stem: "notify" for stem in key_terms("notice notification")}
+
+
 def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     """(verb family, object terms, recipient terms) of the duty a quote imposes, or None. Pure."""
     text = normalize_ws(quote)
@@ -145,6 +152,8 @@ def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
         rest = text[match.end():]
         end = _OBJECT_END.search(rest)
         obj = rest[: end.start()] if end else rest
+    if family in _LIGHT_VERBS or family == "provide":
+        family = next((_NOMINALS[t] for t in key_terms(obj) if t in _NOMINALS), family)
     recipient = _RECIPIENT.search(text)
     return family, set(key_terms(obj)), set(key_terms(recipient.group(1))) if recipient else set()
 

@@ -220,8 +220,18 @@ def test_commentary_is_non_binding_context(text: str, path: str, binding: list[b
     # an EU act and the sample corpus: different duties are no conflict whatever their figures
     ("Financial entities shall notify the authority within 24 hours.", "Financial entities shall keep records "
      "for five years.", False),
+    # a notice made, given or served is a notification: a policy, a statute, a lease
+    ("The entity shall inform each affected customer within 72 hours.", "Upon discovery, notice shall be made to "
+     "the affected customers no later than 10 calendar days after the discovery.", True),
+    ("The licensee shall give notice to the Authority within 14 days.", "The licensee must notify the Authority "
+     "within 30 days.", True),
+    ("Notice must be served on the tenant at least 30 days before the rent changes.", "The landlord shall notify "
+     "the insurer within seven days.", False),
+    ("Records shall be provided to the auditor within five days.", "The firm must notify the auditor within ten "
+     "days.", False),
 ], ids=["months-vs-once-every", "hours-vs-business-days", "weekly-vs-monthly", "twice-vs-annually",
-        "annually-vs-12-months", "twice-vs-six-months", "different-duties"])
+        "annually-vs-12-months", "twice-vs-six-months", "different-duties", "notice-made", "notice-given",
+        "notice-to-another", "records-provided"])
 def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool) -> None:
     from agents.duties import conflicting_figures
 
