@@ -95,6 +95,9 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   rf"^(?:(?!\b(?:that|which|who|whom|whose)\b)[^;])*?\b(?:is|are)\s+to\s+{_NOT_READING}be\s+"
                   r"(?:\w+ly\s+)?[a-z]+(?:ed|en|wn|pt|ght)\b",
                   r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
+                  # a party that stays answerable for a duty it hands on: "the financial entity remains fully
+                  # responsible for the fulfilment of ...", "the covered entity remains accountable for ..."
+                  r"\bremains?\s+(?:\w+ly\s+)?(?:responsible|accountable)\s+for\b",
                   # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
                   rf"\bexpects?\s+(?:\w+\s+){{0,8}}?to\s+{_NOT_READING}\w+",
                   r"\b(?:is|are)\s+expected\s+to\b",
@@ -329,6 +332,7 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
     practice = (_states_practice(main) or _practice_active(main) or _plural_practice(main) or _party_inside(text)
+                or _has_practice(main)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
     return Modality.OBLIGATION if rule_text and practice else Modality.NONE
 
@@ -403,7 +407,7 @@ _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based
                         r"\bpurpose\s+(?:of|is)\b",  # not "fit for purpose"
                         re.IGNORECASE)
 _PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|kept|held|sent|"
-                      r"built|run|read|paid)\b|"
+                      r"built|run|read|paid|sought|taught|brought|bought|caught|met|led|withheld|bound)\b|"
                       r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
                       r"\bis\s+(?:\w+ly\s+)?the\s+responsibility\s+of\b", re.IGNORECASE)
 
@@ -483,7 +487,8 @@ def _party_inside(text: str) -> bool:
             open_clause = False  # "If the issue is a security incident": its verb seen, the main clause may follow
             continue
         named = word in data["acronyms"] or lower in data["parties"] and (
-            word[0].isupper() or k > 0 and words[k - 1][0].isupper() and words[k - 1].lower() not in _DETERMINERS)
+            word[0].isupper() or k > 0 and words[k - 1][0].isupper() and words[k - 1].lower() not in _DETERMINERS
+            and body[found[k - 1].end():found[k].start()].isspace())  # not "Audit/compliance reports, ..."
         if k == 0 or not named or open_clause:
             continue
         rest = [w for w in words[k + 1:] if w.lower() not in _ADVERBS]
@@ -491,6 +496,31 @@ def _party_inside(text: str) -> bool:
         if rest and _party_duty(rest, True, plural, False):
             return True
     return False
+
+
+# What a rule text's "X has a ..." holds when it states no duty: a power, a right or the document itself.
+_HAS_NOT_DUTY = frozenset("authority right rights ability option discretion power powers choice number total".split())
+_DOCUMENT_WORDS = frozenset("policy policies document documents section sections standard standards chapter chapters "
+                            "part parts annex appendix table figure list".split())
+_HAS = re.compile(r"^((?:[A-Za-z][\w&'/-]*\s+){1,5}?)(?:has|have)\s+(?:(?:a|an)\s+|(?:dedicated|documented|designated|"
+                  r"established|approved|written|formal|defined|appointed)\s+)(?:[\w-]+\s+){0,2}?([\w-]+)")
+
+
+def _has_practice(text: str) -> bool:
+    """In a rule text: what its subject must have, stated as what it has ("Systems have a continuous monitoring
+    plan that includes:", "Acme has dedicated personnel assigned to security"): a capitalised subject of at most
+    five words, "has"/"have", then "a"/"an" or an adjective of a set arrangement ("dedicated", "documented").
+    Not a power or a right ("The Security Officer has the authority to ...", "... has a right to ..."), not the
+    document describing itself ("This policy has a section on ..."), not advice or a question. Pure."""
+    label = _LABEL.match(text)  # it matches the empty string at least
+    body = text[label.end() if label else 0:]
+    found = _HAS.match(body)
+    if not found or not body[:1].isupper() or _DESCRIBES.search(text) or not text.rstrip().endswith((".", ":", ";")):
+        return False
+    subject = [w.lower() for w in found.group(1).split()]
+    if any(_FINITE.match(w) or w in _CLAUSE_WORDS or w in _DOCUMENT_WORDS for w in subject):
+        return False
+    return not {w.lower() for w in found.group(0).split()[len(subject) + 1:]} & _HAS_NOT_DUTY
 
 
 def _plural_practice(text: str) -> bool:

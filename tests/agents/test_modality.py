@@ -36,6 +36,11 @@ OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Moda
     # "is to be" with a participle (policies, a US rule)
     ("Production data is to be synchronized across multiple S3 buckets in AWS.", OBL),
     ("Records of each review are to be kept for five years.", OBL),
+    # a party stays answerable for what it hands on: an EU act, a US rule, a contract; not a state of affairs
+    ("Where it outsources reporting, the bank remains fully responsible for meeting the deadlines.", OBL),
+    ("The covered entity remains accountable for the acts of its agents.", OBL),
+    ("The Licensee remains responsible for any sublicensee's compliance.", OBL),
+    ("The report remains available on the website for five years.", N),
     # an EU act and licences: modal verbs as before
     ("The Commission shall adopt delegated acts.", OBL),
     ("You may redistribute copies.", PERM),
@@ -127,6 +132,8 @@ def test_legal_effects_possibility_and_coordinated_imperatives(sentence: str, ex
     ("Break clauses are documented in contractual arrangements with service providers.", "standard", OBL),
     ("This policy is maintained by the Security Officer.", "policy", OBL),
     ("IT is responsible for recovery of the hosted environment.", "policy", OBL),
+    ("Legal advice is sought before an insider threat programme is set up.", "standard", OBL),  # an irregular verb
+    ("New starters are taught the clean desk rules in their first week.", "policy", OBL),
     ("Event logs are captured and stored in a consistent format.", "regulation", N),
     ("Break clauses are documented in contractual arrangements with service providers.", "", N),
     # what a rule text describes is not a rule
@@ -175,8 +182,24 @@ def test_practice_powers_restrictions_and_conditions(sentence: str, source_type:
     ("This arrangement means that the Security Team reviews fewer alerts.", "policy", N),
     ("Logs that the Security Team reviews are listed in Annex B.", "standard", N),
     ("If the alert is a confirmed incident the Security Officer activates the response team.", "regulation", N),
+    ("- Finance/compliance reports, architecture documents, etc.", "policy", N),  # a list of things
 ], ids=lambda x: x if isinstance(x, Modality) else str(x)[:30])
 def test_a_named_partys_duty_after_an_opening_phrase(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # what a rule text's subject must have, stated as what it has: a catalogue, a policy, the sample policy's kind
+    ("Systems have a continuous monitoring plan that includes:", "standard", OBL),
+    ("Acme has dedicated personnel assigned the job function of security and compliance.", "policy", OBL),
+    ("Each business unit has a designated records owner.", "policy", OBL),
+    # not a power, a right, the document itself, a statute's description
+    ("The Security Officer has the authority to suspend any account.", "policy", N),
+    ("This policy has a section on remote work.", "policy", N),
+    ("Employees have a right to request their records.", "policy", N),
+    ("Systems have a continuous monitoring plan that includes:", "regulation", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:30])
+def test_what_a_rule_texts_subject_has(sentence: str, source_type: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
 
 
