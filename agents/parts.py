@@ -88,6 +88,9 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
         return [text]
     parts: list[str] = []
     for piece in pieces:
+        if parts and _ELLIPTICAL.match(piece):  # "..., and how often?": a question of its own about the same thing
+            parts.append(_elliptical(piece, parts[-1]))
+            continue
         if parts and len(key_terms(piece)) < limits.min_part_terms:
             parts[-1] = f"{parts[-1].rstrip('?')} and {piece}"  # too thin to stand alone: keep it attached
             continue
@@ -97,6 +100,23 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
     if len(parts) < 2:
         return [text]
     return [_complete(part, parts[i - 1]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
+
+
+# A second question of a question word alone, about what the first asks of: "What security training must our staff
+# complete, and how often?", "What must be reported, and when?".
+_ELLIPTICAL = re.compile(r"^(?:how\s+(?:often|frequently|long|soon|quickly)|when|by\s+when|who|to\s+whom)\W*$",
+                         re.IGNORECASE)
+
+
+def _elliptical(piece: str, before: str) -> str:
+    """A question word alone (`_ELLIPTICAL`) completed with the subject of the part before, as it writes it:
+    "How often (security training staff)?" after "What security training do our staff have to complete?"."""
+    asked = re.split(r"(?<=[.!?])\s+", before.strip())[-1]  # the question, not a sentence of context before it
+    wanted = [t for t in key_terms(asked) if t not in _ASKING]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", asked) if (t := tokenize(w)) and t[0] in wanted]
+    subject = list(dict.fromkeys(words))
+    head = piece.strip(" ,;?")
+    return f"{head[0].upper()}{head[1:]} ({' '.join(subject)})?" if subject else f"{head}?"
 
 
 def _complete(part: str, before: str) -> str:

@@ -295,9 +295,21 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      "jurisdiction when it comes to audits?", ["What records must a trustee keep?", "What are the implications for a "
                                                "firm that operates from a different jurisdiction when it comes to "
                                                "audits?"]),
+    # a question word alone asks its own question about what the part before asks of (a policy set, an EU act
+    # after a sentence of context, a catalogue)
+    ("What security training do our staff have to complete, and how often?",
+     ["What security training do our staff have to complete?", "How often (security training staff)?"]),
+    ("Our mainframe is out of support. What checks does the regulation expect on it, and how often?",
+     ["Our mainframe is out of support. What checks does the regulation expect on it?",
+      "How often (checks regulation expect)?"]),
+    ("What must the contingency plan cover, and who approves it?",
+     ["What must the contingency plan cover?", "Who approves it (contingency plan)?"]),
+    ("Who signs off the system security plan, and when?",
+     ["Who signs off the system security plan?", "When (signs system security plan)?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
-        "pronoun-object", "those", "by-when", "by-alone", "part-before", "late-pronoun"])
+        "pronoun-object", "those", "by-when", "by-alone", "part-before", "late-pronoun", "and-how-often",
+        "context-and-how-often", "and-who", "and-when-alone"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
