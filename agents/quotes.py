@@ -61,6 +61,11 @@ _NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 
+# A section that tells the reader how to apply or use the text (a licence's "APPENDIX: How to apply the Apache
+# License to your work", "How to Apply These Terms to Your New Programs"): instructions for a notice, not terms.
+_HOW_TO = re.compile(r"^\W*(?:appendix\W*)?how\s+to\s+(?:apply|use)\b", re.IGNORECASE)
+
+
 def non_binding(chunk: EvidenceItem, sentence: str = "", paragraph: str = "") -> str | None:
     """What kind of non-binding text this is (guidance, note, example, recital, discussion...), or None when
     it binds; `paragraph`: the opening of the paragraph the sentence stands in ("Discussion: ..." makes each of
@@ -69,6 +74,8 @@ def non_binding(chunk: EvidenceItem, sentence: str = "", paragraph: str = "") ->
         found = _NON_BINDING_SECTION.search(where or "")
         if found:
             return _KIND.get(found.group(0).lower().rstrip("s"), found.group(0).lower().rstrip("s"))
+    if any(_HOW_TO.match(heading) for heading in (chunk.get("section_path") or "").split(" > ")):
+        return "guidance"
     found = _NON_BINDING_TEXT.search(sentence) or _NON_BINDING_TEXT.search(paragraph)
     if found is None:
         return None

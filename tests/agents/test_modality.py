@@ -221,7 +221,15 @@ def _chunk(text: str, path: str) -> dict:
     # policies: a note explains
     ("Note: managers may grant temporary access for up to seven days in an emergency situation.",
      "Access Control", [False]),
-], ids=["catalogue-discussion", "eu-recital", "eu-article", "policy-note"])
+    # a licence's instructions for applying it to your work, under the terms' end; a regulation's application rule
+    ("To apply the License to your work, attach the following boilerplate notice.",
+     "APPENDIX: How to apply the License to your work", [False]),
+    ("To do so, you must attach the following notices to the program.",
+     "TERMS AND CONDITIONS > How to Apply These Terms to Your New Programs", [False]),
+    ("An application for a licence must be made in writing to the Authority.", "Part 2 > Applying for a licence",
+     [True]),
+], ids=["catalogue-discussion", "eu-recital", "eu-article", "policy-note", "licence-appendix", "licence-how-to",
+        "regulation-application"])
 def test_commentary_is_non_binding_context(text: str, path: str, binding: list[bool]) -> None:
     from agents.extract import extract_from_chunks
 
