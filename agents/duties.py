@@ -194,9 +194,18 @@ _FIGURE_WORDS = frozenset(key_terms("least most every each any all within later 
 
 
 def _topic(quote: str) -> set[str]:
-    """The quote's subject terms: no list label ("(b)"), figure or quantifier."""
+    """The quote's subject terms: no list label ("(b)"), figure or quantifier, nor the party a duty in the active
+    voice falls on ("A regulated entity shall commission an independent penetration test ...": the test is the
+    matter, the regulated entity whoever bears it; in "Security logs shall be reviewed" the words before the modal
+    are the matter)."""
     text = re.sub(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+|[-*\u2022]\s+)+", " ", PERIOD.sub(" ", quote))
+    found = _DUTY.search(text)
+    if found and found.group(2) and not found.group(1) and len(text[:found.start()].split()) <= _BEARER_WORDS:
+        text = text[found.start():]
     return {t for t in key_terms(text) if len(t) > 1 and not t[0].isdigit()} - _FIGURE_WORDS  # nor a count
+
+
+_BEARER_WORDS = 6  # the longest duty bearer left out of a topic ("Each member of the management body")
 
 
 _JOINERS = frozenset("and of & for the".split())

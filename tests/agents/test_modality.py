@@ -277,6 +277,12 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
      "Log data is encrypted and moved to warm storage, where security logs are kept for one year.", True),
     ("Firewall rule sets shall be reviewed at least once every month.",
      "The IT manager reviews the firewall rules and their configuration every quarter.", True),
+    # whoever bears a duty is not what it is about: a firm's "commission a penetration test" beside a policy's
+    # "penetration testing is performed"; the same bearer with nothing else in common is no conflict
+    ("A licensed firm shall commission an independent penetration test of its public services at least once every "
+     "six months.", "External penetration testing is performed at least annually by an independent tester.", True),
+    ("The processor shall delete personal data within 30 days.", "The processor shall appoint a representative "
+     "within 60 days.", False),
     # duties known to differ, other recipients, or nothing in common: no conflict even for one question
     ("Financial entities shall notify the authority within 24 hours.",
      "Financial entities shall keep records for five years.", False),
@@ -305,7 +311,8 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     ("Section 4 applies to the register of 3 providers.", "Section 5 applies to the register of 3 providers.", False),
     ("Accounts shall be locked after five failed login attempts.",
      "User accounts are locked after 5 failed login attempts.", False),
-], ids=["review-access", "retain-logs", "review-firewall", "notify-vs-keep", "other-recipients", "other-topics",
+], ids=["review-access", "retain-logs", "review-firewall", "bearer-not-topic", "same-bearer-only",
+        "notify-vs-keep", "other-recipients", "other-topics",
         "acronym-and-label", "acronym-not-in-other", "consecutive-days", "password-length", "login-attempts",
         "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
