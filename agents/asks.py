@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from engine.terms import key_terms
 from engine.text import TIME_PHRASE
 
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
@@ -148,13 +149,39 @@ def states_amount(text: str, kind: str) -> bool:
     return bool(_STATES_AMOUNT[kind].search(text))
 
 
+# The words of an amount question that are not what kind of amount it is: "what is the", "how big can the",
+# "maximum".
+# Nor a qualifier that names no kind ("the prescribed penalties", "the applicable fee", "the total cost").
+_ASKING_WORDS = frozenset("what which is are was were will would be the a an our how much high large big can could "
+                          "may might maximum minimum highest lowest largest applicable relevant appropriate "
+                          "statutory current standard usual normal typical total overall".split())
+
+
+def _kind_words(question: str, kind: str) -> tuple[list[str], str]:
+    """The words that say which amount of `kind` the question asks, as it writes them, and the noun asked
+    (["filing"], "fee" of "What is the filing fee ..."; ["VAT"], "rate"; ["civil", "money"], "penalty" of "the
+    maximum civil money penalty"; [] for "What fine ..."). Pure."""
+    found = _ASKS_AMOUNT[kind].search(question)
+    if found is None:
+        return [], ""
+    words = re.findall(r"[A-Za-z][\w-]*", found.group(0))
+    return [w for w in words[:-1] if w.lower() not in _ASKING_WORDS and not w.lower().endswith("ed")
+            and key_terms(w)], words[-1]
+
+
 def unstated(question: str, quote: str) -> str | None:
-    """Why `quote` cannot answer `question` by what it says (the rationale of `requires_inference`), or None."""
+    """Why `quote` cannot answer `question` by what it says (the rationale of `requires_inference`), or None.
+    A quote that names the kind of amount asked but gives no figure of it answers only the amount the question
+    names ("What is the filing fee ...?" is not answered by "you may not impose a license fee")."""
     if asks_time(question) and not states_time(quote, question):
         return "the question asks for a time or period; the quote states none"
     kind = asks_amount(question)
     if kind is not None and not states_amount(quote, kind):
         return f"the question asks for {AMOUNT_KINDS[kind]}; the quote states none"
+    if kind is not None and not re.search(_FIGURES[kind], quote, re.IGNORECASE):
+        named, noun = _kind_words(question, kind)
+        if named and not set(key_terms(" ".join(named))) & set(key_terms(quote)):
+            return f"the question asks for the {' '.join(named)} {noun}; the quote gives no figure and names another"
     return None
 
 

@@ -83,3 +83,25 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
     verified, reason, _ = decide("What is the filing fee for a patent application?",
                                  "The filing fee is USD 350 for each application.", 0.9, 0.5)
     assert verified and reason is None
+
+
+@pytest.mark.parametrize(("question", "quote", "answers"), [
+    # the amount the question names, where the quote gives no figure: a licence, an EU act, a US rule
+    ("What is the filing fee for a patent application?", "You may not impose a license fee or royalty for "
+     "exercise of rights granted under this License.", False),
+    ("What VAT rate applies to cloud services bought abroad?", "The applicable rate is set out in the Annex.", False),
+    ("What is the maximum civil money penalty per violation?", "A civil money penalty may be imposed on a covered "
+     "entity.", True),
+    # a figure answers whatever it names; no named kind, any statement of the kind answers
+    ("What is the filing fee for an application?", "An application must be accompanied by a fee of $500.", True),
+    ("What is the filing fee for an application?", "No filing fee is payable for an application.", True),
+    ("What fine can the Authority impose?", "The Authority may impose a fine.", True),
+    ("What are the prescribed penalties for late filing?", "A person who fails to file is liable to a penalty.",
+     True),  # ADGM-style: a qualifier names no kind
+    ("How big can the daily penalty on a provider be?", "The periodic penalty payment shall be imposed on a daily "
+     "basis.", True),
+], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
+        "no-kind-named", "qualifier", "daily-penalty"])
+def test_an_amount_named_in_the_question_is_answered_by_that_amount(question: str, quote: str,
+                                                                    answers: bool) -> None:
+    assert (unstated(question, quote) is None) is answers
