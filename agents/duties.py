@@ -38,7 +38,8 @@ _FAMILIES = {stem: family for family, words in {
 _OBJECT_END = re.compile(r"\b(?:for|within|in|to|by|from|at|after|before|without|where|when|unless|and|or|not|"
                          r"immediately|promptly|no|until)\b|[,;.]", re.IGNORECASE)
 _RECIPIENT = re.compile(r"\b(?:notif(?:y|ied)|inform(?:ed)?|tell|report(?:ed)?\s+(?:\w+\s+){0,3}?to|submit(?:ted)?\s+"
-                        r"(?:\w+\s+){0,3}?to|(?:notices?|notifications?)\s+(?:\w+\s+){0,4}?to)\s+(?:the\s+|its\s+|a\s+|an\s+)?((?:[A-Za-z-]+\s+){0,3}[A-Za-z-]+)",
+                        r"(?:\w+\s+){0,3}?to|(?:notices?|notifications?)\s+(?:\w+\s+){0,4}?to)"
+                        r"\s+(?:the\s+|its\s+|a\s+|an\s+)?((?:[A-Za-z-]+\s+){0,3}[A-Za-z-]+)",
                         re.IGNORECASE)
 
 

@@ -463,8 +463,8 @@ _SUBORDINATORS = frozenset("if when where whenever unless once that which who wh
 def _party_inside(text: str) -> bool:
     """In a rule text: a named party's duty stated inside the sentence, after an opening phrase or condition
     that has no comma ("If the issue is a security incident the Security Officer activates the team", "Immediately
-    upon observation Corvid Labs members report ...", "... the IRT and management team will inform the Covered
-    Entity"): a role word or acronym, capitalised or after a capitalised word, then its duty (as
+    upon observation Acme members report ...", "In the event of a suspected fraud, the Finance Team will inform the
+    auditors"): a role word or acronym, capitalised or after a capitalised word, then its duty (as
     `_party_duty` reads it, a rule text's "will" too). Not a party inside a condition, relative or complement
     clause that has no verb of its own before it ("If the Security Officer approves ...", "This ensures that the
     Security team reviews ..."). Pure."""
