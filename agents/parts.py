@@ -112,11 +112,17 @@ def _elliptical(piece: str, before: str) -> str:
     """A question word alone (`_ELLIPTICAL`) completed with the subject of the part before, as it writes it:
     "How often (security training staff)?" after "What security training do our staff have to complete?"."""
     asked = re.split(r"(?<=[.!?])\s+", before.strip())[-1]  # the question, not a sentence of context before it
-    wanted = [t for t in key_terms(asked) if t not in _ASKING]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", asked) if (t := tokenize(w)) and t[0] in wanted]
-    subject = list(dict.fromkeys(words))
+    subject = _subject_words(asked, set())
     head = piece.strip(" ,;?")
     return f"{head[0].upper()}{head[1:]} ({' '.join(subject)})?" if subject else f"{head}?"
+
+
+def _subject_words(text: str, leave: set[str]) -> list[str]:
+    """The words of `text`, as it writes them and once each, whose key terms name its subject: not a word that
+    asks for duties (`_ASKING`) nor one of the key terms in `leave`. Pure."""
+    wanted = [t for t in key_terms(text) if t not in leave and t not in _ASKING]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text) if (t := tokenize(w)) and t[0] in wanted]
+    return list(dict.fromkeys(words))
 
 
 def _complete(part: str, before: str) -> str:
@@ -126,10 +132,8 @@ def _complete(part: str, before: str) -> str:
     found = _PRONOUN_SUBJECT.search(part)
     if not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN:
         return part
-    mine = set(key_terms(part))
-    wanted = [t for t in key_terms(before) if t not in mine and t not in _ASKING]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", before) if (t := tokenize(w)) and t[0] in wanted]
-    subject = list(dict.fromkeys(words))[-4:]  # what the pronoun stands for ends the first part more often than not
+    # what the pronoun stands for ends the first part more often than not
+    subject = _subject_words(before, set(key_terms(part)))[-4:]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 
