@@ -68,10 +68,22 @@ _ASKING = frozenset(key_terms("done do does happen happens take place obligation
                               "provide complete submit disclose state"))
 
 
+# ... as they are written: a stem they share with a word of the subject does not take it out ("response" beside
+# "responsibilities", "provider" beside "provide", "accounts" beside "account").
+_ASKING_FORMS = frozenset(("done do does happen happens take place obligation obligations duty duties requirement "
+                           "requirements responsibility responsibilities step steps all our we us i you have need "
+                           "needs needed required require requires exactly cover covers contain contains include "
+                           "includes written write put into weigh consider account rule rules way ways give provide "
+                           "complete submit disclose state").split())
+
+
 def broad_topic(question: str) -> list[str]:
     """The subject terms of a broad question ("data", "breach", "discov" of "What must be done when a data
-    breach is discovered?"): what a passage must speak of to state one of its duties. Pure."""
-    return [t for t in key_terms(question) if t not in _ASKING]
+    breach is discovered?"): what a passage must speak of to state one of its duties; a stem of `_ASKING` stays
+    where the question writes it as a word of its subject ("incident response plan", "ICT provider"). Pure."""
+    subject = {t for w in re.findall(r"[A-Za-z][\w'-]*", question) if w.lower() not in _ASKING_FORMS
+               for t in key_terms(w)}
+    return [t for t in key_terms(question) if t not in _ASKING or t in subject]
 
 
 def is_broad(question: str) -> bool:

@@ -388,6 +388,22 @@ def test_broad_questions_ask_for_every_duty(question: str, broad: bool) -> None:
     assert is_broad(question) is broad
 
 
+@pytest.mark.parametrize(("question", "topic"), [
+    # the words that ask for duties are left out as written; a subject word sharing their stem stays: a US rule,
+    # an EU act, a catalogue, the sample corpus
+    ("What must a financial institution put in its written incident response plan?",
+     ["financi", "institut", "incid", "respons", "plan"]),
+    ("What must we have in place before we leave an ICT provider?", ["leav", "ict", "provid"]),
+    ("What are the requirements for managing administrator accounts?", ["manag", "administr", "account"]),
+    ("What must be done when a data breach is discovered?", ["data", "breach", "discov"]),
+    ("What are our responsibilities when we provide records to an auditor?", ["record", "auditor"]),
+], ids=["response", "provider", "accounts", "sample", "asking-words"])
+def test_a_broad_questions_subject(question: str, topic: list[str]) -> None:
+    from agents.parts import broad_topic
+
+    assert broad_topic(question) == topic
+
+
 @pytest.mark.parametrize(("a", "b"), [
     ("The incident response plan must be exercised at least twice in each calendar year.",
      "The incident response plan is tested annually."),  # a regulation and a policy's present passive
