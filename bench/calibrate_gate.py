@@ -56,8 +56,11 @@ OUT_OF_SCOPE_PASS = 0.30  # most out-of-scope questions' chosen passages the gat
 OBLIQA = ROOT.parent / "shared" / "obliqa"
 
 
-def gate_rows(result: dict[str, Any], model: Any, chunks: dict[str, Any], label: Any) -> list[dict[str, Any]]:
-    """One row per (part, chunk) of the extracted requirements: features, today's decision, label."""
+def gate_rows(result: dict[str, Any], model: Any, chunks: dict[str, Any], label: Any,
+              headings: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per (part, chunk) of the extracted requirements: features, today's decision, label, and each
+    chunk's section heading (`headings`) as the row's `heading`."""
+    headings = headings or {}
     parts = {p["index"]: p for p in result.get("parts") or []}
     seen: dict[tuple[int, str], dict[str, Any]] = {}
     for req in result.get("extracted_requirements", []):
@@ -73,11 +76,12 @@ def gate_rows(result: dict[str, Any], model: Any, chunks: dict[str, Any], label:
         part = parts.get(index) or {"question": result.get("question", "")}
         relevance = float(req.get("relevance") or 0.0)
         text = chunks[chunk_id]["text"]
+        heading = headings.get(chunk_id, "")
         features = model.gate_rows(part["question"], [text], [relevance], best[index])[0]
         pair = float(sigmoid(features["pair_logit"]))
         chunk = chunks[chunk_id]
         rows.append({"part": index, "chunk": chunk_id, "label": bool(label(req, chunk)),
-                     "question": part["question"], "text": text, "heading": chunk.get("section_heading") or "",
+                     "question": part["question"], "text": text, "heading": heading,
                      "source_type": chunk.get("source_type"), "binding": req.get("binding", True),
                      "position": sorted((-float(r.get("relevance") or 0.0) for (i, _), r in seen.items()
                                          if i == index)).index(-relevance),
@@ -87,6 +91,10 @@ def gate_rows(result: dict[str, Any], model: Any, chunks: dict[str, Any], label:
                                   if r["chunk_id"] == chunk_id and int(r.get("part") or 0) == index],
                      **{f: round(float(v), 5) for f, v in features.items()}})
     return rows
+
+
+def _headings(conn: Any, chunks: dict[str, Any]) -> dict[str, str]:
+    return {cid: c.section_heading for cid, c in store.get_chunks(conn, list(chunks)).items()}
 
 
 def _ask(deps: Any, question: str) -> dict[str, Any]:
@@ -127,7 +135,7 @@ def collect(args: argparse.Namespace) -> None:
                               file_of: dict[str, str] = file_of) -> bool:
                         return any(right_section(req, chunk, file_of, g) for g in gold)
 
-                    for row in gate_rows(result, model, chunks, label):
+                    for row in gate_rows(result, model, chunks, label, _headings(conn, chunks)):
                         out.write(json.dumps({"corpus": folder.name, "id": q["id"], "type": q["type"], **row}) + "\n")
                     out.flush()
                 print(folder.name, "done", file=sys.stderr, flush=True)
@@ -153,7 +161,8 @@ def collect(args: argparse.Namespace) -> None:
                                       keys: dict[str, str] = keys) -> bool:
                         return keys.get(req["chunk_id"]) in gold
 
-                    for row in gate_rows(result, model, result.get("evidence_chunks", {}), passage_label):
+                    chunks = result.get("evidence_chunks", {})
+                    for row in gate_rows(result, model, chunks, passage_label, _headings(conn, chunks)):
                         out.write(json.dumps({"corpus": "obliqa", "id": q["QuestionID"], "type": "paraphrase",
                                               **row}) + "\n")
                     out.flush()
@@ -216,13 +225,13 @@ def _threshold(head: Head, rows: list[dict[str, Any]]) -> float:
     return best[1]
 
 
-def _fit_head(rows: list[dict[str, Any]], l2: float) -> Head:
+def _fit_head(rows: list[dict[str, Any]], l2: float, features: tuple[str, ...] = GATE_FEATURES) -> Head:
     """The gate head on `rows`, each corpus weighing as much as another (ObliQA's many questions would
     otherwise fit it to one corpus's wording again)."""
     count: dict[str, int] = defaultdict(int)
     for r in rows:
         count[r["corpus"]] += 1
-    return Head.fit(rows, [int(r["label"]) for r in rows], GATE_FEATURES, l2=l2,
+    return Head.fit(rows, [int(r["label"]) for r in rows], features, l2=l2,
                     weights=[1.0 / count[r["corpus"]] for r in rows])
 
 
@@ -230,23 +239,24 @@ def fit(args: argparse.Namespace) -> None:
     every = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in every if args.with_obliqa or r["corpus"] != "obliqa"]  # what the head is fitted on
     corpora = sorted({r["corpus"] for r in every})
+    features = tuple(args.features.split(",")) if args.features else GATE_FEATURES
     report: dict[str, Any] = {}
     for held in corpora:
         train = [r for r in rows if r["corpus"] != held]
         test = [r for r in every if r["corpus"] == held]
-        head = _fit_head(train, args.l2)
+        head = _fit_head(train, args.l2, features)
         t = _threshold(head, train)
         probs = sigmoid(head.logits(test))
         report[held] = {"threshold": t, "gate_head": figures(test, [bool(p >= t) for p in probs]),
                         "today": figures(test, [r["today"] for r in test])}
         print(held, json.dumps(report[held]), flush=True)
-    head = _fit_head(rows, args.l2)
+    head = _fit_head(rows, args.l2, features)
     t = _threshold(head, rows)
     probs = sigmoid(head.logits(every))
     whole = {c: figures([r for r in every if r["corpus"] == c],
                         [bool(p >= t) for p, r in zip(probs, every, strict=True) if r["corpus"] == c]) for c in corpora}
     print("fitted on all rows (development figures):", json.dumps(whole))
-    print(json.dumps({"features": list(GATE_FEATURES), "weights": list(head.weights), "threshold": t,
+    print(json.dumps({"features": list(features), "weights": list(head.weights), "threshold": t,
                       "rows": len(rows), "leave_one_corpus_out": report,
                       }))
     if args.write:
@@ -270,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("rows", type=Path)
     f.add_argument("--l2", type=float, default=1.0)
     f.add_argument("--write", action="store_true")
+    f.add_argument("--features", default="", help="comma-separated features to fit on (default GATE_FEATURES)")
     f.add_argument("--with-obliqa", action="store_true", help="fit on ObliQA's rows too (by default they are only "
                                                               "reported: a held-out corpus for the head)")
     args = parser.parse_args(argv)
