@@ -35,7 +35,13 @@ _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|du
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_WITHIN = 10  # words before a pronoun that refers back to the part before
-_PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|those|them|such\s+\w+)\b", re.IGNORECASE)
+# ... or "that" before a noun after a verb or a preposition ("what must that notice identify?", "the records of
+# that test"), not "that" opening a clause ("exemptions that apply", "requires that the firm")
+_PRONOUN_SUBJECT = re.compile(r"\b(it|they|this|these|those|them|such\s+\w+|(?:must|should|shall|can|could|may|might|"
+                              r"will|would|does|do|did|is|are|was|were|has|have|of|for|in|on|to|about|from|with|by|"
+                              r"under|into|within|after|before)\s+that\s+(?!(?:the|a|an|we|i|you|they|it|he|she|our|"
+                              r"their|its|this|these|those|there|such|any|all|each|every|no|some)\b)[a-z]\w*)\b",
+                              re.IGNORECASE)
 _ANSWER = AnswerSettings()  # the defaults; parts_node passes its settings' group
 # A broad question asks for every duty on a matter, not one answer: "What must we do when an incident
 # occurs?", "What are the obligations of a processor?", "What are all our obligations around backups?", what a

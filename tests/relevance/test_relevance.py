@@ -287,6 +287,16 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
                        "By when is the final write-up due?"]),
     ("What must be reported by the firm, and by its auditors?", ["What must be reported by the firm, and by its "
                                                                  "auditors?"]),
+    # "that" before a noun after a verb or preposition refers back too; "that" opening a clause does not
+    ("Who does a business associate have to tell about a breach, and what must that notice identify?",
+     ["Who does a business associate have to tell about a breach?",
+      "What must that notice identify (business associate breach)?"]),
+    ("How must a firm file its return, and what is the deadline for that return?",
+     ["How must a firm file its return?", "What is the deadline for that return (firm file)?"]),
+    ("How does the Authority monitor compliance, and what are the consequences for firms that fail to comply?",
+     ["How does the Authority monitor compliance?", "What are the consequences for firms that fail to comply?"]),
+    ("What does the licence grant, and is it true that we can sell copies?",
+     ["What does the licence grant?", "Is it true that we can sell copies (licence grant)?"]),
     # the pronoun refers to the part just before; one late in a question with its own subject refers to nothing
     ("What is a personal data breach? Who must keep an incident register? How often must it be reviewed?",
      ["What is a personal data breach?", "Who must keep an incident register?",
@@ -308,7 +318,8 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["Who signs off the system security plan?", "When (signs system security plan)?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
-        "pronoun-object", "those", "by-when", "by-alone", "part-before", "late-pronoun", "and-how-often",
+        "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
+        "that-clause", "part-before", "late-pronoun", "and-how-often",
         "context-and-how-often", "and-who", "and-when-alone"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
