@@ -265,7 +265,9 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
     known = {r.chunk_id: r for r in part.ranked}
     completes: dict[str, str] = {}  # a candidate the cut left out -> the chosen passage whose section it is in
     added_ranked, added = [], []
-    for key, chunks in store.section_chunks(conn, list(anchors), most=limits.broad_section_max).items():
+    around = {key: r.chunk_id for key, r in anchors.items()}
+    for key, chunks in store.section_chunks(conn, list(anchors), most=limits.broad_section_max, around=around,
+                                            window=limits.broad_section_window).items():
         anchor = anchors[key]
         for chunk in chunks:
             if chunk.id in known:

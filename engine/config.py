@@ -102,6 +102,10 @@ class EvidenceSettings(BaseModel):
                                    description="For a broad question, the other chunks of a chosen passage's section "
                                                "(one matter: an article's paragraphs, a policy section's items) are "
                                                "weighed too, for sections of at most this many chunks (0: never).")
+    broad_section_window: int = Field(default=2, ge=0,
+                                      description="For a broad question, of a chosen passage's section longer than "
+                                                  "broad_section_max, the chunks this many places either side of it "
+                                                  "are weighed (the rest of its paragraph; 0: none).")
     rival_passages: int = Field(default=2, ge=0,
                                 description="For a part that asks a time or an amount whose chosen passages are all "
                                             "of one source family (the law, or policies and guidance), the other "

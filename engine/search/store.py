@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -209,11 +209,12 @@ def chunks_of_document(conn: psycopg.Connection, document_id: str) -> list[Chunk
     return [Chunk(**row) for row in rows]
 
 
-def section_chunks(conn: psycopg.Connection, sections: Sequence[tuple[str, str]], *, most: int = 12
+def section_chunks(conn: psycopg.Connection, sections: Sequence[tuple[str, str]], *, most: int = 12,
+                   around: Mapping[tuple[str, str], str] | None = None, window: int = 0
                    ) -> dict[tuple[str, str], list[Chunk]]:
     """For each (document id, section path), the chunks of that section of that document version in document
-    order; a section of more than `most` chunks is left out (a long list of recitals or definitions is no
-    one matter)."""
+    order; of a section of more than `most` chunks (a long list of recitals or definitions is no one matter), only
+    those within `window` places of its chunk in `around` (the rest of that chunk's paragraph), else none."""
     if not sections:
         return {}
     docs, paths = [d for d, _ in sections], [p for _, p in sections]
@@ -224,7 +225,16 @@ def section_chunks(conn: psycopg.Connection, sections: Sequence[tuple[str, str]]
     out: dict[tuple[str, str], list[Chunk]] = {}
     for row in rows:
         out.setdefault((row["document_id"], row["section_path"]), []).append(Chunk(**row))
-    return {key: found for key, found in out.items() if len(found) <= most}
+    around = around or {}
+    for key, found in list(out.items()):
+        if len(found) <= most:
+            continue
+        at = next((i for i, c in enumerate(found) if c.id == around.get(key)), None)
+        if at is None or not window:
+            del out[key]
+        else:
+            out[key] = found[max(0, at - window): at + window + 1]
+    return out
 
 
 def sibling_sections(conn: psycopg.Connection, sections: Sequence[tuple[str, str]]

@@ -641,6 +641,16 @@ def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, setting
     assert sibling.selected and sibling.section_of == anchor.id and sibling.relevance == 0.4
     assert [r.chunk_id for r in part.ranked].count(members[0].id) == 1
     assert {e["chunk_id"] for e in added} == {members[1].id}
+    # a section longer than broad_section_max (an article of ten paragraphs) brings the chunks beside the chosen
+    # one, within broad_section_window places (the rest of its paragraph), not the whole article
+    limits = settings.evidence.model_copy(update={"broad_section_max": 2, "broad_section_window": 1})
+    part, added = with_sections(broad, pool, conn, limits)
+    assert {r.chunk_id for r in part.ranked if r.section_of == anchor.id} == {members[1].id}
+    middle = broad.model_copy(update={"ranked": [ranked[0].model_copy(update={"chunk_id": members[1].id})]})
+    part, _ = with_sections(middle, [evidence_entry(members[1], score=1.0, query="q")], conn, limits)
+    assert {r.chunk_id for r in part.ranked if r.section_of == members[1].id} == {members[0].id, members[2].id}
+    no_window = limits.model_copy(update={"broad_section_window": 0})
+    assert with_sections(broad, pool, conn, no_window)[1] == []
 
 
 @pytest.mark.parametrize(("source_type", "joined"), [("regulation", True), ("policy", False)])
