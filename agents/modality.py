@@ -62,7 +62,8 @@ _DEFINITION = rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A
                   r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
                   r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b",
                   # a legal effect, no one bound to act: "shall be deemed to have knowledge", "shall be construed as"
-                  r"\bshall\s+(?:mean|be\s+(?:deemed|construed|interpreted))\b")
+                  r"\bshall\s+(?:mean|be\s+(?:deemed|construed|interpreted|treated\s+as|regarded\s+as|"
+                  r"considered\s+(?:as|to\s+be)))\b")
 _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
                     r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
                     r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
@@ -91,17 +92,23 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
                   rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
                   # whatever its subject, "is to be" and a participle: "Production data is to be synchronized ...";
-                  # not in a relative clause ("products that are to be used primarily for ...")
-                  rf"^(?:(?!\b(?:that|which|who|whom|whose)\b)[^;])*?\b(?:is|are)\s+to\s+{_NOT_READING}be\s+"
+                  # not in a relative clause ("products that are to be used primarily for ...") nor a condition
+                  # ("if patches are to be applied within two weeks then scanning should ...")
+                  rf"^(?:(?!\b(?:that|which|who|whom|whose|if|unless|when|whenever)\b)[^;])*?\b(?:is|are)\s+to\s+"
+                  rf"{_NOT_READING}be\s+"
                   r"(?:\w+ly\s+)?[a-z]+(?:ed|en|wn|pt|ght)\b",
                   r"\b(?:is|are)\s+responsible\s+for\s+ensuring\b", r"\bneeds?\s+to\s+ensure\b",
                   # a party that stays answerable for a duty it hands on: "the financial entity remains fully
                   # responsible for the fulfilment of ...", "the covered entity remains accountable for ..."
                   r"\bremains?\s+(?:\w+ly\s+)?(?:responsible|accountable)\s+for\b",
+                  # a named party's requirement of others: "Corvid Labs requires all employees to take ..."; not a
+                  # condition's ("where the law requires a firm to ...")
+                  rf"^(?:(?!\b(?:if|where|when|whenever|unless|that|which|who|whom)\b)[^;])*?\b[A-Z][\w&-]*"
+                  rf"\s+(?:also\s+)?requires\s+(?:[\w-]+\s+){{1,5}}?to\s+{_NOT_READING}[a-z]+",
                   # A regulator's stated expectation binds the supervised ("The Regulator expects a firm to ...").
                   rf"\bexpects?\s+(?:\w+\s+){{0,8}}?to\s+{_NOT_READING}\w+",
                   r"\b(?:is|are)\s+expected\s+to\b",
-                  r"\bit\s+is\s+(?:imperative|essential|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
+                  r"\bit\s+is\s+(?:imperative|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
                   r"(?:that|to)\b",
                   r"\b(?:is|are|be|remains?|becomes?)\s+(?:\w+ly\s+)?(?:made\s+)?subject\s+to\s+(?:[\w-]+\s+){0,8}?"
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
@@ -112,7 +119,7 @@ _CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|t
 _RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised|recommended)\s+to\b",
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b",
                       # guidance's advice: "it is important that patches are applied consistently"
-                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?important\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b")
+                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?(?:important|essential)\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b")
 _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
                  # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
                  r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
@@ -123,6 +130,7 @@ def _data() -> dict[str, frozenset[str]]:
     data = _words_file()
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]), "duties": duties,
+            "nouns": frozenset(data["nouns"]),
             "acronyms": frozenset(data["acronyms"]),
             # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer
             "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])}
@@ -147,7 +155,8 @@ _FINITE = re.compile(r"^(?:is|are|was|were|has|have|had|will|would|can|could|may
 _DETERMINERS = frozenset("the a an its their this these those any each every all our your his her".split())
 # Manner adverbs before a list point's verb: "(b) quickly, appropriately and effectively respond to ...",
 # "(ii) Periodically review ..."
-_LEADING_ADVERBS = re.compile(r"^(?:[a-z]+ly\b(?:,\s*|\s+and\s+|\s+or\s+|\s+))+(?=[a-z])", re.IGNORECASE)
+_LEADING_ADVERBS = re.compile(r"^(?:(?!(?:comply|apply|supply|reply|rely|multiply)\b)[a-z]+ly\b"
+                              r"(?:,\s*|\s+and\s+|\s+or\s+|\s+))+(?=[a-z])", re.IGNORECASE)
 _WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IGNORECASE)
 # An aside in brackets that opens with a relative or conditional word: "(which may be electronic)"
 _ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+as)\b[^()]*\)", re.IGNORECASE)
@@ -159,6 +168,9 @@ _POSSIBILITY = re.compile(r"\b(?:may|can|could|might|will)\s+(?:also\s+)?(?:assi
 _BARE_LEAD_IN = re.compile(r"([A-Z][a-z]+)(?:\s+(?:and|or|and/or)\s+([a-z]+))?\s*:")
 _CLAUSE_WORDS = frozenset("when if where whenever unless before after until within that which who whose and or but "
                           "because so in on at by for from with".split())
+
+
+_SUBORDINATE = frozenset("why how what whether that which who when where if".split())
 
 
 def _imperative(text: str) -> Modality | None:
@@ -194,13 +206,15 @@ def _imperative(text: str) -> Modality | None:
     if coordinated[:1] in (["and"], ["or"]) and (coordinated[1:2] == ["or"] and coordinated[2:3] or coordinated[1:2]
                                                  )[0] in _data()["verbs"]:
         return Modality.OBLIGATION  # "Evaluate and adjust ...", "Implement and/or review ..."
-    if words[1].lower() in _CLAUSE_WORDS or words[1].lower() == "of":
-        return None  # "Transfer of data ...", "Change in circumstances": a noun
-    if _WEAK_MODAL.search(" ".join(words[1:8])):
-        return None  # "Back testing ... should be based on ...": the subject, then its own modal verb
+    if words[1].lower() == "of" or words[1].lower() in _CLAUSE_WORDS and words[0].lower() in _data()["nouns"]:
+        return None  # "Transfer of data ...", "Change in circumstances": a noun (not "Comply with", "Protect by")
+    weak = next((i for i, w in enumerate(words[1:8], start=1) if _WEAK_MODAL.fullmatch(w)), None)
+    if weak is not None and not any(w.lower() in _SUBORDINATE for w in words[1:weak]):
+        return None  # "Back testing ... should be based on ...": the subject, then its own modal verb; not "Document
+        # why it would not be reasonable ..." (the modal of the verb's own object clause)
     for i, word in enumerate(words[1:], start=1):
-        if word.lower() in _CLAUSE_WORDS:
-            break  # the rest is the imperative's own clause ("... when the accounts have expired")
+        if word.lower() in _CLAUSE_WORDS or word.lower() in _SUBORDINATE:
+            break  # the rest is the imperative's own clause ("... when the accounts have expired", "... why it ...")
         if _FINITE.match(word) and words[i - 1].lower() not in _DETERMINERS:  # not "the means of transfer"
             return None
         # "Log files record user activity": a plural noun, then the sentence's own verb
@@ -254,13 +268,18 @@ def _present_duty(text: str, future: bool = False) -> bool:
     notify team members"; with `future` (a rule text's procedure), also "The IT Manager will check the drive"."""
     label = _LABEL.match(text)  # it matches the empty string at least
     words = text[label.end() if label else 0:].split()[:8]
+    opened = bool(words) and words[0][0].isupper()
     if words and words[0].lower() in ("the", "all", "each", "every", "our", "any"):
         words = words[1:]  # "* the COO is to notify" after an opening condition, too
-    if not words or not words[0][0].isupper() or words[0].lower() in _CLAUSE_WORDS:
+    else:
+        opened = False
+    # the party's name capitalised, or after a capitalised determiner ("The password manager locally encrypts ...")
+    if not words or not (words[0][0].isupper() or opened) or words[0].lower() in _CLAUSE_WORDS:
         return False  # not "When personnel send files ..., they bypass controls"
     data = _data()
     for k in range(1, min(4, len(words) - 1) + 1):
-        rest = [w for w in words[k:] if w.lower() not in _ADVERBS]
+        rest = [w for w in words[k:] if w.lower() not in _ADVERBS and not (
+            w.lower().endswith("ly") and w.lower() not in data["verbs"])]
         party = words[k - 1].strip(",")
         plural = party.lower().endswith("s") or party.lower() in _COLLECTIVE
         if (party.lower() in data["parties"] or party in data["acronyms"]) and rest and _party_duty(
@@ -331,7 +350,10 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     # documented, maintain a written record"
     if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
-    practice = (_states_practice(main) or _practice_active(main) or _plural_practice(main) or _party_inside(text)
+    if rule_text and _NEGATED_PRACTICE.search(_CONDITION_CLAUSE.sub(" ", main)) and not _DESCRIBES.search(main):
+        return Modality.PROHIBITION  # "Temporary access is not granted to systems that ...", "... are not accessed"
+    practice = (_states_practice(main) or _practice_active(main, future=source_type == "policy")
+                or _plural_practice(main) or _party_inside(text)
                 or _has_practice(main)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
     return Modality.OBLIGATION if rule_text and practice else Modality.NONE
@@ -361,13 +383,15 @@ def _main_clause(text: str) -> str:
 
 # An opening condition, at the start or after a list label or a comma ("Subsequently, if the patch is approved,
 # ASD will ..."): what it says happens is not the rule the sentence states.
-_OPENING_CONDITION = re.compile(r"(?:^|(?<=[,)*.\u2022-])\s+)(?:if|when|where|whenever|unless|once)\b[^,;:]*,\s*",
+_OPENING_CONDITION = re.compile(r"(?:^|(?<=[,)*.\u2022-])\s+)(?:if|when|where|whenever|unless|once|in\s+the\s+event\s+"
+                                r"(?:of|that)|in\s+case\s+of|depending\s+on)\b[^,;:]*,\s*",
                                 re.IGNORECASE)
 
 
 # What may open a sentence before its imperative: a condition, or a phrase of reference or scope ("(B) In
 # accordance with § 164.308(b)(2), ensure that ...")
 _OPENER = re.compile(r"(?:if|where|when|whenever|unless|once|before|after|in\s+accordance\s+with|subject\s+to|"
+                     r"in\s+the\s+event\s+(?:of|that)|in\s+case\s+of|depending\s+on|"
                      r"for\s+the\s+purposes?\s+of|to\s+the\s+extent|in\s+addition|as\s+part\s+of)\b", re.IGNORECASE)
 
 
@@ -404,10 +428,11 @@ _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based
                         # a document describing itself: "This section provides procedures for recovering ..."
                         r"^\s*(?:this|the)\s+(?:section|policy|document|chapter|part|procedure|plan|guideline)s?\s+"
                         r"(?:\w+ly\s+)?(?!(?:is|was|has|does)\b)[a-z]+s\b|"
-                        r"\bpurpose\s+(?:of|is)\b",  # not "fit for purpose"
+                        # not "fit for purpose", nor a rule's own aim ("... for the purpose of collecting evidence")
+                        r"(?<!for\sthe\s)\bpurposes?\s+(?:of|is)\b",
                         re.IGNORECASE)
-_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:not\s+)?(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|kept|held|sent|"
-                      r"built|run|read|paid|sought|taught|brought|bought|caught|met|led|withheld|bound)\b|"
+_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+|always\s+)?(?:not\s+)?(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|"
+                      r"kept|held|sent|built|run|read|paid|sought|taught|brought|bought|caught|met|led|withheld|bound)\b|"
                       r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
                       r"\bis\s+(?:\w+ly\s+)?the\s+responsibility\s+of\b", re.IGNORECASE)
 
@@ -421,16 +446,24 @@ def _states_practice(text: str) -> bool:
     return bool(_PASSIVE.search(unconditioned)) and not _DESCRIBES.search(text) and not text.rstrip().endswith("?")
 
 
+# A rule text's practice negated: "Special access is not granted until approval", "systems are not accessed or
+# administered by a service provider unless ...": what is not done (not "is not limited to")
+_NEGATED_PRACTICE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?not\s+(?!limited\b)(?:[a-z]+(?:ed|wn|en|pt)|put|set|"
+                               r"made|kept|held|sent|run|read|paid|met|shared|granted)\b", re.IGNORECASE)
 # A policy's procedure in the future passive: "Critical data will be tagged upon creation"
 _FUTURE_PASSIVE = re.compile(r"\bwill\s+(?:\w+ly\s+)?be\s+(?:\w+ly\s+)?[a-z]+(?:ed|wn|en|pt)\b", re.IGNORECASE)
 _CONDITION_CLAUSE = re.compile(r"\b(?:if|unless|when|whenever|once)\b[^,;.]*", re.IGNORECASE)
 
 
-def _practice_active(text: str) -> bool:
+_PRONOUNS = frozenset("this that these those it they".split())  # "This will reduce the cost": no party
+
+
+def _practice_active(text: str, future: bool = False) -> bool:
     """In a rule text: a practice stated in the present active by its doer ("Corvid Labs maintains a minimum
     necessary approach", "The Security Officer actively monitors ...") or as a list point whose party is in the
     lead-in ("* Maintains a program that ..."): a requirement verb in its third-person form opens the point or
-    follows a capitalised subject of at most five words (adverbs in -ly skipped). Pure."""
+    follows a capitalised subject of at most five words (adverbs in -ly skipped), or with `future` (a policy's
+    procedure, not a standard's account of what its publisher will do) "will" and a duty verb. Pure."""
     forms = _data()["third_person"]
     label = _LABEL.match(text)  # it matches the empty string at least
     labelled = label is not None and label.end() > 0
@@ -451,6 +484,9 @@ def _practice_active(text: str) -> bool:
         rest = [w for w in words[i:] if not w.lower().endswith("ly")]
         if rest and rest[0].lower() in forms and rest[0][0].islower():
             return True
+        if future and rest[:1] == ["will"] and rest[1:2] and rest[1] in _data()["duties"] and (
+                subject[-1].lower() not in _PRONOUNS):
+            return True  # a policy's procedure: "Corvid Labs will maintain a list of ..."
     return False
 
 

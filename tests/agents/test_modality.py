@@ -621,3 +621,70 @@ def test_a_named_partys_duty(sentence: str, source_type: str, expected: Modality
 def test_practice_by_plural_subjects_future_passives_and_self_description(
         sentence: str, source_type: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # round seven (bench/modality/labels-dev4.yaml): a list point's imperative whose verb is never a noun, before a
+    # preposition (a US rule, an EU act, a policy); one that is a noun too stays a noun ("Transfer of data")
+    ("(A) Comply with the applicable requirements of this subpart;", "regulation", OBL),
+    ("(c) Protect by encryption all personal data held by the entity.", "regulation", OBL),
+    ("- Adopt procedures for change management; and", "policy", OBL),
+    ("Transfer to a third country is restricted.", "regulation", N),
+    ("Review by the board happens annually.", "policy", N),
+    # an object clause's own modal ("why it would ...") is the verb's object, not the sentence's verb
+    ("(1) Document why it would not be reasonable to implement the specification; and", "regulation", OBL),
+    ("Back testing of the models should be based on actual results.", "standard", REC),
+    # a named party's requirement of others (policies, a standard, a regulation); not a condition's, nor "nothing
+    # in this section requires"
+    ("Corvid Labs requires all employees to take security training within 30 days of onboarding.", "policy", OBL),
+    ("The Board requires each business unit to report its risks quarterly.", "regulation", OBL),
+    ("Acme requires every contractor to sign a confidentiality agreement.", "standard", OBL),
+    ("Where the law requires a firm to disclose information, the firm may do so.", "regulation", PERM),
+    ("Nothing in this section requires the Authority to give advance notice of an inspection.", "regulation", N),
+    # openers: "in the event of", "depending on" (policies, a standard)
+    ("In the event of an attack, the IRT and management team will inform law enforcement.", "policy", OBL),
+    ("Depending on the type of event, use the following incident response playbooks:", "policy", OBL),
+    ("In case of a power failure, restart the affected servers in order.", "standard", OBL),
+    # a capitalised determiner opens a party's name; an adverb in -ly stands between party and verb
+    ("* The password manager locally encrypts the vault before synchronising it.", "policy", OBL),
+    ("When the password manager locally encrypts the vault, the sync starts.", "policy", N),
+    # a policy's own future procedure by its name; a standard's account of what its publisher will do is none
+    ("(f) Corvid Labs will maintain a list of prohibited activities.", "policy", OBL),
+    ("Subsequently, if the patch is approved, ASD will provide guidance on the timeframes.", "standard", N),
+    # "always" in a present passive practice (policies, a standard)
+    ("Secrets are always encrypted; access to secrets is always controlled and audited.", "policy", OBL),
+    ("Backups are always stored offline.", "standard", OBL),
+    # "for the purpose of" is the rule's aim, not a description of purpose
+    ("Legal advice is sought before allowing intrusion activity to continue for the purpose of collecting "
+     "evidence.", "standard", OBL),
+    ("The purpose of this policy is to define the controls.", "policy", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_round_seven_imperatives_requirements_of_others_and_openers(
+        sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a rule text's negated practice prohibits (a catalogue, policies); not "is not limited to", nor under a
+    # condition, nor a licence's or a statute's statement
+    ("Temporary access is not granted to systems that process sensitive information.", "standard", P),
+    ("An organisation's systems are not accessed or administered by a service provider unless a contract exists.",
+     "standard", P),
+    ("Special access is not granted until approval by the Security Officer.", "policy", P),
+    ("The training focuses on, but is not limited to, the following subjects:", "policy", OBL),
+    ("If documentation is not reviewed by an authority, owners risk failing in their duty.", "standard", N),
+    ("Patent and trademark rights are not licensed under this Public License.", "contract", N),
+    # "it is essential that" is advice (a catalogue's discussion, an EU recital); "it is necessary" still binds
+    ("Furthermore, it is essential that all backups are retained in a secure manner.", "standard", REC),
+    ("It is essential to harmonise the incident reporting regime.", "regulation", REC),
+    ("It is necessary for the firm to keep records of each transaction.", "regulation", OBL),
+    # a deeming provision and a condition's "are to be": no one bound to act (a US rule, a catalogue)
+    ("A notification event shall be treated as discovered as of the first day on which it is known.", "regulation",
+     N),
+    ("A breach shall be considered to be discovered on the day it is first known.", "regulation", N),
+    ("If patches are to be applied within two weeks, then scanning should be undertaken at least weekly.",
+     "standard", REC),
+    ("Production data is to be synchronised to the standby site daily.", "policy", OBL),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_round_seven_negated_practice_advice_and_deeming(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
