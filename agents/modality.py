@@ -110,6 +110,9 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:is|are)\s+expected\s+to\b",
                   r"\bit\s+is\s+(?:imperative|necessary|critical|vital)\s+(?:for\s+(?:\w+\s+){1,6}?)?"
                   r"(?:that|to)\b",
+                  # "essential" for a named bearer binds ("It is essential for a Fund Manager to identify ..."); without
+                  # one it is advice or an aim (RECOMMENDATION: "it is essential that all backups are retained")
+                  r"\bit\s+is\s+essential\s+for\s+(?:\w+\s+){1,6}?to\b",
                   r"\b(?:is|are|be|remains?|becomes?)\s+(?:\w+ly\s+)?(?:made\s+)?subject\s+to\s+(?:[\w-]+\s+){0,8}?"
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
 # "Should" opening a statement with its subject after it is a condition ("Should the Program prove
@@ -119,7 +122,8 @@ _CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|t
 _RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encouraged|advised|recommended)\s+to\b",
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b",
                       # guidance's advice: "it is important that patches are applied consistently"
-                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?(?:important|essential)\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b")
+                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?important\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b|"
+                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?essential\s+(?:that|to)\b")
 _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
                  # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
                  r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")

@@ -678,6 +678,7 @@ def test_round_seven_imperatives_requirements_of_others_and_openers(
     ("Furthermore, it is essential that all backups are retained in a secure manner.", "standard", REC),
     ("It is essential to harmonise the incident reporting regime.", "regulation", REC),
     ("It is necessary for the firm to keep records of each transaction.", "regulation", OBL),
+    ("It is essential for a fund manager to identify conflicts of interest.", "guidance", OBL),  # a named bearer
     # a deeming provision and a condition's "are to be": no one bound to act (a US rule, a catalogue)
     ("A notification event shall be treated as discovered as of the first day on which it is known.", "regulation",
      N),
