@@ -97,6 +97,27 @@ def named_documents(question: str, titles: dict[str, str]) -> set[str]:
     return set() if len(named) == len(titles) else named
 
 
+def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
+    """The documents the question names, one set per name, where it names two or more texts apart ("HIPAA has
+    us keep documentation for six years, but the Safeguards Rule says ...": HIPAA's two subparts, and the FTC
+    rule): each is to be searched on its own, so that one text's best passages do not crowd out the other's
+    answer. Sets in document order of their ids; [] where it names fewer than two, or names that overlap
+    ("HIPAA" beside "the Security Rule", one of HIPAA's subparts). Pure."""
+    mentioned = question_names(question)
+    groups: dict[frozenset[str], None] = {}
+    by_name: dict[str, set[str]] = {}
+    for doc, found in _distinctive(titles).items():
+        for n in found:
+            if n in mentioned if n.islower() else re.search(_as_written(n), question):
+                by_name.setdefault(n.lower(), set()).add(doc)
+    for docs in by_name.values():
+        groups.setdefault(frozenset(docs))
+    sets = sorted((set(g) for g in groups), key=sorted)
+    if len(sets) < 2 or any(a & b for i, a in enumerate(sets) for b in sets[i + 1:]):
+        return []
+    return sets
+
+
 def _distinctive(titles: dict[str, str]) -> dict[str, set[str]]:
     """Each document's names (`title_names`) but those every title gives ("(EU)", "CFR": they tell none apart)."""
     names = {doc: title_names(title) for doc, title in titles.items()}

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import named_documents, without_names
+from agents.naming import named_documents, named_groups, without_names
 from agents.parts import broad_topic, is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
@@ -219,22 +219,26 @@ def with_rivals(part: Part, other: Part, most: int) -> Part:
         for r in fresh)]})
 
 
-def with_law(part: Part, law: Part, most: int) -> Part:
+def with_law(part: Part, law: Part, most: int, *, law_search: bool = True) -> Part:
     """A broad part with the passages its search of the law alone chose (`law`, ranked by the same model: at most
     `most`), beside those of the whole search: the law's duties first, whatever the policies around it say at
     greater length ("What must we do when a security incident occurs?": a regulation's reporting duties
     outranked by a policy's playbook). Relevance stays on the whole search's scale (a list of the law alone puts
     its best passage first, and so scores it higher): a passage already weighed keeps its own, a new one takes at
-    most the part's best, so neither the order of the rest nor the answer's confidence moves."""
+    most the part's best, so neither the order of the rest nor the answer's confidence moves. `law_search`: False
+    for another search within some documents alone (`named_groups`), whose passages are not the law's, and which
+    each keep the relevance that search gives them (at most the part's best): the answer in the text named."""
     chosen = {r.chunk_id: r for r in law.ranked if r.selected}
     chosen = dict(list(chosen.items())[:most])
     if not chosen:
         return part
-    ranked = [r.model_copy(update={"selected": True, "law": True}) if r.chunk_id in chosen else r
-              for r in part.ranked]
+    # a passage of a text the question names keeps the relevance of that text's own search (its answer there)
+    ranked = [r.model_copy(update={"selected": True, "law": law_search or r.law} | (
+        {} if law_search else {"relevance": max(r.relevance, min(chosen[r.chunk_id].relevance, part.best))}))
+        if r.chunk_id in chosen else r for r in part.ranked]
     known = {r.chunk_id for r in part.ranked}
     return part.model_copy(update={"ranked": [*ranked, *(
-        r.model_copy(update={"law": True, "relevance": min(r.relevance, part.best)})
+        r.model_copy(update={"law": law_search, "relevance": min(r.relevance, part.best)})
         for c, r in chosen.items() if c not in known)]})
 
 
@@ -352,6 +356,16 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         # ranked for the question without the names its search kept to; judged later for the question as asked
         part = rank_part(i, asked, pool, model, deps.conn, searched=searched, limits=limits,
                          overlap=deps.settings.answer.same_duty_overlap).model_copy(update={"question": question})
+        if researched and limits.named_group_passages and len(groups := named_groups(question, titles)) > 1:
+            # Two texts named apart ("HIPAA ... but the Safeguards Rule ..."): each searched on its own, so that the
+            # one whose passages rank higher does not hide the other's answer
+            for group in groups:
+                flt = Filters(source_types=scope.source_types if scope else (), document_ids=tuple(sorted(group)),
+                              current_only=scope.current_only if scope else True)
+                if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:
+                    own, fresh, found = alone
+                    part = with_law(part, own, limits.named_group_passages, law_search=False)
+                    pool = _searched_too(pool, added, evidence, fresh, found)
         if researched and limits.broad_law_passages and is_broad(question) and (
                 flt := law_filters(scope)) is not None:
             if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:

@@ -112,6 +112,11 @@ class EvidenceSettings(BaseModel):
                                             "family is searched on its own and up to this many of its best passages "
                                             "are weighed for another answer to the same duty, cited only as a "
                                             "conflict (0: never).")
+    named_group_passages: int = Field(default=2, ge=0,
+                                      description="For a part that names two or more texts apart ('HIPAA ... but "
+                                                  "the Safeguards Rule ...'), each is searched on its own and up to "
+                                                  "this many of its best passages are weighed beside the rest "
+                                                  "(0: never).")
     broad_law_passages: int = Field(default=3, ge=0,
                                     description="For a broad question, the law (statutes, regulations in scope) is "
                                                 "searched on its own too and up to this many of its passages within "

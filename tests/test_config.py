@@ -17,7 +17,7 @@ TODAY = {
                  "broad_floor": 0.02, "broad_section_max": 12, "broad_section_window": 2,
                  "broad_law_passages": 3,
                  "broad_gate_share": 0.2, "broad_topic_coverage": 0.5,
-                 "rival_passages": 2},
+                 "rival_passages": 2, "named_group_passages": 2},
     "research": {"cosine_floor": 0.25, "cosine_ceiling": 0.65, "answered_by_earlier": 0.8, "max_attempts": 2,
                  "stagnation_delta": 0.05},
     "answer": {"max_parts": 4, "min_part_terms": 1, "max_supporting_per_part": 4, "broad_max_supporting": 12,

@@ -776,6 +776,12 @@ def test_a_broad_part_weighs_the_passages_its_search_of_the_law_chose() -> None:
     part = part.model_copy(update={"best": 0.2})
     assert {r.chunk_id: r.relevance for r in with_law(part, law, most=2).ranked}["law-b"] == 0.2  # the part's best
     assert with_law(part, law.model_copy(update={"ranked": law.ranked[3:]}), most=2) == part
+    # a search within a text the question names (`named_groups`): its passages are not the law's, and each keeps
+    # the relevance that search gave it, at most the part's best (its answer in the text named)
+    part = part.model_copy(update={"best": 0.4})
+    got = {r.chunk_id: r for r in with_law(part, law, most=2, law_search=False).ranked}
+    assert got["law-a"].selected and not got["law-a"].law and got["law-a"].relevance == 0.4
+    assert got["law-b"].relevance == 0.3 and not got["law-b"].law and got["playbook"].relevance == 0.4
 
 
 @pytest.mark.parametrize(("law_text", "law_gate", "verified"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.naming import named_documents
+from agents.naming import named_documents, named_groups
 
 LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
             "mpl": "Mozilla Public License, Version 2.0",
@@ -78,3 +78,22 @@ def test_a_search_kept_to_named_documents_ranks_without_their_names(titles: dict
     from agents.naming import without_names
 
     assert without_names(question, titles, named_documents(question, titles)) == searched
+
+
+@pytest.mark.parametrize(("titles", "question", "groups"), [
+    # two texts named apart, each searched on its own (US regulations, licences, an EU act beside a directive)
+    (US, "HIPAA has us keep documentation for six years, but the Safeguards Rule says two. Which applies?",
+     [{"ftc"}, {"hipaa-breach", "hipaa-sec"}]),
+    (US, "HIPAA and the FTC rule seem to allow different delays. How long can each one be postponed?",
+     [{"ftc"}, {"hipaa-breach", "hipaa-sec"}]),
+    (LICENCES, "Can I combine MPL 2.0 code with a GPL project?", [{"gpl"}, {"mpl"}]),
+    (EU, "Do DORA and the NIS2 Directive both require incident reporting?", [{"dora"}, {"nis2"}]),
+    # one name, or none, or names that overlap (HIPAA holds the Security Rule), or one name written twice
+    (US, "Under HIPAA, how soon must we notify individuals of a breach?", []),
+    (US, "Does HIPAA's Security Rule go further than HIPAA's breach rule?", []),
+    (US, "Does the Safeguards Rule require encryption, and what does the Safeguards Rule say of MFA?", []),
+    (POLICIES, "What must we do when a security incident occurs?", []),
+], ids=["hipaa-ftc", "hipaa-ftc-acronym", "mpl-gpl", "dora-nis2", "one-name", "overlapping", "same-name-twice",
+        "none"])
+def test_texts_named_apart(titles: dict[str, str], question: str, groups: list[set[str]]) -> None:
+    assert named_groups(question, titles) == groups
