@@ -16,6 +16,7 @@ With `model=None` (tests of the rest of the stage) every chunk is a selected can
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -193,6 +194,13 @@ def law_filters(scope: Filters | None) -> Filters | None:
         else None
 
 
+def named_scope(scope: Filters | None, named: list[str]) -> Filters | None:
+    """The audit's `scope` kept to the documents a part names, where it names any: the law's own search for a broad
+    part that names a text ("What details must we give the FTC ...?") searches that text's duties, not another
+    regulation's."""
+    return replace(scope or Filters(), document_ids=tuple(named)) if named else scope
+
+
 def family_filters(scope: Filters | None, law: bool) -> Filters | None:
     """The search of one source family within an audit's `scope`: the law (statutes, regulations) or the rest
     (policies, guidance, standards, contracts); None where the scope holds none of it."""
@@ -367,7 +375,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                     part = with_law(part, own, limits.named_group_passages, law_search=False)
                     pool = _searched_too(pool, added, evidence, fresh, found)
         if researched and limits.broad_law_passages and is_broad(question) and (
-                flt := law_filters(scope)) is not None:
+                flt := law_filters(named_scope(scope, named))) is not None:
             if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:
                 law, fresh, found = alone
                 part = with_law(part, law, limits.broad_law_passages)

@@ -758,6 +758,22 @@ def test_the_law_is_searched_within_the_audits_scope(scope: dict | None, types: 
         assert found.document_ids == scope.get("document_ids", ())
 
 
+def test_the_laws_search_keeps_to_the_documents_a_part_names() -> None:
+    """named_scope: "What details must we give the FTC ...?" searches the FTC rule's duties, within the audit's
+    source types; a part that names nothing keeps the audit's scope."""
+    from agents.select import law_filters, named_scope
+    from engine.search.retrieval import Filters
+
+    assert named_scope(None, []) is None
+    scope = Filters(source_types=("regulation", "policy"), current_only=False)
+    assert named_scope(scope, []) is scope
+    kept = law_filters(named_scope(scope, ["doc_ftc"]))
+    assert kept is not None and kept.document_ids == ("doc_ftc",) and kept.source_types == ("regulation",)
+    assert not kept.current_only
+    assert law_filters(named_scope(None, ["doc_ftc"])) == Filters(source_types=("statute", "regulation"),
+                                                                  document_ids=("doc_ftc",))
+
+
 def test_a_broad_part_weighs_the_passages_its_search_of_the_law_chose() -> None:
     from agents.select import Part, RankedChunk, with_law
 
