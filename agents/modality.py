@@ -435,8 +435,10 @@ _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based
                         # not "fit for purpose", nor a rule's own aim ("... for the purpose of collecting evidence")
                         r"(?<!for\sthe\s)\bpurposes?\s+(?:of|is)\b",
                         re.IGNORECASE)
-_PASSIVE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+|always\s+)?(?:not\s+)?(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|"
-                      r"kept|held|sent|built|run|read|paid|sought|taught|brought|bought|caught|met|led|withheld|bound)\b|"
+# A past participle, regular or one of the irregular ones rule texts use
+_PARTICIPLE = (r"(?:[a-z]+(?:ed|wn|en|pt|ne)|put|set|made|kept|held|sent|built|run|read|paid|sought|taught|brought|"
+               r"bought|caught|met|led|withheld|bound)")
+_PASSIVE = re.compile(rf"\b(?:is|are)\s+(?:\w+ly\s+|always\s+)?(?:not\s+)?{_PARTICIPLE}\b|"
                       r"\b(?:is|are)\s+(?:solely\s+|fully\s+|jointly\s+)?responsible\s+for\b|"
                       r"\bis\s+(?:\w+ly\s+)?the\s+responsibility\s+of\b", re.IGNORECASE)
 
@@ -452,8 +454,7 @@ def _states_practice(text: str) -> bool:
 
 # A rule text's practice negated: "Special access is not granted until approval", "systems are not accessed or
 # administered by a service provider unless ...": what is not done (not "is not limited to")
-_NEGATED_PRACTICE = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?not\s+(?!limited\b)(?:[a-z]+(?:ed|wn|en|pt)|put|set|"
-                               r"made|kept|held|sent|run|read|paid|met|shared|granted)\b", re.IGNORECASE)
+_NEGATED_PRACTICE = re.compile(rf"\b(?:is|are)\s+(?:\w+ly\s+)?not\s+(?!limited\b){_PARTICIPLE}\b", re.IGNORECASE)
 # A policy's procedure in the future passive: "Critical data will be tagged upon creation"
 _FUTURE_PASSIVE = re.compile(r"\bwill\s+(?:\w+ly\s+)?be\s+(?:\w+ly\s+)?[a-z]+(?:ed|wn|en|pt)\b", re.IGNORECASE)
 _CONDITION_CLAUSE = re.compile(r"\b(?:if|unless|when|whenever|once)\b[^,;.]*", re.IGNORECASE)
