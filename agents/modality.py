@@ -140,6 +140,12 @@ def _data() -> dict[str, frozenset[str]]:
             "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])}
 
 
+def duty_verbs() -> frozenset[str]:
+    """The verbs that state a duty (agents/requirement_verbs.json's verbs less the stative ones), in their base
+    form."""
+    return _data()["duties"]
+
+
 def _third_person(verb: str) -> str:
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":
         return verb[:-1] + "ies"

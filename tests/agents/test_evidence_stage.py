@@ -195,7 +195,20 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
     ("What must we do about vulnerabilities?",
      "A critical vulnerability must be remediated within 48 hours of its identification.",
      "Scan results are reviewed every month by the security team.", False),
-], ids=["test-plan", "key-rotation", "same-period", "different-recipients", "not-a-time-question"])
+    # two known duty verbs of different families are two duties: a vulnerability remediated is not an alert
+    # reviewed (policies), a record retained not a report submitted (an EU act), a plan tested not a risk assessed
+    # (a catalogue); the same verb in other words still conflicts (above)
+    ("Within how long does the security team look at a high-severity alert?",
+     "A high-severity vulnerability must be remediated or mitigated within five working days of its identification.",
+     "High severity alerts are typically reviewed within 24 hours.", False),
+    ("How often must the register be dealt with?",
+     "Financial entities shall report the register of information to the competent authority at least yearly.",
+     "The register of contracts is retained for five years.", False),
+    ("How often must the incident response plan be looked at?",
+     "The incident response plan shall be tested at least twice in each calendar year.",
+     "Risks to the incident response plan must be assessed annually.", False),
+], ids=["test-plan", "key-rotation", "same-period", "different-recipients", "not-a-time-question",
+        "remediate-vs-review", "report-vs-retain", "test-vs-assess"])
 def test_a_law_and_a_policy_answering_one_time_question_differently_conflict(question: str, law: str, policy: str,
                                                                              conflict: bool) -> None:
     from agents.compose import find_conflicts
