@@ -207,8 +207,18 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
     ("How often must the incident response plan be looked at?",
      "The incident response plan shall be tested at least twice in each calendar year.",
      "Risks to the incident response plan must be assessed annually.", False),
+    # ... but one duty in the words of one family still conflicts: keys changed or rotated, a vulnerability patched
+    # or remediated, a plan verified or tested
+    ("How often must encryption keys be replaced?", "Cryptographic keys shall be rotated at least every six months.",
+     "Encryption keys must be changed every 12 months.", True),
+    ("How quickly must critical vulnerabilities be fixed?",
+     "A critical vulnerability must be remediated within 48 hours of its identification.",
+     "Critical vulnerabilities must be patched within 14 days.", True),
+    ("How often must backups be checked?", "Backups shall be tested at least quarterly.",
+     "Backups must be verified once a year.", True),
 ], ids=["test-plan", "key-rotation", "same-period", "different-recipients", "not-a-time-question",
-        "remediate-vs-review", "report-vs-retain", "test-vs-assess"])
+        "remediate-vs-review", "report-vs-retain", "test-vs-assess", "changed-rotated", "patched-remediated",
+        "verified-tested"])
 def test_a_law_and_a_policy_answering_one_time_question_differently_conflict(question: str, law: str, policy: str,
                                                                              conflict: bool) -> None:
     from agents.compose import find_conflicts
