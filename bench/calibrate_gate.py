@@ -1,7 +1,7 @@
 """Fit the gate head (engine.relevance.scorer.GATE_FEATURES) on passages the selection chose, on every corpus.
 
     python bench/calibrate_gate.py collect --out ROWS.jsonl [--corpus NAME ...] [--obliqa N]
-    python bench/calibrate_gate.py fit ROWS.jsonl [--write]
+    python bench/calibrate_gate.py fit ROWS.jsonl [--write] [--features pair_logit,cross,...]
 
 `collect` asks every question of the development corpora (bench/corpora/, as bench/corpora.py does) and
 the first N ObliQA dev questions of the `calibrate` split (bench.obliqa.obliqa_split, by passage: all their
