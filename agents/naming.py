@@ -92,9 +92,14 @@ def named_documents(question: str, titles: dict[str, str]) -> set[str]:
     A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
     License", "Creative Commons")."""
     mentioned = question_names(question)
-    named = {doc for doc, found in _distinctive(titles).items()
-             if any(n in mentioned if n.islower() else re.search(_as_written(n), question) for n in found)}
+    named = {doc for doc, found in _distinctive(titles).items() if any(_writes(question, mentioned, n) for n in found)}
     return set() if len(named) == len(titles) else named
+
+
+def _writes(question: str, mentioned: set[str], name: str) -> bool:
+    """The question writes `name` as a name: an acronym, initials or alias among its `question_names`, a run of a
+    title's capitalised words as the title writes it."""
+    return name in mentioned if name.islower() else re.search(_as_written(name), question) is not None
 
 
 def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
@@ -104,15 +109,12 @@ def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
     answer. Sets in document order of their ids; [] where it names fewer than two, or names that overlap
     ("HIPAA" beside "the Security Rule", one of HIPAA's subparts). Pure."""
     mentioned = question_names(question)
-    groups: dict[frozenset[str], None] = {}
     by_name: dict[str, set[str]] = {}
     for doc, found in _distinctive(titles).items():
         for n in found:
-            if n in mentioned if n.islower() else re.search(_as_written(n), question):
+            if _writes(question, mentioned, n):
                 by_name.setdefault(n.lower(), set()).add(doc)
-    for docs in by_name.values():
-        groups.setdefault(frozenset(docs))
-    sets = sorted((set(g) for g in groups), key=sorted)
+    sets = [set(g) for g in sorted({frozenset(docs) for docs in by_name.values()}, key=sorted)]
     if len(sets) < 2 or any(a & b for i, a in enumerate(sets) for b in sets[i + 1:]):
         return []
     return sets
