@@ -195,10 +195,15 @@ def law_filters(scope: Filters | None) -> Filters | None:
 
 
 def named_scope(scope: Filters | None, named: list[str]) -> Filters | None:
-    """The audit's `scope` kept to the documents a part names, where it names any: the law's own search for a broad
-    part that names a text ("What details must we give the FTC ...?") searches that text's duties, not another
-    regulation's."""
-    return replace(scope or Filters(), document_ids=tuple(named)) if named else scope
+    """The audit's `scope` kept to the documents a part names, where it names any (else the scope as it is): the
+    law's own search for a broad part that names a text ("What details must we give the FTC ...?") searches that
+    text's duties, not another regulation's."""
+    return within(scope, named) if named else scope
+
+
+def within(scope: Filters | None, documents: list[str]) -> Filters:
+    """The audit's `scope` (its source types, current versions or not) kept to `documents`."""
+    return replace(scope or Filters(), document_ids=tuple(documents))
 
 
 def family_filters(scope: Filters | None, law: bool) -> Filters | None:
@@ -349,8 +354,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         if researched:
             # A part that names documents ("the MPL", "GPLv3", "HIPAA") is searched in them alone, when they
             # hold anything for it; the research's other evidence stays among its candidates, unranked.
-            flt = Filters(source_types=scope.source_types if scope else (), document_ids=tuple(named),
-                          current_only=scope.current_only if scope else True) if named else None
+            flt = within(scope, named) if named else None
             asked = without_names(question, titles, set(named)) if named else question
             pool, fresh, searched = part_candidates(asked, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth, flt)
@@ -368,8 +372,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             # Two texts named apart ("HIPAA ... but the Safeguards Rule ..."): each searched on its own, so that the
             # one whose passages rank higher does not hide the other's answer
             for group in groups:
-                flt = Filters(source_types=scope.source_types if scope else (), document_ids=tuple(sorted(group)),
-                              current_only=scope.current_only if scope else True)
+                flt = within(scope, sorted(group))
                 if (alone := _search_alone(i, question, flt, deps, model, limits)) is not None:
                     own, fresh, found = alone
                     part = with_law(part, own, limits.named_group_passages, law_search=False)
