@@ -8,15 +8,18 @@ General Public License, "CC": Creative Commons), an alias in brackets ("(DORA)",
 such a run itself as the title writes it ("Mozilla Public License"), and a capitalised word of it with the title's
 version ("Apache 2.0" of "Apache License, Version 2.0"). Not its capitalised words alone: a title's
 "Security", "Access" or "Incident" is written capitalised in questions about the Security team or any
-incident, and a dictionary knows "Apache" and "Mozilla" too. A question names a document when it writes one of
-these as a name (in capitals, or capitalised inside the sentence), so the plain words of a title ("access",
-"incident response") name nothing. A name several titles share names each of them ("HIPAA"); one every title
-has ("(EU)", "CFR") names none. Pure.
+incident, and a dictionary knows "Apache" and "Mozilla" too. But a capitalised word of the title that the
+document's own text never writes in lower case is a proper name ("an Apache-licensed library", "the Mozilla
+licence"): the caller looks those up in the text (`title_words` asks which, `proper` gives them). A question
+names a document when it writes one of these as a name (in capitals, or capitalised inside the sentence), so
+the plain words of a title ("access", "incident response") name nothing. A name several titles share names
+each of them ("HIPAA"); one every title has ("(EU)", "CFR") names none. Pure.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from engine.terms import key_terms
 from engine.text import normalize_ws
@@ -58,6 +61,18 @@ def title_names(title: str) -> set[str]:
     return names
 
 
+def title_words(question: str, titles: dict[str, str]) -> dict[str, set[str]]:
+    """Per document, the capitalised words of its title (as written, four letters or more, not a kind of document)
+    that the question writes as names and that are not yet names of it: those to look up in the document's text,
+    which tells a proper name ("Apache") from a title's common word ("Security")."""
+    mentioned = question_names(question)
+    names = {doc: title_names(title) for doc, title in titles.items()}
+    found = {doc: {w for w in _WORD.findall(title) if len(w) >= 4 and w[:1].isupper() and not w.isupper()
+                   and w.lower() in mentioned and w.lower() not in GENERIC | names[doc]}
+             for doc, title in titles.items()}
+    return {doc: words for doc, words in found.items() if words}
+
+
 def question_names(question: str) -> set[str]:
     """What a question writes as a name, lower-cased: words in capitals (a version suffix dropped: "GPLv3" ->
     "gpl"), capitalised words inside the sentence, and pairs of them ("Safeguards Rule")."""
@@ -87,12 +102,14 @@ def _as_written(name: str) -> str:
     return rf"\b{re.escape(' '.join(head))}\s+(?i:{kind})\b"
 
 
-def named_documents(question: str, titles: dict[str, str]) -> set[str]:
+def named_documents(question: str, titles: dict[str, str], proper: Mapping[str, set[str]] | None = None) -> set[str]:
     """The ids of the documents (`titles`: id -> title) the question names; empty when it names none, or all.
     A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
-    License", "Creative Commons")."""
+    License", "Creative Commons"); so does a word of its title that its text writes only as a name (`proper`: id ->
+    such words, of those `title_words` asked about)."""
     mentioned = question_names(question)
-    named = {doc for doc, found in _distinctive(titles).items() if any(_writes(question, mentioned, n) for n in found)}
+    named = {doc for doc, found in _distinctive(titles, proper).items()
+             if any(_writes(question, mentioned, n) for n in found)}
     return set() if len(named) == len(titles) else named
 
 
@@ -102,7 +119,8 @@ def _writes(question: str, mentioned: set[str], name: str) -> bool:
     return name in mentioned if name.islower() else re.search(_as_written(name), question) is not None
 
 
-def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
+def named_groups(question: str, titles: dict[str, str],
+                 proper: Mapping[str, set[str]] | None = None) -> list[set[str]]:
     """The documents the question names, one set per name, where it names two or more texts apart ("HIPAA has
     us keep documentation for six years, but the Safeguards Rule says ...": HIPAA's two subparts, and the FTC
     rule): each is to be searched on its own, so that one text's best passages do not crowd out the other's
@@ -110,7 +128,7 @@ def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
     ("HIPAA" beside "the Security Rule", one of HIPAA's subparts). Pure."""
     mentioned = question_names(question)
     by_name: dict[str, set[str]] = {}
-    for doc, found in _distinctive(titles).items():
+    for doc, found in _distinctive(titles, proper).items():
         for n in found:
             if _writes(question, mentioned, n):
                 by_name.setdefault(n.lower(), set()).add(doc)
@@ -120,20 +138,23 @@ def named_groups(question: str, titles: dict[str, str]) -> list[set[str]]:
     return sets
 
 
-def _distinctive(titles: dict[str, str]) -> dict[str, set[str]]:
-    """Each document's names (`title_names`) but those every title gives ("(EU)", "CFR": they tell none apart)."""
-    names = {doc: title_names(title) for doc, title in titles.items()}
+def _distinctive(titles: dict[str, str], proper: Mapping[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Each document's names (`title_names`, and its `proper` words) but those every title gives ("(EU)", "CFR":
+    they tell none apart)."""
+    names = {doc: title_names(title) | {w.lower() for w in (proper or {}).get(doc, ())}
+             for doc, title in titles.items()}
     everywhere = set.intersection(*names.values()) if names else set()
     return {doc: found - everywhere for doc, found in names.items()}
 
 
-def without_names(question: str, titles: dict[str, str], named: set[str]) -> str:
+def without_names(question: str, titles: dict[str, str], named: set[str],
+                  proper: Mapping[str, set[str]] | None = None) -> str:
     """The question without the names it gives the `named` documents ("Under the MPL, can I ship a proprietary
     application that includes some MPL files?" -> "Under the, can I ship a proprietary application that includes
     some files?"): once a search keeps to those documents, the name tells its passages nothing apart, and a
     document's own notice templates, which repeat its name, would outrank the terms asked about. The question as
     written where too little is left (fewer than two key terms). Pure."""
-    names = {n for doc, found in _distinctive(titles).items() if doc in named for n in found}
+    names = {n for doc, found in _distinctive(titles, proper).items() if doc in named for n in found}
     version = r"(?:\s*,?\s*(?:v(?:ersion)?\.?\s*)?\d+(?:\.\d+)*)?"
     text = question
     for n in sorted(names, key=len, reverse=True):

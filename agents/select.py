@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import named_documents, named_groups, without_names
+from agents.naming import named_documents, named_groups, title_words, without_names
 from agents.parts import broad_topic, is_broad
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
@@ -350,12 +350,13 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     scope = deps.retriever.scope
     titles = {d: t for d, t in titles.items() if scope is None or not scope.document_ids or d in scope.document_ids}
     for i, question in enumerate(state["part_questions"]):
-        named = sorted(named_documents(question, titles))
+        proper = store.proper_words(deps.conn, title_words(question, titles)) if titles else {}
+        named = sorted(named_documents(question, titles, proper))
         if researched:
             # A part that names documents ("the MPL", "GPLv3", "HIPAA") is searched in them alone, when they
             # hold anything for it; the research's other evidence stays among its candidates, unranked.
             flt = within(scope, named) if named else None
-            asked = without_names(question, titles, set(named)) if named else question
+            asked = without_names(question, titles, set(named), proper) if named else question
             pool, fresh, searched = part_candidates(asked, evidence + added, deps.retriever,
                                                     deps.settings.rerank_depth, flt)
             if flt is not None and not searched:
@@ -368,7 +369,7 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         # ranked for the question without the names its search kept to; judged later for the question as asked
         part = rank_part(i, asked, pool, model, deps.conn, searched=searched, limits=limits,
                          overlap=deps.settings.answer.same_duty_overlap).model_copy(update={"question": question})
-        if researched and limits.named_group_passages and len(groups := named_groups(question, titles)) > 1:
+        if researched and limits.named_group_passages and len(groups := named_groups(question, titles, proper)) > 1:
             # Two texts named apart ("HIPAA ... but the Safeguards Rule ..."): each searched on its own, so that the
             # one whose passages rank higher does not hide the other's answer
             for group in groups:

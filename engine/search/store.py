@@ -473,3 +473,27 @@ def chunks_for_embedding(conn: psycopg.Connection, after: str, limit: int) -> li
 def update_embeddings(conn: psycopg.Connection, rows: Sequence[tuple[str, np.ndarray]]) -> None:
     with conn.cursor() as cur:
         cur.executemany("UPDATE chunks SET embedding = %s WHERE id = %s", [(v, cid) for cid, v in rows])
+
+
+_PROPER: dict[tuple[str, str], bool] = {}  # (document id, word) -> a proper name of it (proper_words)
+
+
+def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *,
+                 least: int = 2) -> dict[str, set[str]]:
+    """Of each document's `words` (id -> capitalised words of its title, as written), those its text writes
+    capitalised at least `least` times and never in lower case as a word of running text (a URL's "apache.org"
+    is not): the document's proper names ("Apache", "Mozilla"), not the words its title capitalises ("Security",
+    "Access"). Documents are immutable (an id is a hash of the text), so each answer is cached per process."""
+    out: dict[str, set[str]] = {}
+    for doc, found in words.items():
+        asked = sorted({w for w in found if w.isalpha() and (doc, w) not in _PROPER})
+        if asked:
+            rows = conn.execute(
+                "SELECT w, (SELECT count(*) FROM regexp_matches(d.text, '\\m' || w || '\\M', 'g')), "
+                "(SELECT count(*) FROM regexp_matches(d.text, '(^|[^[:alnum:]_./@:-])' || lower(w) || '\\M', 'g')) "
+                "FROM documents d, unnest(%s::text[]) AS w WHERE d.id = %s", (asked, doc)).fetchall()
+            _PROPER.update({(doc, w): capitalised >= least and not lower for w, capitalised, lower in rows})
+        if kept := {w for w in found if _PROPER.get((doc, w))}:
+            out[doc] = kept
+    return out
+

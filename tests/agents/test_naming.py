@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.naming import named_documents, named_groups
+from agents.naming import named_documents, named_groups, title_words
 
 LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
             "mpl": "Mozilla Public License, Version 2.0",
@@ -57,6 +57,38 @@ OBLIQA = {str(i): f"ObliQA document {i}" for i in range(1, 5)}
         "plain-words"])
 def test_named_documents(titles: dict[str, str], question: str, named: set[str]) -> None:
     assert named_documents(question, titles) == named
+
+
+# what engine.search.store.proper_words finds in each corpus's text: "Apache" and "Mozilla" are never written in
+# lower case there, "Security", "Breach", "Access", "Incident" are (bench/corpora, measured)
+PROPER = {"apache": {"Apache"}, "mpl": {"Mozilla"}, "rules": {"Cyber", "Resilience"}}
+
+
+@pytest.mark.parametrize(("titles", "question", "asked", "named"), [
+    # a title's word the document writes only as a name names it, however the question goes on ("-licensed")
+    (LICENCES, "We use an Apache-licensed library. What happens to our patent rights?", {"apache": {"Apache"}},
+     {"apache"}),
+    (LICENCES, "Can we claim compensation from the contributors of an Apache project?", {"apache": {"Apache"}},
+     {"apache"}),
+    (LICENCES, "What happens to my rights under the Mozilla licence if I sue?", {"mpl": {"Mozilla"}}, {"mpl"}),
+    (POLICIES, "Does the Cyber team own the backup schedule?", {"rules": {"Cyber"}}, {"rules"}),
+    # a title's common word, capitalised in the question, is asked about but is not a name of it
+    (US, "What must we tell the state when Social Security numbers are exposed?", {"hipaa-sec": {"Security"}},
+     set()),
+    (POLICIES, "What must the Incident team do first?", {"ir": {"Incident"}}, set()),
+    # named by the title's run of words either way; nothing asked where the question writes no title word as a
+    # name, or the word is already a name
+    (LICENCES, "Is software under the Apache License provided with a warranty?", {"apache": {"Apache"}},
+     {"apache"}),
+    (LICENCES, "Apache code: may I sell it?", {}, set()),  # sentence-initial capitals name nothing
+    (EU, "Does DORA oblige us to keep our data inside the EU?", {}, {"dora"}),
+], ids=["apache-licensed", "apache-project", "mozilla-licence", "policy-rules", "common-word", "team",
+        "title-run", "sentence-start", "acronym"])
+def test_a_title_word_written_only_as_a_name_names_its_document(titles: dict[str, str], question: str,
+                                                               asked: dict[str, set[str]], named: set[str]) -> None:
+    assert title_words(question, titles) == asked
+    proper = {doc: words & PROPER.get(doc, set()) for doc, words in asked.items()}
+    assert named_documents(question, titles, proper) == named
 
 
 @pytest.mark.parametrize(("titles", "question", "searched"), [

@@ -29,3 +29,17 @@ def test_vectors_are_stored_and_searched_exactly(conn, settings) -> None:
     assert conn.execute("SELECT token_count FROM chunks WHERE id = %s", (drafts[7].id,)).fetchone()[0] == 16
     best, similarity = store.dense_search(conn, vectors[7], 3, {"current_only": True})[0]
     assert best == drafts[7].id and abs(similarity - 1.0) < 1e-6
+
+
+def test_a_title_word_the_text_never_writes_in_lower_case_is_a_proper_name(conn) -> None:
+    text = ("Licensed under the Apache License. See http://www.apache.org/licenses/ for the Apache terms. "
+            "The Security team reviews security events. Mozilla is named once.")
+    with conn.transaction():
+        store.insert_document(conn, doc_id="doc_proper", source_key="proper.txt", version=1,
+                              content_sha256="1" * 64, file_sha256=None, title="Apache Security Mozilla",
+                              source_type="contract", source_uri="proper.txt", fmt="txt", text=text, metadata={})
+    words = {"doc_proper": {"Apache", "Security", "Mozilla"}}
+    # "Apache" twice in capitals, in lower case only in a URL; "security" in running text; "Mozilla" only once
+    assert store.proper_words(conn, words) == {"doc_proper": {"Apache"}}
+    assert store.proper_words(conn, words) == {"doc_proper": {"Apache"}}  # cached: the same answer
+    assert store.proper_words(conn, {"doc_proper": {"Licensed"}}) == {}
