@@ -115,6 +115,8 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\bit\s+is\s+essential\s+for\s+(?:\w+\s+){1,6}?to\b",
                   r"\b(?:is|are|be|remains?|becomes?)\s+(?:\w+ly\s+)?(?:made\s+)?subject\s+to\s+(?:[\w-]+\s+){0,8}?"
                   r"(?:obligations?|requirements?|duties|restrictions?|conditions?|prohibitions?)\b")
+# A body's make-up, no one bound to act: "The Oversight Forum shall be composed of:", "The panel shall consist of"
+_COMPOSED = rx(r"\bshall\s+(?:be\s+(?:composed|comprised|made\s+up)\s+of|consist\s+of|comprise)\b")
 # "Should" opening a statement with its subject after it is a condition ("Should the Program prove
 # defective, you assume the cost"), not advice; a question ("Should a firm ...?") is neither.
 _CONDITIONAL_SHOULD = re.compile(r"^\s*should(?=\s+(?:the|a|an|any|such|it|you|there|this|that|your)\b[^?]*$)",
@@ -130,10 +132,11 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict[str, frozenset[str]]:
+def _data() -> dict[str, Any]:
     data = _words_file()
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]), "duties": duties,
+            "particles": data["particles"],
             "nouns": frozenset(data["nouns"]),
             "acronyms": frozenset(data["acronyms"]),
             # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer
@@ -153,7 +156,8 @@ def _third_person(verb: str) -> str:
 
 
 # What may stand before an imperative: list labels ("a.", "(b)", "1.", "ii)", "-", "*"), "Please".
-_LABEL = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-z]{1,4}\)|\(\d{1,3}\))\s+)*"
+_LABEL = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-z]{1,4}\)|\(\d{1,3}\))"
+                    r"(?:\s+|(?=\([a-z\d]{1,4}\)\s)))*"
                     r"(?:please\s+)?", re.IGNORECASE)
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
 # A sentence whose own verb comes early reads its first word as a noun: "Access to the room is restricted",
@@ -205,18 +209,28 @@ def _imperative(text: str) -> Modality | None:
     lower = _list_point(text) and body[:1].islower() and words[:1] != [] and words[0] in _data()["duties"]
     if len(words) < 3 or body.rstrip().endswith("?") or not (words[0][0].isupper() or lower):
         return None
+    # a point of a list goes on into the next ("b. indicate if You modified the Licensed Material ...; and")
+    ended = re.sub(r"[;,]\s*(?:and|or|and/or)$", ";", body.rstrip())
+    if _list_point(text) and words[0] == "Be" and ended.endswith((";", ".")):
+        return Modality.OBLIGATION  # "(A) Be in the form of either a conspicuous posting ...; and"
     if words[0].lower() not in _data()["verbs"] or re.match(r"[A-Z][a-z]", words[1]):
         return None  # not a requirement verb, or a heading in title case ("Account Management")
-    if not body.rstrip().endswith((".", ";", ":", ")", "]")) and (
+    particle = _data()["particles"].get(words[0].lower())
+    if particle and words[1].lower() != particle:
+        return None  # "Account for ...", but "(B) Account balance information, ...": a noun
+    if not ended.endswith((".", ";", ":", ")", "]")) and (
             len(words) < 4 or sum(w[0].isupper() for w in words[1:]) * 3 >= len(words) - 1):
         return None  # a title, not a sentence ("Determine Residence", "Issue directions for OTC Contracts")
     if words[1].lower() in ("that", "whether"):
         return Modality.OBLIGATION  # "Verify that ...", "Ensure that ...", "Assess whether ..."
-    coordinated = [w.lower() for w in words[1:4]]
+    # "Regularly test or otherwise monitor ...": a second verb after an adverb
+    coordinated = [w.lower() for w in words[1:5] if w.lower() != "otherwise" and not (
+        w.lower().endswith("ly") and w.lower() not in _data()["verbs"])][:3]
     if coordinated[:1] in (["and"], ["or"]) and (coordinated[1:2] == ["or"] and coordinated[2:3] or coordinated[1:2]
                                                  )[0] in _data()["verbs"]:
         return Modality.OBLIGATION  # "Evaluate and adjust ...", "Implement and/or review ..."
-    if words[1].lower() == "of" or words[1].lower() in _CLAUSE_WORDS and words[0].lower() in _data()["nouns"]:
+    if words[1].lower() == "of" or words[1].lower() in _CLAUSE_WORDS and words[0].lower() in _data()["nouns"] and (
+            not particle):
         return None  # "Transfer of data ...", "Change in circumstances": a noun (not "Comply with", "Protect by")
     weak = next((i for i, w in enumerate(words[1:8], start=1) if _WEAK_MODAL.fullmatch(w)), None)
     if weak is not None and not any(w.lower() in _SUBORDINATE for w in words[1:weak]):
@@ -245,19 +259,28 @@ _WHEN = re.compile(rf"{PERIOD.pattern}|\b(?:periodically|regularly|routinely|con
 
 
 def _gerund_point(text: str) -> bool:
-    """A list point that is a scheduled action, opening with a duty verb's -ing form (after an adverb) and saying
-    when: "- conducting vulnerability scans for systems at least fortnightly", "(3) Periodically assessing your
-    service providers"; not a noun ("- reporting of incidents") nor a point that sets no time. Pure."""
-    if not _list_point(text) or not _WHEN.search(text):
+    """A list point that is an action, opening with a duty verb's -ing form (after an adverb): "- conducting
+    vulnerability scans for systems at least fortnightly", "(3) Periodically assessing your service providers",
+    "(2) Requiring your service providers by contract to implement ...", "- maintaining a proper chain of
+    custody"; not a noun ("- reporting of incidents", "(D) Testing and revision procedures"). Such a point takes
+    its lead-in's force, which it does not carry: most lead-ins of such lists impose (on the development labels,
+    13 of 16 such points are duties; the others a licence's list of terms one may add). Pure."""
+    if not _list_point(text):
         return False
     label = _LABEL.match(text)
-    words = _WORDS.findall(text[label.end() if label else 0:])[:4]
+    words = _WORDS.findall(text[label.end() if label else 0:])[:5]
     if words and words[0].lower().endswith("ly"):
         words = words[1:]
-    if len(words) < 3 or not words[0].lower().endswith("ing") or words[1].lower() == "of":
+    after = [w.lower() for w in words[2:] if not w.lower().endswith("ly")][:1]  # "Implementing and periodically ..."
+    if len(words) < 3 or not words[0].lower().endswith("ing") or words[1].lower() == "of" or (
+            words[1].lower() in ("and", "or") and not (after and after[0].endswith("ing"))):
         return False
     stem = words[0].lower()[:-3]
-    return bool({stem, stem + "e", stem[:-1]} & _data()["duties"])
+    # with no time, an action on a determined object ("- maintaining a proper chain of custody", "(2) Requiring your
+    # service providers ...") or two actions ("(1) Implementing and periodically reviewing ..."), not a list of
+    # things ("* Scanning tools and devices; * Password cracking utilities; ...")
+    acts = _WHEN.search(text) is not None or words[1].lower() in _DETERMINERS | {"and", "or"}
+    return acts and bool({stem, stem + "e", stem[:-1]} & _data()["duties"])
 
 
 _COLLECTIVE = frozenset("staff personnel workforce".split())  # parties that take a plural verb
@@ -267,7 +290,7 @@ _ADVERBS = frozenset("also promptly immediately annually regularly then periodic
 # A policy's duty in the present passive with its period: "The incident response plan is tested annually",
 # "Access rights are reviewed at least quarterly", "Logs are retained for one year".
 # Not a consequence under a condition ("Your licence is reinstated if you cure the violation within 30 days").
-_PERIODIC_PASSIVE = re.compile(rf"^(?!.*\b(?:if|unless|provided\s+that|in\s+the\s+event)\b)"
+_PERIODIC_PASSIVE = re.compile(rf"^(?!.*\b(?:if|unless|provided\s+(?:that|it|they|you|such)|in\s+the\s+event)\b)"
                                rf"(?:(?!\b(?:when|where)\b)[^,;:])*?\b(?:is|are)\s+(?:\w+ly\s+)?"
                                rf"[a-z]+(?:ed|wn|en|pt)\b[^.;]*?(?:{PERIOD.pattern})", re.IGNORECASE)
 
@@ -292,6 +315,9 @@ def _present_duty(text: str, future: bool = False) -> bool:
             w.lower().endswith("ly") and w.lower() not in data["verbs"])]
         party = words[k - 1].strip(",")
         plural = party.lower().endswith("s") or party.lower() in _COLLECTIVE
+        if party.islower() and party.endswith("s") and not party.endswith(("ss", "us", "is")) and rest and (
+                rest[0] in data["third_person"]):
+            continue  # "users ensures": not the verb's subject ("Having uniquely identifiable users ensures ...")
         if (party.lower() in data["parties"] or party in data["acronyms"]) and rest and _party_duty(
                 rest, future, plural, k == 1 and text.rstrip().endswith(".")):
             return True
@@ -327,6 +353,8 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     scoped = _RELATIVE_REQUIREMENT.sub(" that", text)  # not "services that are not required to ..."
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(scoped):
         return Modality.NONE
+    if _COMPOSED.search(text) and not _OBLIGATION.search(_COMPOSED.sub(" ", text)):
+        return Modality.NONE  # what a body is made of: "The Oversight Forum shall be composed of:"
     text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."
     if _POWER.search(text):
         return Modality.PERMISSION
@@ -360,7 +388,10 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     # documented, maintain a written record"
     if any(_imperative(main) is Modality.OBLIGATION for main in _after_condition(plain)):
         return Modality.OBLIGATION
-    if rule_text and _NEGATED_PRACTICE.search(_CONDITION_CLAUSE.sub(" ", main)) and not _DESCRIBES.search(main):
+    if _GERUND_SUBJECT.match(main):
+        return Modality.NONE  # what doing something achieves: "Having uniquely identifiable users ensures ..."
+    if rule_text and _NEGATED_PRACTICE.search(_PURPOSE.sub(" ", _CONDITION_CLAUSE.sub(" ", main))) and (
+            not _DESCRIBES.search(main)):
         return Modality.PROHIBITION  # "Temporary access is not granted to systems that ...", "... are not accessed"
     practice = (_states_practice(main) or _practice_active(main, future=source_type == "policy")
                 or _plural_practice(main) or _party_inside(text)
@@ -435,6 +466,8 @@ _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based
                         r"outlined|explained|summari[sz]ed|derived|expected|likely|able|subject)\b|"
                         r"\bappl(?:y|ies)\s+(?:only\s+|also\s+|equally\s+)?(?:to|in|for|where|when)\b|"
                         r"\b(?:scope|means|refers|describes|outlines|contains|consists)\b|"
+                        # a pointer to more: "Additional details are documented on the [Development Wiki]"
+                        r"^\W*(?:additional|more|further)\s+(?:details|information|guidance)\b|"
                         # a document describing itself: "This section provides procedures for recovering ..."
                         r"^\s*(?:this|the)\s+(?:section|policy|document|chapter|part|procedure|plan|guideline)s?\s+"
                         r"(?:\w+ly\s+)?(?!(?:is|was|has|does)\b)[a-z]+s\b|"
@@ -464,6 +497,20 @@ _NEGATED_PRACTICE = re.compile(rf"\b(?:is|are)\s+(?:\w+ly\s+)?not\s+(?!limited\b
 # A policy's procedure in the future passive: "Critical data will be tagged upon creation"
 _FUTURE_PASSIVE = re.compile(r"\bwill\s+(?:\w+ly\s+)?be\s+(?:\w+ly\s+)?[a-z]+(?:ed|wn|en|pt)\b", re.IGNORECASE)
 _CONDITION_CLAUSE = re.compile(r"\b(?:if|unless|when|whenever|once)\b[^,;.]*", re.IGNORECASE)
+# A purpose, whose negation is what the practice prevents ("A tool is implemented to ensure compromised passwords
+# are not used"), not a practice negated
+_PURPOSE = re.compile(r"\b(?:to\s+(?:ensure|guarantee|make\s+sure|verify|confirm)|so\s+that|in\s+order\s+(?:to|that)|"
+                      r"such\s+that)\b.*", re.IGNORECASE)
+# A gerund as the subject, with what it achieves: "Having uniquely identifiable users ensures accountability",
+# "As such, ensuring that privileged accounts ... minimises opportunities ...", "Patching reduces risk"; not a
+# preposition ("Following an incident, ...") nor a gerund that names a practice ("Logging is enabled")
+_GERUND_SUBJECT = re.compile(
+    r"^\W*(?:(?:as\s+such|therefore|however|in\s+addition|additionally|furthermore|moreover|similarly|"
+    r"in\s+particular),\s+)?(?!(?:during|following|including|according|regarding|concerning|notwithstanding|"
+    r"pending|excluding|considering|depending|starting|beginning|bring|string|thing|nothing|something|anything|"
+    r"everything)\b)[a-z]+ing\s+(?!of\b)[^;:]*?\b(?:ensures|minimi[sz]es|reduces|helps|assists|allows|enables|"
+    r"prevents|protects|supports|increases|improves|limits|mitigates|lowers|decreases|strengthens|provides|gives|"
+    r"makes)\b", re.IGNORECASE)
 
 
 _PRONOUNS = frozenset("this that these those it they".split())  # "This will reduce the cost": no party

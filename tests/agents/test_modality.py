@@ -560,13 +560,27 @@ def test_an_opening_condition_is_not_the_rule(sentence: str, source_type: str, e
     ("a. reproduce and Share the Licensed Material, in whole or in part; and", N),
     ("(ii) do not feature as a significant proportion in the early mine plan.", N),
     ("identify key dependencies on ICT third-party service providers;", N),
-    # a scheduled action as a point: a duty verb's -ing form and when (a catalogue, a US rule, policies)
+    # an action as a point: a duty verb's -ing form with a time, or on a determined object, or two actions (a
+    # catalogue, a US rule, policies); it takes its lead-in's force, most often a duty
     ("- conducting vulnerability scans for systems at least fortnightly", OBL),
     ("(3) Periodically assessing your service providers based on the risk they present.", OBL),
     ("* reviewing user access rights every quarter", OBL),
+    ("- maintaining a proper chain of custody", OBL),
+    ("(1) Implementing and periodically reviewing access controls;", OBL),
     ("- reporting of cyber security incidents and suspected compromises of systems.", N),  # a noun
     ("- excessive copying or modification of data", N),
-    ("c) Prohibiting misrepresentation of the origin of that material; or", N),  # no time: a list's content
+    ("(D) Testing and revision procedures (Addressable).", N),  # two nouns
+    ("* Scanning tools and devices;", N),  # a list of things, no time, no object after a determiner
+    ("c) Prohibiting misrepresentation of the origin of that material; or", N),  # the same: a licence's terms
+    # chained labels, a point that runs on ("; and"), "Be" opening a point, a second verb after "or otherwise"
+    ("(d)(1) Regularly test or otherwise monitor the effectiveness of the safeguards' key controls.", OBL),
+    ("b. indicate if You modified the Licensed Material and retain an indication of any previous modifications; and",
+     OBL),
+    ("(A) Be in the form of either a conspicuous posting for a period of 90 days on the home page; and", OBL),
+    ("(a) defer its publication until all reasons for non-publication cease to exist;", OBL),
+    # a verb that opens an imperative only with its particle
+    ("(B) Account balance information, payment history, overdraft history, and credit card information;", N),
+    ("Account for all removable media at least annually.", OBL),
 ], ids=lambda x: x if isinstance(x, Modality) else x[:40])
 def test_list_points_in_lower_case_and_scheduled_actions(sentence: str, expected: Modality) -> None:
     assert classify_modality(sentence) is expected
@@ -688,4 +702,35 @@ def test_round_seven_imperatives_requirements_of_others_and_openers(
     ("Production data is to be synchronised to the standby site daily.", "policy", OBL),
 ], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
 def test_round_seven_negated_practice_advice_and_deeming(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a body's make-up binds no one (an EU act, a statute-like rule set); a duty beside it still binds
+    ("The Oversight Forum shall be composed of:", "regulation", N),
+    ("The panel shall consist of five members drawn from the competent authorities.", "regulation", N),
+    ("The committee shall consist of three members and shall meet at least once a year.", "regulation", OBL),
+    # what doing something achieves, a gerund its subject (a catalogue's discussion, a policy); not a practice
+    # named by a gerund, nor a preposition
+    ("Having uniquely identifiable users ensures accountability for access to systems.", "standard", N),
+    ("As such, ensuring that privileged user accounts are prevented from accessing the internet minimises "
+     "opportunities for these accounts to be compromised.", "standard", N),
+    ("Patching applications promptly reduces the window for exploitation.", "policy", N),
+    ("Logging is enabled on all production servers.", "policy", OBL),
+    ("Following an incident, logs are reviewed by the Security Officer.", "policy", OBL),
+    # a pointer to more detail is no practice (policies, a standard)
+    ("* Additional details are documented on the [Development Wiki](https://wiki.example/dev).", "policy", N),
+    ("Further guidance is provided in the system hardening guides.", "standard", N),
+    ("Details of each backup are documented in the backup register.", "policy", OBL),
+    # a negation inside the practice's purpose: the practice binds (policies, a standard)
+    ("An automated process/tool is implemented to ensure compromised passwords are not used as passwords.",
+     "policy", OBL),
+    ("Controls are in place so that unauthorised devices are not connected to the network.", "standard", OBL),
+    ("Temporary access is not granted to systems that process sensitive data.", "policy", P),
+    # a consequence under "provided it ...", not a periodic duty (a licence)
+    ("1. automatically as of the date the violation is cured, provided it is cured within 30 days of Your "
+     "discovery of the violation; or", "contract", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_round_eight_statements_that_bind_no_one_and_practices_that_do(sentence: str, source_type: str,
+                                                                       expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
