@@ -13,6 +13,7 @@ for one. A part with no verified requirement says so while the others are answer
 from __future__ import annotations
 
 import re
+from functools import partial
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -206,14 +207,21 @@ def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> St
         kind="conflict")
 
 
+def _order(r: Requirement, *, broad: bool, scores: dict[str, float]) -> tuple[bool, bool, float, str]:
+    """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); then by score."""
+    return not r.binding, broad and r.requirement_id[4] != "S", -scores.get(r.requirement_id, 0.0), r.requirement_id
+
+
 def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
                   part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
-                  limits: AnswerSettings = _ANSWER) -> ComposedAnswer:
+                  limits: AnswerSettings = _ANSWER, also: dict[str, list[int]] | None = None) -> ComposedAnswer:
     """Deterministic extractive answer: per part, a direct answer (the best requirement's answering
     words), the conflicts, then the supporting requirements as quotes. Every statement cites.
-    `limits`: the run's `Settings.answer`."""
+    `limits`: the run's `Settings.answer`. `also`: the later parts a requirement cited for its own part answers
+    too (one list whose points answer both): a part with none of its own is answered from those."""
     parts = parts or [""]
     part_of = part_of or {}
+    also = also or {}
     scores = scores or {}
     by_id = {r.requirement_id: r for r in verified}
     conflicts = find_conflicts(verified, part_of, overlap=limits.same_duty_overlap, questions=parts)
@@ -222,9 +230,9 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
     for index, question in enumerate(parts):
         broad = is_broad(question)
         # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P).
-        mine = sorted((r for r in verified if part_of.get(r.requirement_id, 0) == index),
-                      key=lambda r: (not r.binding, broad and r.requirement_id[4] != "S",
-                                     -scores.get(r.requirement_id, 0.0), r.requirement_id))
+        mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
+            r for r in verified if index in also.get(r.requirement_id, ())]
+        mine.sort(key=partial(_order, broad=broad, scores=scores))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
@@ -260,7 +268,8 @@ _LEVELS = ("low", "medium", "high")
 
 
 def grounding_confidence(verified: list[Requirement], relevance: dict[str, float | None] | None = None,
-                         parts: dict[str, int] | None = None, n_parts: int = 1) -> str:
+                         parts: dict[str, int] | None = None, n_parts: int = 1,
+                         also: dict[str, list[int]] | None = None) -> str:
     """How well the answer is grounded: insufficient (nothing verified), else low / medium / high.
 
     With the learned relevance of each verified requirement's passage (`relevance`, by REQ-ID) and the
@@ -269,7 +278,9 @@ def grounding_confidence(verified: list[Requirement], relevance: dict[str, float
     on text elsewhere; the answer's level is its weakest part's, and low when a part has no verified
     requirement. Without relevance figures (evidence judged without the model), by count: high (>= 5, all
     explicit), medium (2-4), low (1, or any leaning on other text). A part resting on non-binding text alone
-    (recitals, discussion, guidance, notes) is never above medium: it explains, it does not require. Pure."""
+    (recitals, discussion, guidance, notes) is never above medium: it explains, it does not require. `also`: the
+    later parts a requirement cited for its own part answers too, which count for a part with none of its own.
+    Pure."""
     if not verified:
         return "insufficient"
     scored = {r.requirement_id: relevance[r.requirement_id] for r in verified
@@ -281,6 +292,11 @@ def grounding_confidence(verified: list[Requirement], relevance: dict[str, float
     by_part: dict[int, list[Requirement]] = {}
     for r in verified:
         by_part.setdefault((parts or {}).get(r.requirement_id, 0), []).append(r)
+    own = set(by_part)
+    for r in verified:  # a part with none of its own, answered by a quote cited for an earlier part (`also`)
+        for index in (also or {}).get(r.requirement_id, ()):
+            if index not in own:
+                by_part.setdefault(index, []).append(r)
     if len(by_part) < n_parts:
         return "low"
     levels = []
@@ -370,7 +386,8 @@ def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) ->
     return compose_rules(verified_of(state), parts=parts,
                          part_of={j["requirement"]["requirement_id"]: j.get("part", 0) for j in judged},
                          scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged},
-                         limits=limits)
+                         limits=limits, also={j["requirement"]["requirement_id"]: j.get("also_parts") or []
+                                              for j in judged})
 
 
 def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:

@@ -143,7 +143,8 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
         question=question, status="ANSWERED" if verified else NO_EVIDENCE,
         grounding_confidence=grounding_confidence(
             verified, {j.requirement.requirement_id: j.relevance for j in judged if j.verified},
-            {j.requirement.requirement_id: j.part for j in judged if j.verified}, max(1, len(parts))),
+            {j.requirement.requirement_id: j.part for j in judged if j.verified}, max(1, len(parts)),
+            {j.requirement.requirement_id: j.also_parts for j in judged if j.verified}),
         extracted_requirements=[_row(j) for j in judged],
         verified_requirements=[_row(j) for j in judged if j.verified],
         rejected_requirements=[_row(j) for j in judged if not j.verified],

@@ -65,6 +65,7 @@ class JudgedRow(TypedDict):
     decided_by: str
     part: int
     relevance: float | None
+    also_parts: list[int]
 
 
 class RankedRow(TypedDict):

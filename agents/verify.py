@@ -57,6 +57,7 @@ class Rejection(StrEnum):
     INFERENCE = "requires_inference"  # it answers only with more than it says (a time it does not state, ...)
     INCOMPLETE = "incomplete_quote"  # too short, or leaning on preceding text
     NOT_VERBATIM = "not_verbatim"  # not the stored text at its offsets
+    REPEATED = "repeated_quote"  # its words are cited within a longer verified quote of the same passage and part
 
 
 REJECTION_REASONS = tuple(r.value for r in Rejection)
@@ -133,6 +134,8 @@ class JudgedRequirement(BaseModel):
     decided_by: str = Field(default="rules", description="code (verbatim/length checks), rules (the gate) or llm")
     part: int = Field(default=0, description="The part of the question the requirement was judged against")
     relevance: float | None = Field(default=None, description="Relevance of its passage to the part (selection)")
+    also_parts: list[int] = Field(default_factory=list, description="Later parts it answers too, cited for `part` "
+                                  "(one list whose points answer both parts)")
 
 
 def _code_check(req: Requirement, chunks: dict[str, EvidenceItem],
@@ -224,6 +227,10 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                   if k.rival and not _speaks_of(subjects[p.index], set(tokenize(r.exact_quote)),
                                                 limits.broad_topic_coverage)}
     judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
+    for rid, j in judged.items():  # the later parts a cited quote answers too
+        if j.verified and (also := [p.index for p in parts if p.index != j.part
+                                    and (v := decided.get((rid, p.index))) is not None and v.verified]):
+            judged[rid] = j.model_copy(update={"also_parts": also})
     return [judged[r.requirement_id] for r in requirements]
 
 
@@ -528,4 +535,29 @@ def verify_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             accept=lambda reply: apply_llm_verdicts(by_rules, reply.verdicts, notes), question=question,
             requirements=[{"requirement_id": r.requirement_id, "quote": normalize_ws(r.exact_quote),
                            "document_title": r.document_title, "section_path": r.section_path} for r in eligible])
+    judged = without_repeats(judged)
     return evidence_update(fallbacks + notes, calls, judged=[j.model_dump(mode="json") for j in judged])
+
+
+def without_repeats(judged: list[JudgedRequirement]) -> list[JudgedRequirement]:
+    """A verified quote whose words another verified quote of the same passage, for the same part, holds (a list's
+    point beside its lead-in run over the points; a sentence beside the same sentence quoted with the one it
+    leans on) is not cited twice: it is set aside as `repeated_quote`, naming the quote that holds it. Pure."""
+    cited = [j for j in judged if j.verified]
+    words = {j.requirement.requirement_id: normalize_ws(j.requirement.exact_quote) for j in cited}
+
+    def holder(j: JudgedRequirement) -> JudgedRequirement | None:
+        mine = words[j.requirement.requirement_id]
+        return next((c for c in cited if c is not j and c.part == j.part
+                     and c.requirement.chunk_id == j.requirement.chunk_id
+                     and len(words[c.requirement.requirement_id]) > len(mine)
+                     and mine in words[c.requirement.requirement_id]), None)
+
+    out = []
+    for j in judged:
+        if j.verified and (c := holder(j)) is not None:
+            j = j.model_copy(update={"verified": False, "rejection_reason": Rejection.REPEATED, "rationale":
+                                     f"its words are cited within {c.requirement.requirement_id}, a longer quote of "
+                                     "the same passage"})
+        out.append(j)
+    return out

@@ -214,6 +214,7 @@ REJECTION_MEANINGS = {
                           "obligation, or gives no time or period when one is asked for",
     "incomplete_quote": "fewer than 10 words: too short to stand on its own",
     "not_verbatim": "not the stored document text at its offsets (whitespace aside): never used",
+    "repeated_quote": "its words are cited within a longer quote of the same passage: not cited twice",
 }
 
 

@@ -1050,3 +1050,60 @@ def test_rivals_join_a_part_unchosen_and_the_family_search_keeps_the_scope() -> 
     mine = family_filters(scope, False)
     assert (mine.source_types, mine.document_ids, mine.current_only) == (("policy",), ("d1",), False)
     assert family_filters(Filters(source_types=("regulation",)), False) is None
+
+
+def _cited(rid: str, quote: str, chunk: str = "chk_a", part: int = 0, verified: bool = True):
+    from agents.verify import JudgedRequirement
+
+    req = Requirement(requirement_id=rid, source_type="regulation", document_id="d", document_version=1,
+                      document_title="T", section_path="", chunk_id=chunk, char_start=0, char_end=len(quote),
+                      exact_quote=quote, modality=Modality.OBLIGATION, extraction_confidence="high",
+                      confidence_reason="", refers_elsewhere=False)
+    return JudgedRequirement(requirement=req, verified=verified, rejection_reason=None if verified else
+                             "does_not_address_question", rationale="", score=0.5, part=part)
+
+
+LEAD_IN = ("Systems have a continuous monitoring plan that includes:\n- conducting vulnerability scans for systems at "
+           "least fortnightly\n- conducting penetration tests prior to deployment")
+POINT = "- conducting vulnerability scans for systems at least fortnightly"
+
+
+@pytest.mark.parametrize(("judged", "repeated"), [
+    # a list's point beside its lead-in run over the points (a catalogue), a sentence beside itself quoted with the
+    # sentence it leans on (an EU act): the shorter is not cited twice
+    ([_cited("REQ-S001", LEAD_IN), _cited("REQ-S002", POINT)], {"REQ-S002"}),
+    ([_cited("REQ-S001", "In determining the objectives, entities shall weigh the impact. Such objectives shall "
+                         "ensure that service levels are met."),
+      _cited("REQ-S002", "In determining the objectives, entities shall weigh the impact.")], {"REQ-S002"}),
+    # not across passages, not across parts, not against a quote that is not cited (a policy, a two-part question)
+    ([_cited("REQ-P001", LEAD_IN, chunk="chk_a"), _cited("REQ-P002", POINT, chunk="chk_b")], set()),
+    ([_cited("REQ-S001", LEAD_IN, part=0), _cited("REQ-S002", POINT, part=1)], set()),
+    ([_cited("REQ-S001", LEAD_IN, verified=False), _cited("REQ-S002", POINT)], set()),
+], ids=["point-in-lead-in", "sentence-with-context", "other-passage", "other-part", "holder-not-cited"])
+def test_a_quote_held_by_a_longer_cited_quote_is_not_cited_twice(judged, repeated) -> None:
+    from agents.verify import without_repeats
+
+    out = without_repeats(judged)
+    assert {j.requirement.requirement_id for j in out if j.rejection_reason == "repeated_quote"} == repeated
+    assert all(j.verified for j in out if j.requirement.requirement_id not in repeated and judged[
+        [k.requirement.requirement_id for k in judged].index(j.requirement.requirement_id)].verified)
+    assert all("REQ-S001" in j.rationale or "REQ-P001" in j.rationale for j in out
+               if j.rejection_reason == "repeated_quote")
+
+
+def test_a_quote_that_answers_two_parts_answers_the_second_when_it_has_none_of_its_own() -> None:
+    from agents.compose import grounding_confidence
+
+    req = _cited("REQ-S001", LEAD_IN).requirement  # one list: scans fortnightly, penetration tests before deployment
+    parts = ["How often do systems get a vulnerability scan?", "When are penetration tests due?"]
+    alone = compose_rules([req], parts=parts, part_of={"REQ-S001": 0})
+    both = compose_rules([req], parts=parts, part_of={"REQ-S001": 0}, also={"REQ-S001": [1]})
+    assert alone.parts[1].missing_evidence and not alone.parts[1].requirement_ids
+    assert both.parts[1].requirement_ids == ["REQ-S001"] and not both.parts[1].missing_evidence
+    assert {s.part for s in both.statements} == {0, 1}
+    assert grounding_confidence([req], {"REQ-S001": 0.9}, {"REQ-S001": 0}, 2) == "low"
+    assert grounding_confidence([req], {"REQ-S001": 0.9}, {"REQ-S001": 0}, 2, {"REQ-S001": [1]}) == "high"
+    # a part with quotes of its own keeps them
+    other = _cited("REQ-S002", "Penetration tests are conducted prior to deployment of significant changes.").requirement
+    own = compose_rules([req, other], parts=parts, part_of={"REQ-S001": 0, "REQ-S002": 1}, also={"REQ-S001": [1]})
+    assert own.parts[1].requirement_ids == ["REQ-S002"]
