@@ -83,7 +83,8 @@ class EvidenceSettings(BaseModel):
     min_sentence_words: int = Field(default=6, ge=1, description="A quote that is whole sentences of its chunk is "
                                     "complete from this many words ('Relevant Persons must comply with Targeted "
                                     "Financial Sanctions.').")
-    max_quote_words: int = Field(default=40, ge=1, description="A longer sentence is excerpted around its modal verb.")
+    max_quote_words: int = Field(default=120, ge=1, description="A longer sentence is excerpted around its modal "
+                                 "verb; a list's lead-in runs on over its points up to this many words.")
     quote_gap: float = Field(default=0.3, ge=0.0, le=1.0,
                              description="A sentence scoring this far below the best sentence of its passage is "
                                          "set aside.")

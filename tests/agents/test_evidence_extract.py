@@ -88,12 +88,30 @@ def test_extract_verbatim_quotes_with_ids_and_flags() -> None:
     assert all(r.exact_quote != "The firm must act." for r in reqs)  # under 10 words
 
 
+# The excerpt's mechanics, at the 40-word limit the engine had until 0.6.5 (the default is now 120: a legal sentence
+# is quoted whole, with its conditions)
+FORTY = EvidenceSettings(max_quote_words=40)
+
+
+def test_long_sentences_are_quoted_whole_with_their_conditions() -> None:
+    # a licence's and a regulation's long sentences: whole, never from mid-sentence
+    for long in ("If You initiate litigation against any entity by asserting a patent infringement claim (excluding "
+                 "declaratory judgment actions, counter-claims, and cross-claims) alleging that a Contributor Version "
+                 "directly or indirectly infringes any patent, then the rights granted to You by any and all "
+                 "Contributors for the Covered Software under Section 2.1 of this License shall terminate.",
+                 "Before giving investment advice to any retail or professional client in any market, a firm must "
+                 "obtain the necessary information regarding the client's investment objectives, financial situation, "
+                 "knowledge and experience in the investment field, risk tolerance, capacity for loss and any "
+                 "sustainability preferences that the client may have expressed in writing."):
+        assert extract_from_chunks([_chunk(text=long)])[0].exact_quote == long
+
+
 def test_long_sentence_is_excerpted_contiguously() -> None:
     long = ("Before giving investment advice to any retail or professional client in any market, a firm must obtain "
             "the necessary information regarding the client's investment objectives, financial situation, knowledge "
             "and experience in the investment field, risk tolerance, capacity for loss and any sustainability "
             "preferences that the client may have expressed in writing.")
-    req = extract_from_chunks([_chunk(text=long)])[0]
+    req = extract_from_chunks([_chunk(text=long)], FORTY)[0]
     assert len(req.exact_quote.split()) == 40
     assert long[req.char_start:req.char_end] == req.exact_quote and "must obtain" in req.exact_quote
     assert req.extraction_confidence == "medium"
@@ -115,7 +133,7 @@ def test_long_sentence_is_excerpted_contiguously() -> None:
 def test_a_sentence_a_few_words_over_the_limit_is_quoted_to_its_end(sentence: str) -> None:
     words = len(sentence.split())
     assert 40 < words <= 50
-    req = extract_from_chunks([_chunk(text=sentence)])[0]
+    req = extract_from_chunks([_chunk(text=sentence)], FORTY)[0]
     assert req.exact_quote == sentence, req.exact_quote
 
 
@@ -124,7 +142,7 @@ def test_a_time_beyond_a_long_sentences_excerpt_is_offered_in_an_excerpt_of_its_
             "holder notifies you of the violation by some reasonable means, this is the first time you have received "
             "notice of violation of this Licence from that copyright holder, and you cure the violation prior to 30 "
             "days after your receipt of the notice.")
-    first, second = extract_from_chunks([_chunk(text=long)])
+    first, second = extract_from_chunks([_chunk(text=long)], FORTY)
     assert first.exact_quote.startswith("Moreover, your licence") and "30" not in first.exact_quote
     assert "prior to 30 days after your receipt of the notice." in second.exact_quote
     for req in (first, second):
@@ -139,7 +157,7 @@ def test_excerpt_keeps_the_subject_and_a_time_stated_first() -> None:
             "Third Party Provider must provide the Regulator with an attestation that the Third Party Provider has "
             "complied with the requirements on the security and integrity of its Interfacing Systems, together "
             "with a report by an independent auditor.")
-    req = extract_from_chunks([_chunk(text=long)])[0]
+    req = extract_from_chunks([_chunk(text=long)], FORTY)[0]
     assert req.exact_quote.startswith("On an annual basis") and "must provide the Regulator" in req.exact_quote
     assert states_time(req.exact_quote) and len(req.exact_quote.split()) == 40
 
@@ -148,7 +166,7 @@ def test_an_excerpt_keeps_its_sentences_modality() -> None:
     # a permission by its last words; the excerpt is cut around "required", its first modal word, and leaves them out
     items = ", ".join(f"item {n} of the list of matters for the firm" for n in range(1, 9))
     long = f"The required procedures set out in Part 21 give: {items}, and the firm may make representations."
-    req = extract_from_chunks([_chunk(text=long)])[0]
+    req = extract_from_chunks([_chunk(text=long)], FORTY)[0]
     assert " may " not in req.exact_quote and long[req.char_start:req.char_end] == req.exact_quote
     assert req.modality is Modality.PERMISSION
 
@@ -177,7 +195,7 @@ def test_excerpt_of_a_late_modal_opens_at_a_clause_boundary() -> None:
     preamble = ", ".join(f"where the firm carries on activity number {n} in the jurisdiction" for n in range(1, 6))
     long = (f"In the circumstances described in this section, {preamble}, the firm must notify the Regulator in "
             "writing of every change to its controllers and of every change to its close links without delay.")
-    req = extract_from_chunks([_chunk(text=long)])[0]
+    req = extract_from_chunks([_chunk(text=long)], FORTY)[0]
     before = long[:req.char_start].rstrip()
     assert before.endswith(",") and "must notify the Regulator" in req.exact_quote
     assert long[req.char_start:req.char_end] == req.exact_quote

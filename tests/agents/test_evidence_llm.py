@@ -286,7 +286,7 @@ def test_locate(chunk: str, quote: str, found: str | None) -> None:
 
 
 def test_proposals_get_code_ids_and_long_quotes_are_cut() -> None:
-    long_sentence = "A firm must " + " ".join(f"word{i}" for i in range(60)) + " and keep records."
+    long_sentence = "A firm must " + " ".join(f"word{i}" for i in range(160)) + " and keep records."
     chunks = [{**EVIDENCE[0], "text": f"{long_sentence} {SIX}"}, EVIDENCE[1]]
     reqs = requirements_from_proposals([ProposedQuote(chunk_id="chk_pol", quote=FIVE),
                                         ProposedQuote(chunk_id="chk_reg", quote=long_sentence),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agents.extract import Modality, classify_modality
+from engine.config import EvidenceSettings
 
 OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Modality.PERMISSION
 
@@ -330,10 +331,14 @@ def test_a_list_is_quoted_point_by_point_never_ending_at_a_label() -> None:
             "operations which, by their nature, require regular and systematic monitoring of data subjects on a "
             "large scale; or\n(c) the core activities of the controller or the processor consist of processing on "
             "a large scale of special categories of data.")
-    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text, "Article 37")])]
+    # at 40 words (the limit until 0.6.5): the lead-in and its first point, then each further point, whole
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text, "Article 37")],
+                                                         EvidenceSettings(max_quote_words=40))]
     assert quotes[0].endswith("acting in their judicial capacity;")  # the lead-in and its first point
     assert [q[:3] for q in quotes[1:]] == ["(b)", "(c)"]  # each further point, whole
     assert all(not q.rstrip().endswith(("(b)", "(c)", "(b) the core activities of")) for q in quotes)
+    # at the default: the lead-in with every point
+    assert extract_from_chunks([_chunk(text, "Article 37")])[0].exact_quote == text
 
 
 @pytest.mark.parametrize(("text", "points"), [
