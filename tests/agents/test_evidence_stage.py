@@ -393,6 +393,22 @@ def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states
 
 
+@pytest.mark.parametrize(("quote", "often", "when"), [
+    # a deadline's words alone answer "when", not "how often" (an EU act, a policy, a US rule, ObliQA-style rules)
+    ("A CCP shall maintain a disaster recovery plan aiming to ensure the timely recovery of operations.", False, True),
+    ("Audit logs must be reviewed in a timely manner by the responsible workforce member.", False, True),
+    ("The covered entity shall notify the Secretary without undue delay.", False, True),
+    ("The firm must notify the Regulator immediately of any breach.", False, True),
+    # a frequency, or a period beside the deadline's words, answers both
+    ("Audit information must be reviewed in a timely manner, at least monthly.", True, True),
+    ("Plans shall be tested within 30 days of any substantive change.", True, True),
+    ("The incident response plan is tested annually.", True, True),
+])
+def test_a_deadline_alone_is_no_answer_to_how_often(quote: str, often: bool, when: bool) -> None:
+    assert states_time(quote, "How often must this be done?") is often
+    assert states_time(quote, "When must this be done?") is when
+
+
 def _one_quote(text: str, source_type: str, modality: Modality) -> tuple[dict, Requirement]:
     """A chunk that is one sentence, and that sentence as its requirement."""
     chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": source_type}
@@ -1104,6 +1120,6 @@ def test_a_quote_that_answers_two_parts_answers_the_second_when_it_has_none_of_i
     assert grounding_confidence([req], {"REQ-S001": 0.9}, {"REQ-S001": 0}, 2) == "low"
     assert grounding_confidence([req], {"REQ-S001": 0.9}, {"REQ-S001": 0}, 2, {"REQ-S001": [1]}) == "high"
     # a part with quotes of its own keeps them
-    other = _cited("REQ-S002", "Penetration tests are conducted prior to deployment of significant changes.").requirement
+    other = _cited("REQ-S002", "Penetration tests are conducted prior to deployment of any change.").requirement
     own = compose_rules([req, other], parts=parts, part_of={"REQ-S001": 0, "REQ-S002": 1}, also={"REQ-S001": [1]})
     assert own.parts[1].requirement_ids == ["REQ-S002"]
