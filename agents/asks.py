@@ -63,10 +63,18 @@ _RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:
                             r"[a-z]", re.IGNORECASE)
 
 
+# Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
+# "notify the authority without delay"); a period beside them ("within 30 days") still counts.
+_DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|within|until|"
+                            r"no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as)", re.IGNORECASE)
+
+
 def states_time(text: str, question: str = "") -> bool:
-    """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE); for a question
-    that asks a deadline rather than how often, also the event it falls before or after."""
-    if TIME_PHRASE.search(text):
+    """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE), but for a question
+    that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for a question that asks a deadline
+    rather than how often, also the event it falls before or after."""
+    frequency = bool(question) and _ASKS_FREQUENCY.search(question) is not None
+    if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0))) for m in TIME_PHRASE.finditer(text)):
         return True
     return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
 

@@ -16,6 +16,7 @@ from agents.asks import states_what_is_asked
 from agents.modality import Modality, classify_modality
 from agents.quotes import (
     REFERS_ELSEWHERE,
+    amends,
     excerpt,
     locate,
     non_binding,
@@ -159,6 +160,8 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
                 continue
             start, lead = with_context(text, spans, i)
             end = with_list(text, spans, i, limits.max_quote_words)
+            if amends(text[span.start:span.end]):  # its own words, not the other act's text it inserts
+                start, lead, end = span.start, 0, span.end
             cut = excerpt(text, start, end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue

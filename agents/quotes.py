@@ -36,6 +36,18 @@ _SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rule
                              r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
 
 
+# An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
+# the following:", "Article 7 is amended as follows:"): the text after it is another act's, inserted.
+_AMENDING = rx(r"\b(?:is|are)\s+(?:hereby\s+)?(?:replaced|amended|inserted|added|deleted|repealed|renumbered)\b",
+               r"\bas\s+follows\s*:\s*$")
+
+
+def amends(sentence: str) -> bool:
+    """The sentence is an amending instruction: quoted as it stands, never run on over the text it inserts nor
+    read with the sentence before it. Pure."""
+    return _AMENDING.search(sentence) is not None
+
+
 def leans_on_context(quote: str) -> bool:
     """The quote starts with a word that points back at text before it ("Such records", "They must");
     "IT" in capitals is information technology, not the pronoun; "It is expected that" and "This Chapter"

@@ -312,3 +312,19 @@ def test_a_table_rows_are_requirements_read_under_their_header(text: str, rows: 
     assert all(r.table_header == header for r in table)
     assert all(text[r.char_start:r.char_end] == r.exact_quote for r in table)
     assert "SLA: 3 days" in table[0].reading() or "Retention Period: 7 years" in table[0].reading()
+
+
+def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts() -> None:
+    # an EU act that amends others: the instruction is not a lead-in, the inserted text is another act's
+    text = ("\u20181. A CCP shall establish, implement and maintain an adequate business continuity policy and "
+            "disaster recovery plan aiming to ensure the timely recovery of operations.\u2019;\n\n(b) in paragraph 3, "
+            "the first subparagraph is replaced by the following:\n\n\u20183. In order to ensure consistent "
+            "application of this Article, ESMA shall develop draft regulatory technical standards.\u2019;")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text=text)])]
+    assert "(b) in paragraph 3, the first subparagraph is replaced by the following:" in quotes or not any(
+        q.startswith("(b)") for q in quotes)
+    assert not any("replaced by the following" in q and "ESMA shall" in q for q in quotes)
+    assert not any("timely recovery" in q and "replaced by" in q for q in quotes)
+    # a list's lead-in still runs on over its points (a policy)
+    listed = "Before production use, every change must be:\n- reviewed by a second engineer;\n- approved in writing."
+    assert extract_from_chunks([_chunk(text=listed)])[0].exact_quote == listed
