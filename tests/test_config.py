@@ -12,7 +12,7 @@ from engine.errors import ConfigError
 # The values the stages had as module constants before they became settings: a change of default is a
 # change of behaviour, and must be made here on purpose.
 TODAY = {
-    "evidence": {"min_quote_words": 10, "min_sentence_words": 6, "max_quote_words": 40, "quote_gap": 0.3,
+    "evidence": {"min_quote_words": 10, "min_sentence_words": 6, "max_quote_words": 120, "quote_gap": 0.3,
                  "max_quotes_per_chunk": 3, "extra_candidates": 3, "broad_max_passages": 8,
                  "broad_floor": 0.02, "broad_section_max": 12, "broad_section_window": 2,
                  "broad_law_passages": 3,
