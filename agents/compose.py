@@ -124,6 +124,10 @@ def _where(req: Requirement) -> str:
 
 
 _DECIDING = re.compile(r"must|shall|may|should|cannot|will")
+# A direct answer that is no time is its quote's first clause whole up to this many words (about the longest
+# legal sentence's main clause), so that it keeps the condition it is under; a longer one is cut around its
+# deciding verb. Until 0.6.5 the bound was 45, and a 54-word sentence gave "Shall terminate".
+WHOLE_CLAUSE = 90
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
@@ -131,8 +135,8 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     """The words of `quote` that answer `question` directly: for a time question, the quote when it is at most 30
     words, else from its first period or deadline to the end of the clause of its last one (every period the
     quote states, so a conflict shows each side whole; `whole=False`: always so, for a conflict's two sides set
-    side by side); otherwise the quote's first clause, at most 30 words of it that hold its modal verb. Verbatim.
-    Pure."""
+    side by side); otherwise the quote's first clause, whole up to `WHOLE_CLAUSE` words, else the words around its
+    modal verb, opening and ending where a clause does. Verbatim. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
     most = max(max_words, 30)
     # "When must ..." asks circumstances or a time: a quote that states a time answers with it, whole where it is
@@ -148,7 +152,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
         span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
         return " ".join(span.split()[: max_words * 2])
     words = re.split(r";", text)[0].split()
-    if len(words) <= most + 15:
+    if len(words) <= WHOLE_CLAUSE:  # whole, with its condition ("If You initiate litigation ..., then ... shall ...")
         return " ".join(words)
     # A long clause keeps its deciding verb and what follows it ("... for that Work shall terminate as of the
     # date such litigation is filed"), opening and ending where a clause does, never inside one.

@@ -281,6 +281,12 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
                                                                                            "cessation")
     short = "A firm must keep records of each transaction; records may be kept electronically."
     assert direct_span("What records must a firm keep?", short) == "A firm must keep records of each transaction"
+    # a licence's 54-word sentence whose verb comes last: whole, with its condition (it gave "Shall terminate")
+    mpl = ("If You initiate litigation against any entity by asserting a patent infringement claim (excluding "
+           "declaratory judgment actions, counter-claims, and cross-claims) alleging that a Contributor Version "
+           "directly or indirectly infringes any patent, then the rights granted to You by any and all Contributors "
+           "for the Covered Software under Section 2.1 of this License shall terminate.")
+    assert direct_span("What happens to my rights if I file a patent suit?", mpl) == mpl.rstrip(".")
 
 
 def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
