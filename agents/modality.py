@@ -259,12 +259,15 @@ _WHEN = re.compile(rf"{PERIOD.pattern}|\b(?:periodically|regularly|routinely|con
 
 
 def _gerund_point(text: str) -> bool:
-    """A list point that is an action, opening with a duty verb's -ing form (after an adverb): "- conducting
-    vulnerability scans for systems at least fortnightly", "(3) Periodically assessing your service providers",
-    "(2) Requiring your service providers by contract to implement ...", "- maintaining a proper chain of
-    custody"; not a noun ("- reporting of incidents", "(D) Testing and revision procedures"). Such a point takes
-    its lead-in's force, which it does not carry: most lead-ins of such lists impose (on the development labels,
-    13 of 16 such points are duties; the others a licence's list of terms one may add). Pure."""
+    """A list point that is an action, opening with a duty verb's -ing form (after an adverb): with a time ("-
+    conducting vulnerability scans for systems at least fortnightly", "(3) Periodically assessing your service
+    providers based on the risk"), or on a determined object ("- maintaining a proper chain of custody"), or two
+    actions joined ("(1) Implementing and periodically reviewing access controls"); not a noun ("- reporting of
+    incidents", "(D) Testing and revision procedures") nor a list of things ("* Scanning tools and devices;"). Such
+    a point takes its lead-in's force, which it does not carry: most lead-ins of such lists impose (on the
+    development labels, 13 of 16 such points are duties; the others a licence's list of terms one may add, such as
+    "c) Prohibiting misrepresentation of the origin of that material", which the determined-object test leaves
+    out). Pure."""
     if not _list_point(text):
         return False
     label = _LABEL.match(text)
@@ -276,9 +279,8 @@ def _gerund_point(text: str) -> bool:
             words[1].lower() in ("and", "or") and not (after and after[0].endswith("ing"))):
         return False
     stem = words[0].lower()[:-3]
-    # with no time, an action on a determined object ("- maintaining a proper chain of custody", "(2) Requiring your
-    # service providers ...") or two actions ("(1) Implementing and periodically reviewing ..."), not a list of
-    # things ("* Scanning tools and devices; * Password cracking utilities; ...")
+    # with no time, an action on a determined object ("- maintaining a proper chain of custody") or two actions
+    # ("(1) Implementing and periodically reviewing ..."), not a list of things ("* Scanning tools and devices; ...")
     acts = _WHEN.search(text) is not None or words[1].lower() in _DETERMINERS | {"and", "or"}
     return acts and bool({stem, stem + "e", stem[:-1]} & _data()["duties"])
 
