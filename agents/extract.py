@@ -148,6 +148,7 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # (Rows whose header another chunk holds are read as any other text.)
         chosen = sorted({*modal, *headers}) if modal else [
             i for i in range(len(spans)) if i in headers or not (headers and i in in_table)]
+        ran_on = 0  # where the last lead-in's quote, run on over its points, ends
         for i in chosen:
             span = spans[i]
             if i in headers:
@@ -162,6 +163,10 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
             end = with_list(text, spans, i, limits.max_quote_words)
             if amends(text[span.start:span.end]):  # its own words, not the other act's text it inserts
                 start, lead, end = span.start, 0, span.end
+            elif span.start < ran_on:  # a list nested in one already quoted: the outer quote holds its start, and
+                end = span.end  # its points past the outer quote's end are quoted one by one, not twice over
+            elif end > span.end:
+                ran_on = end
             cut = excerpt(text, start, end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue

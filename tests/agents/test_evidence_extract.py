@@ -328,3 +328,17 @@ def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts(
     # a list's lead-in still runs on over its points (a policy)
     listed = "Before production use, every change must be:\n- reviewed by a second engineer;\n- approved in writing."
     assert extract_from_chunks([_chunk(text=listed)])[0].exact_quote == listed
+
+
+def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
+    # a US rule's standard with its implementation specifications: the outer lead-in runs on over both levels; the
+    # inner lead-in, already inside that quote, is not run on again over the same points
+    text = ("(a) A covered entity must, in accordance with this section:\n(1) Standard: Security management "
+            "process. Implement policies and procedures to prevent, detect, contain, and correct security "
+            "violations.\n(ii) Implementation specifications:\n(A) Risk analysis (Required). Conduct an accurate and "
+            "thorough assessment of the potential risks and vulnerabilities.\n(B) Risk management (Required). "
+            "Implement security measures sufficient to reduce risks and vulnerabilities to a reasonable level.")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text=text)])]
+    assert quotes[0].startswith("(a) A covered entity must") and "(B) Risk management" in quotes[0]
+    inner = [q for q in quotes if q.startswith("(ii) Implementation specifications")]
+    assert all("(A) Risk analysis" not in q for q in inner)  # not the outer quote's points again
