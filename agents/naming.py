@@ -40,9 +40,12 @@ _TITLE_VERSION = re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.IGNORECASE)
 
 
 def title_names(title: str) -> set[str]:
-    """The names a title gives its document, lower-cased."""
+    """The names a title gives its document, lower-cased. A word in capitals of four letters or more is read as
+    capitalised too ("GNU GENERAL PUBLIC LICENSE Version 3", a title taken from a licence's first line, gives "GPL"
+    as "GNU General Public License, Version 3" does)."""
     words = _WORD.findall(title)
     names = {w.lower() for w in words if w.isupper() and len(w) >= 3 and w.lower() not in GENERIC}
+    words = [w.title() if w.isupper() and len(w) >= 4 else w for w in words]
     run: list[str] = []
     for w in [*words, ""]:
         if w[:1].isupper() and not w.isupper():

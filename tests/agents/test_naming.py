@@ -129,3 +129,21 @@ def test_a_search_kept_to_named_documents_ranks_without_their_names(titles: dict
         "none"])
 def test_texts_named_apart(titles: dict[str, str], question: str, groups: list[set[str]]) -> None:
     assert named_groups(question, titles) == groups
+
+
+@pytest.mark.parametrize(("titles", "question", "named"), [
+    # titles taken from a text's first line, in capitals (a licence, a statute, a policy): the same names
+    ({"gpl": "GNU GENERAL PUBLIC LICENSE Version 3", "mpl": "Mozilla Public License Version 2.0"},
+     "Once I stop violating the GPL, when do I get my licence back?", {"gpl"}),
+    ({"dora": "DIGITAL OPERATIONAL RESILIENCE ACT", "nis2": "NIS2 DIRECTIVE"},
+     "Does the Digital Operational Resilience Act cover insurers?", {"dora"}),
+    ({"ir": "INCIDENT RESPONSE POLICY", "acc": "ACCESS CONTROL POLICY"}, "What does the IRP require?", {"ir"}),
+    # counter-examples: an acronym stays one, and a title's plain words still name nothing
+    ({"gpl": "GNU GENERAL PUBLIC LICENSE Version 3", "mpl": "Mozilla Public License Version 2.0"},
+     "What must I do when I hand out a modified version?", set()),
+    ({"ir": "INCIDENT RESPONSE POLICY", "acc": "ACCESS CONTROL POLICY"},
+     "What must we do when an incident occurs?", set()),
+], ids=["licence", "statute", "policy-initials", "plain-words", "plain-words-policy"])
+def test_a_title_in_capitals_gives_the_names_a_capitalised_one_does(titles: dict[str, str], question: str,
+                                                                   named: set[str]) -> None:
+    assert named_documents(question, titles) == named
