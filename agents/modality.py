@@ -19,7 +19,7 @@ import re
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from engine.text import PERIOD, normalize_ws
 
@@ -131,12 +131,24 @@ _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|auth
                  r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
 
 
+class _Words(TypedDict):
+    """The data file's word lists as the rules read them."""
+
+    verbs: frozenset[str]
+    parties: frozenset[str]
+    duties: frozenset[str]
+    particles: dict[str, str]  # a verb -> the particle that makes it a phrasal verb of duty ("account" -> "for")
+    nouns: frozenset[str]
+    acronyms: frozenset[str]
+    third_person: frozenset[str]
+
+
 @lru_cache(maxsize=1)
-def _data() -> dict[str, Any]:
+def _data() -> _Words:
     data = _words_file()
     duties = frozenset(data["verbs"]) - frozenset(data["stative"])
     return {"verbs": frozenset(data["verbs"]), "parties": frozenset(data["parties"]), "duties": duties,
-            "particles": data["particles"],
+            "particles": dict(data["particles"]),
             "nouns": frozenset(data["nouns"]),
             "acronyms": frozenset(data["acronyms"]),
             # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer
