@@ -159,14 +159,15 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
                     out.append(_requirement(chunk, numbering, start, end, False, limits, origin="a table row: ",
                                             table_header=head))
                 continue
-            start, lead = with_context(text, spans, i)
-            end = with_list(text, spans, i, limits.max_quote_words)
             if amends(text[span.start:span.end]):  # its own words, not the other act's text it inserts
                 start, lead, end = span.start, 0, span.end
-            elif span.start < ran_on:  # a list nested in one already quoted: the outer quote holds its start, and
-                end = span.end  # its points past the outer quote's end are quoted one by one, not twice over
-            elif end > span.end:
-                ran_on = end
+            else:
+                start, lead = with_context(text, spans, i)
+                end = with_list(text, spans, i, limits.max_quote_words)
+                if span.start < ran_on:  # a list nested in one already quoted: the outer quote holds its start,
+                    end = span.end  # and its points past the outer quote's end are quoted one by one, not twice
+                elif end > span.end:
+                    ran_on = end
             cut = excerpt(text, start, end, limits, lead)
             if cut is None or normalize_ws(text[cut[0]:cut[1]]) in seen:
                 continue
