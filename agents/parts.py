@@ -137,21 +137,31 @@ def _elliptical(piece: str, before: str) -> str:
 
 def _subject_words(text: str, leave: set[str]) -> list[str]:
     """The words of `text`, as it writes them and once each, whose key terms name its subject: not a word that
-    asks for duties (`_ASKING`) nor one of the key terms in `leave`. Pure."""
-    wanted = [t for t in key_terms(text) if t not in leave and t not in _ASKING]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text) if (t := tokenize(w)) and t[0] in wanted]
+    asks for duties (`_ASKING`, as `_ASKING_FORMS` writes it: "accounts" names a subject) nor one of the key terms in
+    `leave`. Pure."""
+    wanted = [t for t in key_terms(text) if t not in leave]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text) if (t := tokenize(w)) and t[0] in wanted
+             and (t[0] not in _ASKING or w.lower() not in _ASKING_FORMS)]
     return list(dict.fromkeys(words))
+
+
+# Words that name what is asked of a subject, not a subject: "What is the deadline?", "And the penalty?"
+_ASKED_FOR = frozenset(key_terms("deadline deadlines time limit limits timeframe timeline period frequency penalty "
+                                 "penalties consequence consequences exception exceptions cost fee"))
+_BARE_WORDS = 8  # subject words of the part before that complete a bare part
 
 
 def _complete(part: str, before: str) -> str:
     """'When must it be notified?' after 'What is a personal data breach?' names its subject, taken from the part
     before, where the pronoun opens the question (within its first `_PRONOUN_WITHIN` words: "when it comes to"
-    late in a question with a subject of its own is no reference back)."""
+    late in a question with a subject of its own is no reference back); so does a part with no subject of its
+    own ("What is the deadline?": `_ASKED_FOR`)."""
     found = _PRONOUN_SUBJECT.search(part)
-    if not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN:
+    bare = not set(key_terms(part)) - _ASKING - _ASKED_FOR
+    if not bare and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
         return part
-    # what the pronoun stands for ends the first part more often than not
-    subject = _subject_words(before, set(key_terms(part)))[-4:]
+    # what the pronoun stands for ends the first part more often than not; a bare part asks of all of it
+    subject = _subject_words(before, set(key_terms(part)))[-_BARE_WORDS if bare else -4:]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 

@@ -69,8 +69,9 @@ class Part(BaseModel):
     question: str
     ranked: list[RankedChunk] = Field(description="Candidates for extraction, best first")
     best: float = 0.0
-    named: list[str] = Field(default_factory=list, description="The documents the part names (agents.naming): its "
-                                                               "own search looked in them alone")
+    named: list[str] = Field(default_factory=list, description="The documents the part names (agents.naming), or "
+                                                               "where it names none, those the part before "
+                                                               "names: its own search looked in them alone")
 
     def relevance_of(self, chunk_id: str) -> RankedChunk | None:
         return next((r for r in self.ranked if r.chunk_id == chunk_id), None)
@@ -349,9 +350,13 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     titles = store.current_titles(deps.conn) if researched else {}
     scope = deps.retriever.scope
     titles = {d: t for d, t in titles.items() if scope is None or not scope.document_ids or d in scope.document_ids}
+    before: list[str] = []  # the documents the part before named
     for i, question in enumerate(state["part_questions"]):
         proper = store.proper_words(deps.conn, title_words(question, titles)) if titles else {}
         named = sorted(named_documents(question, titles, proper))
+        # A part that names none asks about the text the part before named ("Can I charge for a warranty on
+        # Apache-licensed software, and what do I owe the contributors if I do?")
+        named = named or before
         if researched:
             # A part that names documents ("the MPL", "GPLv3", "HIPAA") is searched in them alone, when they
             # hold anything for it; the research's other evidence stays among its candidates, unranked.
@@ -400,4 +405,5 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)
         parts.append(part.model_copy(update={"named": named}) if named else part)
+        before = named
     return {"parts": [p.model_dump(mode="json") for p in parts], "evidence": added}

@@ -192,3 +192,22 @@ def test_a_run_paused_before_extract_by_an_older_version_resumes(deps, corpus_se
         assert old.next == ("extract",) and "parts" not in old.values
         resumed = resume_research("run-old-version", deps, saver)
     assert _comparable(resumed) == _comparable(expected)
+
+
+
+def test_a_part_that_names_no_document_is_searched_in_the_one_the_part_before_names(deps) -> None:
+    """'..., and how long must transaction records be kept?' after a part that names the records policy asks about
+    that policy: its search keeps to it, as the first part's does; a part that names another keeps its own."""
+    from agents.select import select_node
+
+    titles = {d.title: d.id for d in store.list_documents(deps.conn)}
+    policy = titles["Harbor Point Capital Records Management and Retention Policy"]
+    state = {"evidence": [], "steps": [{"status": "completed"}], "part_questions": [
+        "Under the Records Management and Retention Policy, who approves the retention schedule?",
+        "How long must transaction records be kept?",
+        "What does the Data Protection Act say about breaches?"]}
+    parts = select_node(state, deps)["parts"]  # type: ignore[arg-type]
+    assert [p["named"] for p in parts] == [[policy], [policy], [titles["Northbridge Data Protection Act 2023"]]]
+    chosen = store.get_chunks(deps.conn, [r["chunk_id"] for r in parts[1]["ranked"]
+                                          if r["selected"] and not r["rival"]])
+    assert chosen and {c.document_id for c in chosen.values()} == {policy}

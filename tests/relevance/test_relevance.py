@@ -316,11 +316,25 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["What must the contingency plan cover?", "Who approves it (contingency plan)?"]),
     ("Who signs off the system security plan, and when?",
      ["Who signs off the system security plan?", "When (signs system security plan)?"]),
+    # a part with no subject of its own (what is asked of one: a deadline, penalties, exceptions) asks about the
+    # part before's; one that names its own subject stays as it is
+    ("Do we have to tell the FTC when hackers walk off with unencrypted customer data, and what is the deadline?",
+     ["Do we have to tell the FTC when hackers walk off with unencrypted customer data?",
+      "What is the deadline (FTC hackers walk unencrypted customer data)?"]),
+    ("Must major ICT incidents be reported to the supervisor, and what are the penalties?",
+     ["Must major ICT incidents be reported to the supervisor?",
+      "What are the penalties (major ICT incidents reported supervisor)?"]),
+    ("Do privileged accounts need separate credentials, and are there exceptions?",
+     ["Do privileged accounts need separate credentials?",
+      "Are there exceptions (privileged accounts separate credentials)?"]),
+    ("How long must records be kept, and what is the penalty for late filing?",
+     ["How long must records be kept?", "What is the penalty for late filing?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
         "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
         "that-clause", "part-before", "late-pronoun", "and-how-often",
-        "context-and-how-often", "and-who", "and-when-alone"])
+        "context-and-how-often", "and-who", "and-when-alone", "bare-deadline", "bare-penalties", "bare-exceptions",
+        "own-subject"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
