@@ -198,7 +198,7 @@ def with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[in
 
 
 # A list point's label at a line start: "(a)", "a)", "(iv)", "1.", "(1)", "-", "*", "\u2022".
-_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])(?=\s)")
+_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])(?=\s|\([a-zA-Z\d]{1,4}\)\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
@@ -210,10 +210,63 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN) and not _opens_its_list(text, span):
         return span.end
     end = span.end
+    levels: set[str] = set()  # the kinds of label its points, and the lists nested in them, are numbered with
+    _inner_levels(text, span, levels)  # the first point, where the lead-in holds it
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
+        labels = _labels(text, spans[i + 1].start)
+        if labels and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
+            labels = []  # a line of wrapped text that opens with a number ("... added under section\n 7. This"),
+            # after words that end no sentence or point: no point of any list
+        if labels is None and levels and re.search(r"\n[ \t]*\n", text[spans[i].end:spans[i + 1].start]):
+            break  # a paragraph after its points: the list has ended
+        if labels:
+            kinds = [_kind(label, levels) for label in labels]
+            # a point numbered as an outer level ("(b) Standard: ..." after "(iv) ...") ends the list; one of
+            # another kind that opens its own list ("(A)", "(1)", "(i)") is nested in the point before it
+            if levels and kinds[0] not in levels and labels[0] not in _FIRST_LABELS:
+                break
+            levels.update(kinds)
         i += 1
         end = spans[i].end
+        _inner_levels(text, spans[i], levels)
     return end
+
+
+def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
+    """Add to `levels` the kinds of label of the points that open a line inside `span` (a lead-in that holds its
+    first point: "Implementation specifications:\n(A) Risk analysis ...")."""
+    for line in re.finditer(r"\n[ \t]*", text[span.start:span.end]):
+        levels.update(_kind(label, levels) for label in _labels(text, span.start + line.end()) or ())
+
+
+_LABELS = re.compile(r"[ \t]*((?:\((?:[a-z]{1,4}|[A-Z]{1,3}|\d{1,3})\))+|(?:[a-z]{1,4}|\d{1,3})[.)]|[-*\u2022\u25aa])"
+                     r"(?=\s)")
+_ROMAN = re.compile(r"(?=[ivx]+$)x{0,3}(?:ix|iv|v?i{0,3})$")
+_FIRST_LABELS = frozenset(("1", "a", "i", "A", "I", "-", "*", "\u2022", "\u25aa"))
+
+
+def _labels(text: str, at: int) -> list[str] | None:
+    """The labels of a list point that opens a line at `at` ("(1)(i)" -> ["1", "i"]); None where none does."""
+    if at and text[:at].rstrip(" \t")[-1:] not in ("\n", ""):
+        return None
+    found = _LABELS.match(text, at)
+    if found is None:
+        return None
+    return re.findall(r"[A-Za-z]+|\d+|[-*\u2022\u25aa]", found.group(1))
+
+
+def _kind(label: str, levels: set[str]) -> str:
+    """How a label numbers: digits, roman numerals, lower or upper letters, bullets. "i", "v" and "x" are letters in
+    a lettered list that has no roman level ("(h)", "(i)")."""
+    if label.isdigit():
+        return "digit"
+    if not label.isalpha():
+        return "bullet"
+    if label.isupper():
+        return "upper"
+    if _ROMAN.match(label) and not (len(label) == 1 and "lower" in levels and "roman" not in levels and label != "i"):
+        return "roman"
+    return "lower"
 
 
 def _opens_its_list(text: str, span: Any) -> bool:

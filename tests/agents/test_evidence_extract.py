@@ -333,7 +333,7 @@ def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts(
 def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
     # a US rule's standard with its implementation specifications: the outer lead-in runs on over both levels; the
     # inner lead-in, already inside that quote, is not run on again over the same points
-    text = ("(a) A covered entity must, in accordance with this section:\n(1) Standard: Security management "
+    text = ("(a) A covered entity must, in accordance with this section:\n(1)(i) Standard: Security management "
             "process. Implement policies and procedures to prevent, detect, contain, and correct security "
             "violations.\n(ii) Implementation specifications:\n(A) Risk analysis (Required). Conduct an accurate and "
             "thorough assessment of the potential risks and vulnerabilities.\n(B) Risk management (Required). "
@@ -342,3 +342,36 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
     assert quotes[0].startswith("(a) A covered entity must") and "(B) Risk management" in quotes[0]
     inner = [q for q in quotes if q.startswith("(ii) Implementation specifications")]
     assert inner and all("(B) Risk management" not in q for q in inner)  # its own sentence, not run on again
+
+
+@pytest.mark.parametrize(("text", "last", "left_out"), [
+    # a US rule: a point numbered as the outer level ("(b) Standard") ends the implementation specifications
+    ("A covered entity must, in accordance with § 164.306:\n\n(2) Implementation specifications:\n\n(i) Unique "
+     "user identification (Required). Assign a unique name for "
+     "identifying and tracking user identity.\n\n(ii) Encryption and decryption (Addressable). Implement a mechanism "
+     "to encrypt and decrypt electronic protected health information.\n\n(b) Standard: Audit controls. Implement "
+     "mechanisms that record and examine activity in information systems.",
+     "encrypt and decrypt electronic protected health information.", "(b) Standard"),
+    # a policy: a paragraph after the points is not one of them
+    ("Before leaving their desk, employees must:\n- lock the screen of their workstation;\n- put away papers "
+     "holding customer data.\n\nThe IT team may grant exceptions for kiosks in public areas.",
+     "put away papers holding customer data.", "The IT team"),
+    # a licence: the same, its text wrapped and indented
+    ("  You may convey a covered work in object code form, provided that you also convey the\nCorresponding "
+     "Source in one of these ways:\n\n    a) Convey the object code in a physical product, accompanied by the "
+     "Corresponding Source\n    on a durable physical medium.\n\n    b) Convey the object code by offering access "
+     "from a designated place.\n\n  A separable portion of the object code need not be included in conveying the "
+     "object code work.", "offering access from a designated place.", "A separable portion"),
+    # a nested list, and the outer one taken up again after it, are one list
+    ("The firm must:\n(1) keep a register of its clients;\n(2) record for each client:\n(A) its name;\n(B) its "
+     "address;\n(3) review the register every year.", "(3) review the register every year.", None),
+    # a line of wrapped text that opens with a number is no point: the sentence runs on
+    ("You may convey a modified work, provided that you also meet all of these conditions:\n    a) The work must "
+     "carry prominent notices stating that you modified it.\n\n    b) The work must carry prominent notices stating "
+     "that it is\n    released under this License and any conditions added under section\n    7.  This "
+     "requirement modifies the requirement in section 4.", "modifies the requirement in section 4.", None),
+], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number"])
+def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
+    quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
+    assert quote.endswith(last), quote
+    assert left_out is None or left_out not in quote
