@@ -198,7 +198,9 @@ def with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[in
 
 
 # A list point's label at a line start: "(a)", "a)", "(iv)", "1.", "(1)", "-", "*", "\u2022".
-_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])(?=\s|\([a-zA-Z\d]{1,4}\)\s)")
+# ... and the levels stacked on it: "(a)(1)(i) Standard: ..."
+_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])"
+                    r"(?=\s|(?:\([a-zA-Z\d]{1,4}\))+\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
@@ -247,7 +249,7 @@ _FIRST_LABELS = frozenset(("1", "a", "i", "A", "I", "-", "*", "\u2022", "\u25aa"
 
 def _labels(text: str, at: int) -> list[str] | None:
     """The labels of a list point that opens a line at `at` ("(1)(i)" -> ["1", "i"]); None where none does."""
-    if at and text[:at].rstrip(" \t")[-1:] not in ("\n", ""):
+    if text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):  # words before it on its line
         return None
     found = _LABELS.match(text, at)
     if found is None:
@@ -256,8 +258,9 @@ def _labels(text: str, at: int) -> list[str] | None:
 
 
 def _kind(label: str, levels: set[str]) -> str:
-    """How a label numbers: digits, roman numerals, lower or upper letters, bullets. "i", "v" and "x" are letters in
-    a lettered list that has no roman level ("(h)", "(i)")."""
+    """How a label numbers: digits, roman numerals, lower or upper letters, bullets. "v" and "x" are letters in a
+    lettered list that has no roman level ("(u)", "(v)"); "i" is a roman numeral either way (as the first point of a
+    nested list it ends no list, and as a letter it continues its own, whose kind stays among `levels`)."""
     if label.isdigit():
         return "digit"
     if not label.isalpha():
