@@ -199,8 +199,9 @@ def with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[in
 
 # A list point's label at a line start: "(a)", "a)", "(iv)", "1.", "(1)", "-", "*", "\u2022".
 # ... and the levels stacked on it: "(a)(1)(i) Standard: ..."
-_POINT = re.compile(r"(?:\(?[a-z]{1,4}\)|\(?\d{1,3}[.)]|\([A-Z]{1,3}\)|[-*\u2022\u25aa])"
-                    r"(?=\s|(?:\([a-zA-Z\d]{1,4}\))+\s)")
+_STACKED = r"(?:\([a-zA-Z\d]{1,4}\))+"
+_STACK = re.compile(_STACKED)
+_POINT = re.compile(rf"(?:\(?[a-z]{{1,4}}\)|\(?\d{{1,3}}[.)]|\([A-Z]{{1,3}}\)|[-*\u2022\u25aa])(?=\s|{_STACKED}\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
@@ -241,8 +242,6 @@ def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
         levels.update(_kind(label, levels) for label in _labels(text, span.start + line.end()) or ())
 
 
-_LABELS = re.compile(r"[ \t]*((?:\((?:[a-z]{1,4}|[A-Z]{1,3}|\d{1,3})\))+|(?:[a-z]{1,4}|\d{1,3})[.)]|[-*\u2022\u25aa])"
-                     r"(?=\s)")
 _ROMAN = re.compile(r"(?=[ivx]+$)x{0,3}(?:ix|iv|v?i{0,3})$")
 _FIRST_LABELS = frozenset(("1", "a", "i", "A", "I", "-", "*", "\u2022", "\u25aa"))
 
@@ -251,10 +250,12 @@ def _labels(text: str, at: int) -> list[str] | None:
     """The labels of a list point that opens a line at `at` ("(1)(i)" -> ["1", "i"]); None where none does."""
     if text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):  # words before it on its line
         return None
-    found = _LABELS.match(text, at)
+    at += len(text[at:at + 40]) - len(text[at:at + 40].lstrip(" \t"))
+    found = _POINT.match(text, at)
     if found is None:
         return None
-    return re.findall(r"[A-Za-z]+|\d+|[-*\u2022\u25aa]", found.group(1))
+    stacked = _STACK.match(text, found.end())
+    return re.findall(r"[A-Za-z]+|\d+|[-*\u2022\u25aa]", found.group(0) + (stacked.group(0) if stacked else ""))
 
 
 def _kind(label: str, levels: set[str]) -> str:
