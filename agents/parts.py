@@ -157,11 +157,12 @@ def _complete(part: str, before: str) -> str:
     late in a question with a subject of its own is no reference back); so does a part with no subject of its
     own ("What is the deadline?": `_ASKED_FOR`)."""
     found = _PRONOUN_SUBJECT.search(part)
-    bare = not set(key_terms(part)) - _ASKING - _ASKED_FOR
+    own = set(key_terms(part))
+    bare = not own - _ASKING - _ASKED_FOR
     if not bare and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
         return part
     # what the pronoun stands for ends the first part more often than not; a bare part asks of all of it
-    subject = _subject_words(before, set(key_terms(part)))[-_BARE_WORDS if bare else -4:]
+    subject = _subject_words(before, own)[-_BARE_WORDS if bare else -4:]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 

@@ -250,7 +250,8 @@ def _labels(text: str, at: int) -> list[str] | None:
     """The labels of a list point that opens a line at `at` ("(1)(i)" -> ["1", "i"]); None where none does."""
     if text[text.rfind("\n", 0, at) + 1:at].strip(" \t"):  # words before it on its line
         return None
-    at += len(text[at:at + 40]) - len(text[at:at + 40].lstrip(" \t"))
+    while text[at:at + 1] in (" ", "\t"):
+        at += 1
     found = _POINT.match(text, at)
     if found is None:
         return None
@@ -268,7 +269,7 @@ def _kind(label: str, levels: set[str]) -> str:
         return "bullet"
     if label.isupper():
         return "upper"
-    if _ROMAN.match(label) and not (len(label) == 1 and "lower" in levels and "roman" not in levels and label != "i"):
+    if _ROMAN.match(label) and not (label in ("v", "x") and "lower" in levels and "roman" not in levels):
         return "roman"
     return "lower"
 
