@@ -317,13 +317,14 @@ def selection_figure(found: dict[str, Any]) -> float:
     return (figure + mean["recall@10"] + mean["map@10"]) / 2 if mean else figure
 
 
-def train(data: Path, base: Path, out: Path, smoke: bool) -> None:
+def train(data: Path, base: Path, out: Path, smoke: bool, seconds: float | None = None) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
     from engine.relevance.export import export_onnx
     from engine.relevance.finetune import finetune
 
+    deadline = time.time() + seconds if seconds else None
     device = "cuda" if torch.cuda.is_available() and not smoke else "cpu"
     out.mkdir(parents=True, exist_ok=True)
     logfile = (out / "log.txt").open("a", encoding="utf-8")
@@ -399,7 +400,7 @@ def train(data: Path, base: Path, out: Path, smoke: bool) -> None:
     save()
     log("encoder exported")
     train_cross_encoder(encoder, rows, pairs, passages, calibrate, records, stage, base32, device, smoke, results,
-                        log, save)
+                        log, save, deadline)
     results["onnx_bytes"] = check_sizes(stage)
     for path in out.glob("models.tar.part*"):
         path.unlink()
@@ -411,7 +412,7 @@ def train(data: Path, base: Path, out: Path, smoke: bool) -> None:
 def train_cross_encoder(encoder: Any, rows: list[dict[str, Any]], pairs: list[Pair], passages: list[dict[str, Any]],
                         calibrate: list[dict[str, Any]], records: list[dict[str, Any]], stage: Path, base32: Path,
                         device: str, smoke: bool, results: dict[str, Any], log: Callable[[str], None],
-                        save: Callable[[], None]) -> None:
+                        save: Callable[[], None], deadline: float | None = None) -> None:
     """The cross-encoder from the base weights into stage/cross, its epoch chosen by the mean of its MRR@10 on
     200 ObliQA calibrate questions and on the corpora's calibrate questions (each reranking the encoder's
     dense top 20); every epoch's figures (corpora evaluate ones too, printed only) in results["cross_epochs"]."""
@@ -464,7 +465,7 @@ def train_cross_encoder(encoder: Any, rows: list[dict[str, Any]], pairs: list[Pa
 
     train_cross(with_mined, stage / "cross", base=base32, epochs=1 if smoke else CROSS["epochs"], seed=SEED,
                 group=CROSS["group"], per_step=CROSS["per_step"], lr=CROSS["lr"], device=device, choose=choose,
-                work=Path("/tmp/retrain-cross-work"), stop_after=None,
+                work=Path("/tmp/retrain-cross-work"), stop_after=None, deadline=deadline,
                 log=note)
     results["cross"] = {**CROSS, "pairs": len(with_mined), "seconds": round(time.time() - started, 1),
                         "log": cross_log}
@@ -512,6 +513,9 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--base", type=Path, required=True)
     t.add_argument("--out", type=Path, required=True)
     t.add_argument("--smoke", action="store_true")
+    t.add_argument("--seconds", type=float, default=None,
+                   help="no cross-encoder epoch starts that would end this many seconds after the start (a device "
+                        "call's limit less the export); the best epoch so far is exported")
     i = sub.add_parser("install")
     i.add_argument("--parts", type=Path, required=True, help="the folder holding models.tar.part*")
     i.add_argument("--model", type=Path, required=True, help="the relevance model directory to write")
@@ -525,7 +529,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "base":
         fp16_base(args.out)
     else:
-        train(args.data, args.base, args.out, args.smoke)
+        train(args.data, args.base, args.out, args.smoke, args.seconds)
 
 
 if __name__ == "__main__":

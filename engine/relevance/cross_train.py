@@ -48,15 +48,17 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
                 per_step: int = 4, lr: float = 5e-5, max_length: int = 192, stop_after: int | None = None,
                 work: Path | None = None, quantize: bool = True, device: str = "cpu",
                 choose: Callable[[Callable[[str, list[str]], list[float]]], float] | None = None,
-                log: Callable[[str], None] = print) -> Path:
+                deadline: float | None = None, log: Callable[[str], None] = print) -> Path:
     """Train a cross-encoder on `pairs` and export it to `out` (ONNX). Returns `out`.
 
     `stop_after` ends the run after that many epochs of the schedule (the learning rate follows the
     whole schedule); the same call later resumes from the last checkpoint in `work`. With `choose` (a
     function of a scoring function `(question, texts) -> logits` that returns a figure to maximise, measured
     on questions not trained on), it is called after each epoch and the best epoch's weights are exported
-    (of the epochs this call trained: a resumed run does not know an earlier call's best). On a GPU
-    (`device="cuda"`) the forward passes run under bf16 autocast.
+    (of the epochs this call trained: a resumed run does not know an earlier call's best). With `deadline` (a
+    `time.time()` value) no epoch starts that would end after it, going by the last epoch's time: a run on a
+    machine lent for minutes still exports what it has. On a GPU (`device="cuda"`) the forward passes run under
+    bf16 autocast.
     """
     check_device(device)
     torch.manual_seed(seed)
@@ -101,6 +103,7 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
     best: tuple[float, int, dict[str, Any]] | None = None
     model.train()
     started, first = time.time(), step
+    epoch_started = started
     while step < last:
         epoch, k = divmod(step, per_epoch)
         loss: Any = 0.0  # a tensor once the first pair is added
@@ -116,6 +119,11 @@ def train_cross(pairs: list[Pair], out: Path, *, base: Path, epochs: int = 4, se
             log(f"epoch {step // per_epoch}: {figure:.4f} on the questions that choose the epoch")
             if best is None or figure > best[0]:
                 best = (figure, step, {name: value.detach().clone() for name, value in model.state_dict().items()})
+            now = time.time()
+            if deadline is not None and step < last and now + (now - epoch_started) > deadline:
+                log(f"stopping after epoch {step // per_epoch}: another would end past the deadline")
+                last = step
+            epoch_started = now
         if step % 20 == 0 or step == last:
             log(progress(epoch, step, total, loss, (time.time() - started) / (step - first), last - step))
         if step % CHECKPOINT_EVERY == 0 or step == last:
