@@ -476,6 +476,7 @@ def update_embeddings(conn: psycopg.Connection, rows: Sequence[tuple[str, np.nda
 
 
 _PROPER: dict[tuple[str, str], bool] = {}  # (document id, word) -> a proper name of it (proper_words)
+_PROPER_MAX = 50_000  # answers kept; past it the cache starts again (each answer is one cheap query)
 
 
 def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *,
@@ -483,11 +484,14 @@ def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *
     """Of each document's `words` (id -> capitalised words of its title, as written), those its text writes
     capitalised at least `least` times and never in lower case as a word of running text (a URL's "apache.org"
     is not): the document's proper names ("Apache", "Mozilla"), not the words its title capitalises ("Security",
-    "Access"). Documents are immutable (an id is a hash of the text), so each answer is cached per process."""
+    "Access"). Documents are immutable (an id is a hash of the text), so each answer is cached per process, at
+    most `_PROPER_MAX` of them (a server that reads many corpora does not grow without end)."""
     out: dict[str, set[str]] = {}
     for doc, found in words.items():
         asked = sorted({w for w in found if w.isalpha() and (doc, w) not in _PROPER})
         if asked:
+            if len(_PROPER) + len(asked) > _PROPER_MAX:
+                _PROPER.clear()
             rows = conn.execute(
                 "SELECT w, (SELECT count(*) FROM regexp_matches(d.text, '\\m' || w || '\\M', 'g')), "
                 "(SELECT count(*) FROM regexp_matches(d.text, '(^|[^[:alnum:]_./@:-])' || lower(w) || '\\M', 'g')) "

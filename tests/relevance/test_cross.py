@@ -50,6 +50,26 @@ def test_cross_encoder_training_command_runs_end_to_end_on_a_tiny_fixture(tmp_pa
     assert again.exit_code == 0 and "resumed at step" in again.output, again.output
 
 
+@pytest.mark.slow
+def test_no_epoch_starts_that_would_end_past_the_deadline_and_the_best_so_far_is_exported(tmp_path: Path) -> None:
+    import time
+
+    from engine.config import default_model_dir
+    from engine.relevance.cross_train import train_cross
+    from engine.relevance.pairs import read_pairs
+
+    pairs = read_pairs(_tiny_pairs(tmp_path / "pairs.jsonl"))
+    figures = iter([0.5, 0.9, 0.1])
+    lines: list[str] = []
+    # the first epoch ends after the deadline has passed: no second one starts (of a three-epoch schedule)
+    train_cross(pairs, tmp_path / "cross", base=default_model_dir(), epochs=3, per_step=8,
+                choose=lambda score: next(figures), deadline=time.time(), log=lines.append)
+    manifest = read_manifest(tmp_path / "cross")
+    assert manifest["of_steps"] == 3 * manifest["steps_trained"] > 0
+    assert any(line.startswith("stopping after epoch 1") for line in lines), lines
+    assert next(figures) == 0.9  # the second epoch's figure was never asked for
+
+
 @pytest.mark.parametrize("device", ["tpu", "cuda:x"])
 def test_training_refuses_a_device_it_does_not_know(tmp_path: Path, device: str) -> None:
     from engine.cli.main import app

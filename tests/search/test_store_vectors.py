@@ -43,3 +43,15 @@ def test_a_title_word_the_text_never_writes_in_lower_case_is_a_proper_name(conn)
     assert store.proper_words(conn, words) == {"doc_proper": {"Apache"}}
     assert store.proper_words(conn, words) == {"doc_proper": {"Apache"}}  # cached: the same answer
     assert store.proper_words(conn, {"doc_proper": {"Licensed"}}) == {}
+
+
+def test_the_proper_name_cache_starts_again_when_full_and_answers_the_same(conn, monkeypatch) -> None:
+    text = "Apache is named. Apache again, and the Apache terms."
+    with conn.transaction():
+        store.insert_document(conn, doc_id="doc_full", source_key="full.txt", version=1,
+                              content_sha256="2" * 64, file_sha256=None, title="Apache Terms",
+                              source_type="contract", source_uri="full.txt", fmt="txt", text=text, metadata={})
+    monkeypatch.setattr(store, "_PROPER", {("other", f"w{i}"): False for i in range(3)})
+    monkeypatch.setattr(store, "_PROPER_MAX", 4)
+    assert store.proper_words(conn, {"doc_full": {"Apache", "Terms"}}) == {"doc_full": {"Apache"}}
+    assert set(store._PROPER) == {("doc_full", "Apache"), ("doc_full", "Terms")}  # 3 + 2 > 4: started again
