@@ -370,7 +370,11 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
      "carry prominent notices stating that you modified it.\n\n    b) The work must carry prominent notices stating "
      "that it is\n    released under this License and any conditions added under section\n    7.  This "
      "requirement modifies the requirement in section 4.", "modifies the requirement in section 4.", None),
-], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number"])
+    # points with no punctuation of their own still end at the paragraph after them
+    ("Employees must:\n\n- lock screens\n- report losses\n- wear badges\n\nThe IT team may grant exceptions for "
+     "kiosks in public areas.", "- wear badges", "The IT team"),
+], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number",
+        "unpunctuated-points"])
 def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
     quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
     assert quote.endswith(last), quote
