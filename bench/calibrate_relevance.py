@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.select import cut  # noqa: E402
+from bench.corpora_pairs import corpora_databases, load_corpus, question_split, section_key  # noqa: E402
+from bench.corpora_retrieval import item_of  # noqa: E402
 from bench.obliqa import SPLIT_BY, gold_passages, ingest, obliqa_split, recall_map  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine.config import EvidenceSettings, Settings  # noqa: E402
@@ -94,19 +96,64 @@ def candidate_lists(settings: Settings, embedder: Embedder, questions: list[dict
         model = RelevanceModel.for_embedder(settings.relevance_dir, embedder)
         for i, q in enumerate(questions, 1):
             hits = retriever.search(q["Question"], k=depth)
-            cands = [{**candidate(id=h.chunk_id, text=h.chunk.text, heading=h.chunk.section_heading,
-                                  cosine=h.dense_score, score=h.score, rank=r, dense_rank=h.dense_rank,
-                                  lexical_rank=h.lexical_rank, document_id=h.chunk.document_id,
-                                  ordinal=h.chunk.ordinal), "lexical": h.lexical_score}
-                     for r, h in enumerate(hits, 1)]
-            missing = [c for c in cands if c["cosine"] is None]
-            for c, x in zip(missing, model.cosines(q["Question"], [c["text"] for c in missing]), strict=True):
-                c["cosine"] = x
+            cands = candidates_of(hits, model, q["Question"])
             out.append({"question": q, "split": obliqa_split(q, by=split_by), "candidates": cands,
                         "keys": [key_of(h.chunk) for h in hits],
                         "gold": set(gold_passages(q))})
             if i % 200 == 0:
                 print(f"searched {i}/{len(questions)}", file=sys.stderr, flush=True)
+    return out
+
+
+def candidates_of(hits: list, model: RelevanceModel, question: str) -> list[dict]:
+    """The rank features' inputs of a search's hits (the encoder's cosine computed where the search has none)."""
+    cands = [{**candidate(id=h.chunk_id, text=h.chunk.text, heading=h.chunk.section_heading,
+                          cosine=h.dense_score, score=h.score, rank=r, dense_rank=h.dense_rank,
+                          lexical_rank=h.lexical_rank, document_id=h.chunk.document_id,
+                          ordinal=h.chunk.ordinal), "lexical": h.lexical_score}
+             for r, h in enumerate(hits, 1)]
+    missing = [c for c in cands if c["cosine"] is None]
+    for c, x in zip(missing, model.cosines(question, [c["text"] for c in missing]), strict=True):
+        c["cosine"] = x
+    return cands
+
+
+def corpora_lists(settings: Settings, embedder: Embedder, depth: int) -> tuple[list[dict], Path]:
+    """Per answerable question of the development corpora (bench/corpora/): its candidates as `candidate_lists`
+    builds them, split "corpora-train" / "corpora-heldout" as bench/corpora_pairs.py splits them (by gold section),
+    each hit's key the gold section it is a right section for, else the chunk (bench/corpora_retrieval.py's
+    `item_of`: a section's chunks count once). Cached in the corpora home, with the path returned."""
+    with corpora_databases(None, embedder, settings) as databases:
+        cache = databases[0][1].home / f"candidates-v1-depth{depth}.json"
+        if cache.exists():
+            return [{**it, "gold": set(it["gold"])} for it in json.loads(cache.read_text())], cache
+        out = []
+        model = RelevanceModel.for_embedder(settings.relevance_dir, embedder)
+        for folder, corpus_settings in databases:
+            with dbmod.connection(corpus_settings) as conn:
+                corpus = load_corpus(conn, folder)
+                retriever = Retriever(conn, embedder, corpus_settings.model_copy(update={"rerank": False}))
+                for q in corpus.answerable():
+                    golds = [section_key(corpus.name, g) for g in q["gold"]]
+                    hits = retriever.search(q["question"], k=depth)
+                    out.append({"question": {"Question": q["question"], "QuestionID": f"{corpus.name}:{q['id']}"},
+                                "split": f"corpora-{question_split(golds)}",
+                                "candidates": candidates_of(hits, model, q["question"]),
+                                "keys": [item_of(corpus, h.chunk, q["gold"]) for h in hits], "gold": set(golds)})
+            print(f"{corpus.name}: {sum(i['question']['QuestionID'].startswith(corpus.name + ':') for i in out)} "
+                  "questions searched", file=sys.stderr, flush=True)
+    write_cache(out, cache)
+    return out, cache
+
+
+def corpora_figures(items: list[dict], probs: list[list[float]] | None) -> dict:
+    """`retrieval_figures` per corpus and over all the corpora's questions."""
+    names = sorted({it["question"]["QuestionID"].split(":")[0] for it in items})
+    out = {}
+    for name in names:
+        mine = [j for j, it in enumerate(items) if it["question"]["QuestionID"].startswith(name + ":")]
+        out[name] = retrieval_figures([items[j] for j in mine], None if probs is None else [probs[j] for j in mine])
+    out["all"] = retrieval_figures(items, probs)
     return out
 
 
@@ -331,6 +378,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="'passage' (default: no calibrate or held-out question shares a passage with "
                              "training) or 'question' (the split by question id before 0.5.0, which leaked)")
     parser.add_argument("--write", action="store_true", help="store the rank head and thresholds in MODEL")
+    parser.add_argument("--corpora", action="store_true",
+                        help="fit the rank heads on the development corpora's train-half questions too (a model "
+                             "whose encoder trained on them should not: its features are then too sure of them) "
+                             "and report their held-out half's figures")
     parser.add_argument("--heldout-ids", type=Path, default=None,
                         help="a JSON list of question ids: report held-out figures on those questions only "
                              "(e.g. those no compared model trained on)")
@@ -373,15 +424,28 @@ def main(argv: list[str] | None = None) -> None:
     only = set(json.loads(args.heldout_ids.read_text())) if args.heldout_ids else None
     held = [it for it in items if it["split"] == "heldout" and (only is None or it["question"]["QuestionID"] in only)]
 
+    corpora: list[dict] = []
+    if args.corpora:
+        corpora, corpora_cache = corpora_lists(settings, embedder, args.depth)
+        add_scores(corpora, LATE_INTERACTION, scoring.late_interactions, corpora_cache)
+        if cross is not None:
+            add_scores(corpora, key, cross.scores, corpora_cache)
+            for it in corpora:
+                for c in it["candidates"]:
+                    c[CROSS] = c[key]
+    corpora_train = [it for it in corpora if it["split"] == "corpora-train"]
+    corpora_held = [it for it in corpora if it["split"] == "corpora-heldout"]
+
     rows, labels = [], []
-    for it in calib:
+    for it in calib + corpora_train:
         rows.extend(rank_rows(scorer, it))
         labels.extend(int(k in it["gold"]) for k in it["keys"])
     rank_late = Head.fit(rows, labels, RANK_FEATURES)  # without a cross-encoder (Settings.cross_encoder off)
     rank = Head.fit(rows, labels, CROSS_RANK_FEATURES) if cross is not None else rank_late
     rank_pooled = Head.fit(rows, labels, POOLED_RANK_FEATURES)  # for Settings.late_interaction off
     fitted = Scorer(pair=scorer.pair, rank=rank, thresholds=dict(scorer.thresholds), name=scorer.name,
-                    info={**scorer.info, "rank_head_questions": len(calib)}, rank_pooled=rank_pooled,
+                    info={**scorer.info, "rank_head_questions": len(calib) + len(corpora_train),
+                          "rank_head_corpora_questions": len(corpora_train)}, rank_pooled=rank_pooled,
                     rank_late=rank_late if cross is not None else None)
 
     def probabilities(subset: list[dict], head: Head = rank) -> list[list[float]]:
@@ -478,6 +542,15 @@ def main(argv: list[str] | None = None) -> None:
         "heldout_top1": top_k_reference(held_pool, 1), "heldout_top2": top_k_reference(held_pool, 2),
         "heldout_top3": top_k_reference(held_pool, 3), **gate,
     }
+    if corpora_held:  # what the engine's search gives with neighbours off: the rank head's order
+        before = scorer.rank if scorer.rank is not None and (cross is not None or CROSS not in scorer.rank.features) \
+            else None
+        result["corpora_heldout_questions"] = len(corpora_held)
+        result["corpora_heldout_fused"] = corpora_figures(corpora_held, None)
+        if before is not None:
+            result["corpora_heldout_reranked_before"] = corpora_figures(
+                corpora_held, [list(sigmoid(before.logits(rank_rows(scorer, it)))) for it in corpora_held])
+        result["corpora_heldout_reranked"] = corpora_figures(corpora_held, probabilities(corpora_held))
     if args.write:
         fitted.save(args.model)  # without a gate head: it reads the rank head's output, so it is fitted again
         result["written"] = str(args.model / "scorer.json")
