@@ -216,6 +216,23 @@ def _order(r: Requirement, *, broad: bool, scores: dict[str, float]) -> tuple[bo
     return not r.binding, broad and r.requirement_id[4] != "S", -scores.get(r.requirement_id, 0.0), r.requirement_id
 
 
+def _with_the_quote_before(quotes: list[Requirement], scores: dict[str, float]) -> dict[str, float]:
+    """Each quote scored at least as the quote just before it in its passage (of `quotes`, not overlapping it):
+    what follows a duty in a rule spells it out ("Implement a security awareness and training program ..." then
+    "Implement: (A) Security reminders ... (D) Password management"), so a broad answer, which cites its best
+    quotes up to a cap, keeps the two together. One step only: a quote lends its own score, not one it was lent."""
+    out = dict(scores)
+    by_chunk: dict[str, list[Requirement]] = {}
+    for r in quotes:
+        by_chunk.setdefault(r.chunk_id, []).append(r)
+    for mine in by_chunk.values():
+        mine.sort(key=lambda r: (r.char_start, r.char_end))
+        for before, r in zip(mine, mine[1:], strict=False):
+            if r.char_start >= before.char_end:
+                out[r.requirement_id] = max(scores.get(r.requirement_id, 0.0), scores.get(before.requirement_id, 0.0))
+    return out
+
+
 def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
                   part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
                   limits: AnswerSettings = _ANSWER, also: dict[str, list[int]] | None = None) -> ComposedAnswer:
@@ -236,7 +253,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P).
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
-        mine.sort(key=partial(_order, broad=broad, scores=scores))
+        mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))

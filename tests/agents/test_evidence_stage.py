@@ -17,6 +17,7 @@ from agents.research import run_research
 from agents.review import review_answer
 from agents.select import cut
 from agents.verify import judge, leans_on_context, states_time
+from engine.config import AnswerSettings
 
 
 @pytest.fixture()
@@ -1129,3 +1130,30 @@ def test_a_quote_that_answers_two_parts_answers_the_second_when_it_has_none_of_i
     other = _cited("REQ-S002", "Penetration tests are conducted prior to deployment of any change.").requirement
     own = compose_rules([req, other], parts=parts, part_of={"REQ-S001": 0, "REQ-S002": 1}, also={"REQ-S001": [1]})
     assert own.parts[1].requirement_ids == ["REQ-S002"]
+
+
+def test_a_broad_answer_keeps_a_duty_and_the_quote_that_spells_it_out_together() -> None:
+    text = ("Implement a security awareness and training program for all members of its workforce.\n"
+            "(ii) Implementation specifications. Implement:\n(A) Security reminders.\n(B) Password management.\n"
+            "Implement policies and procedures to address security incidents.")
+    quotes = ["Implement a security awareness and training program for all members of its workforce.",
+              "Implement:\n(A) Security reminders.\n(B) Password management.",
+              "Implement policies and procedures to address security incidents."]
+
+    def req(rid: str, quote: str, chunk: str = "chk") -> Requirement:
+        start = text.index(quote)
+        return _req(rid, quote).model_copy(update={"chunk_id": chunk, "char_start": start,
+                                                   "char_end": start + len(quote)})
+
+    verified = [req("REQ-S001", quotes[0]), req("REQ-S002", quotes[1]), req("REQ-S003", quotes[2]),
+                req("REQ-S004", quotes[0], chunk="other")]
+    scores = {"REQ-S001": 0.9, "REQ-S002": 0.05, "REQ-S003": 0.1, "REQ-S004": 0.3}
+    limits = AnswerSettings(broad_max_supporting=3)
+    broad = compose_rules(verified, parts=["What must our security awareness and training programme cover?"],
+                          scores=scores, limits=limits)
+    # the list follows the standard it spells out; the standard after the list is lent the list's own score
+    # (0.05), not the one the list was lent, and stays behind a better quote of another passage
+    assert broad.parts[0].requirement_ids == ["REQ-S001", "REQ-S002", "REQ-S004"]
+    narrow = compose_rules(verified, parts=["How often must security reminders be sent?"], scores=scores,
+                           limits=limits)
+    assert narrow.parts[0].requirement_ids[:2] == ["REQ-S001", "REQ-S004"]  # not broad: by its own score
