@@ -379,9 +379,9 @@ def main(argv: list[str] | None = None) -> None:
                              "training) or 'question' (the split by question id before 0.5.0, which leaked)")
     parser.add_argument("--write", action="store_true", help="store the rank head and thresholds in MODEL")
     parser.add_argument("--corpora", action="store_true",
-                        help="fit the rank heads on the development corpora's train-half questions too (a model "
-                             "whose encoder trained on them should not: its features are then too sure of them) "
-                             "and report their held-out half's figures")
+                        help="fit the rank heads on the development corpora's train-half questions too and report "
+                             "their held-out half's figures (an encoder trained on those halves, as 0.5.0's was, "
+                             "is surer of them than of unseen text: the heads then learn to trust it too much)")
     parser.add_argument("--heldout-ids", type=Path, default=None,
                         help="a JSON list of question ids: report held-out figures on those questions only "
                              "(e.g. those no compared model trained on)")
