@@ -488,10 +488,11 @@ def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *
     most `_PROPER_MAX` of them (a server that reads many corpora does not grow without end)."""
     out: dict[str, set[str]] = {}
     for doc, found in words.items():
+        found = set(found)
+        if len(_PROPER) + len(found) > _PROPER_MAX:  # before the asking: what is read below must still be there
+            _PROPER.clear()
         asked = sorted({w for w in found if w.isalpha() and (doc, w) not in _PROPER})
         if asked:
-            if len(_PROPER) + len(asked) > _PROPER_MAX:
-                _PROPER.clear()
             rows = conn.execute(
                 "SELECT w, (SELECT count(*) FROM regexp_matches(d.text, '\\m' || w || '\\M', 'g')), "
                 "(SELECT count(*) FROM regexp_matches(d.text, '(^|[^[:alnum:]_./@:-])' || lower(w) || '\\M', 'g')) "

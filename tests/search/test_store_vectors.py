@@ -53,5 +53,8 @@ def test_the_proper_name_cache_starts_again_when_full_and_answers_the_same(conn,
                               source_type="contract", source_uri="full.txt", fmt="txt", text=text, metadata={})
     monkeypatch.setattr(store, "_PROPER", {("other", f"w{i}"): False for i in range(3)})
     monkeypatch.setattr(store, "_PROPER_MAX", 4)
+    assert store.proper_words(conn, {"doc_full": {"Apache"}}) == {"doc_full": {"Apache"}}  # 3 + 1: kept
+    assert len(store._PROPER) == 4
+    # 4 + 2 > 4: started again before asking, so "Apache", cached before, is asked again rather than lost
     assert store.proper_words(conn, {"doc_full": {"Apache", "Terms"}}) == {"doc_full": {"Apache"}}
-    assert set(store._PROPER) == {("doc_full", "Apache"), ("doc_full", "Terms")}  # 3 + 2 > 4: started again
+    assert set(store._PROPER) == {("doc_full", "Apache"), ("doc_full", "Terms")}
