@@ -25,6 +25,10 @@
    selection's passage precision/recall/answered share, top-1/2/3 references, and the gate's
    balanced accuracy on held-out (question, passage, label) pairs. `--write` stores the heads and
    thresholds in DIR/scorer.json. Last line: one JSON object.
+5. `--corpora`: the rank heads are fitted on the development corpora's train-half questions too (bench/corpora/,
+   split by gold section as bench/corpora_pairs.py splits them; a hit's label is its right section), and their
+   held-out half's Recall@10 / MAP@10 is reported fused, reranked by the scorer's heads as they were, and by the
+   heads fitted here. Measured on 0.5.0's models it orders both the corpora and ObliQA worse (docs/relevance.md).
 """
 
 from __future__ import annotations
