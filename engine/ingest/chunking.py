@@ -84,6 +84,19 @@ def _pack(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[
     return groups
 
 
+def _rows_whole(text: str, spans: list[Span]) -> list[Span]:
+    """A pipe table's row is one span however many sentences its cells hold ("| 2.1.7 | Verify that ... . If the
+    password is breached, ... | \u2713 |"): no chunk starts or ends inside a row, away from its id and its cells."""
+    out: list[Span] = []
+    for span in spans:
+        line = text.rfind("\n", 0, span.start) + 1
+        if out and out[-1].end > line and text.startswith("|", line):
+            out[-1] = Span(out[-1].start, span.end)
+        else:
+            out.append(span)
+    return out
+
+
 def _tables_whole(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[Span]:
     """A pipe table's rows (one span a line) as one span when the table is at most three chunks' size, so that
     no chunk holds rows without the header row that names their cells; a larger table keeps its rows apart."""
@@ -130,7 +143,8 @@ def chunk_document(document_id: str, parsed: ParsedDocument, max_words: int = 16
                 spans.extend(_split_oversized(text, sentence, max_words, max_chars))
             else:
                 spans.append(sentence)
-        for group in _pack(text, _tables_whole(text, spans, max_words, max_chars), max_words, max_chars):
+        for group in _pack(text, _tables_whole(text, _rows_whole(text, spans), max_words, max_chars), max_words,
+                           max_chars):
             body = text[group.start : group.end]
             drafts.append(ChunkDraft(
                 id=chunk_id(document_id, group.start, group.end, body), ordinal=len(drafts), text=body,

@@ -180,3 +180,21 @@ def test_a_pipe_table_stays_in_one_chunk_with_its_header_when_it_fits(tmp_path: 
         assert len(holding) > 3 and not holding[-1].text.startswith("| Severity")
     for chunk in chunks:
         assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
+
+
+@pytest.mark.parametrize("rows", [4, 40], ids=["fits", "too-large"])
+def test_a_table_row_of_several_sentences_is_never_cut(tmp_path: Path, rows: int) -> None:
+    """A security standard's requirement rows hold two sentences in a cell ("Verify that ... . If ..., ..."): the
+    row is one piece, so every chunk starts at a row's first cell and holds each row it touches whole."""
+    lines = ["| # | Description | L1 | CWE |", "| :---: | :--- | :---: | :---: |"]
+    lines += [f"| 2.1.{i} | Verify that rule {i} is checked at every login. If the check fails, the application must "
+              f"refuse the login and record the attempt. | \u2713 | {500 + i} |" for i in range(rows)]
+    path = tmp_path / "asvs.md"
+    path.write_text("# V2 Authentication\n\n## V2.1 Password Security\n\n" + "\n".join(lines) + "\n")
+    parsed = parse(path, path.read_bytes())
+    chunks = [c for c in chunk_document("doc_t", parsed, max_words=60) if "2.1." in c.text]
+    assert chunks
+    for chunk in chunks:
+        assert chunk.text.startswith("| "), chunk.text[:40]
+        assert all(line.startswith("| ") and line.endswith("|") for line in chunk.text.strip().split("\n"))
+    assert sum(c.text.count("| 2.1.") for c in chunks) == rows
