@@ -210,16 +210,17 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     provision\u2014") runs on over the items that follow it, up to `most` words, so that the quote says what
     is required rather than that something is. `i`: the sentence's index in `spans`."""
     span = spans[i]
-    if not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN) and not _opens_its_list(text, span):
+    if (not text[span.start:span.end].rstrip().endswith(_LIST_LEAD_IN) and not _opens_its_list(text, span)
+            and not _leads_in_unpunctuated(text, spans, i)):
         return span.end
     end = span.end
     levels: set[str] = set()  # the kinds of label its points, and the lists nested in them, are numbered with
     _inner_levels(text, span, levels)  # the first point, where the lead-in holds it
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
         labels = _labels(text, spans[i + 1].start)
-        if labels and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
+        if labels and spans[i] is not span and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
             labels = []  # a line of wrapped text that opens with a number ("... added under section\n 7. This"),
-            # after words that end no sentence or point: no point of any list
+            # after words that end no sentence or point: no point of any list (the lead-in's own first point aside)
         if labels is None and levels and re.search(r"\n[ \t]*\n", text[spans[i].end:spans[i + 1].start]):
             break  # a paragraph after its points: the list has ended
         if labels:
@@ -279,6 +280,25 @@ def _opens_its_list(text: str, span: Any) -> bool:
     reminders (Addressable)." before "(B) ...")."""
     lead = re.search(r"[:\u2014]\s*\n[ \t]*", text[span.start:span.end])
     return lead is not None and _POINT.match(text, span.start + lead.end()) is not None
+
+
+# What a lead-in with no colon says before its points ("Employees must do the following", "The licensee shall"):
+# a modal verb, or words that announce a list.
+_ANNOUNCES = re.compile(r"\b(?:must|shall|should|may|will|need\s+to|required\s+to|following|as\s+follows|"
+                        r"includes?|including)\b", re.I)
+
+
+def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
+    """The sentence introduces a list though it ends with no colon: it ends with a word, announces something
+    (`_ANNOUNCES`), and the next sentence opens a line with a list's first point ("- ...", "1.", "(a)")."""
+    span = spans[i]
+    sentence = text[span.start:span.end]
+    if i + 1 >= len(spans) or not re.search(r"\w$", sentence.rstrip()) or sentence.lstrip().startswith("#"):
+        return False
+    if "\n" not in text[span.end:spans[i + 1].start] and "\n" not in sentence[len(sentence.rstrip()):]:
+        return False
+    labels = _labels(text, spans[i + 1].start)
+    return bool(labels) and labels[0] in _FIRST_LABELS and _ANNOUNCES.search(sentence) is not None
 
 
 def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:

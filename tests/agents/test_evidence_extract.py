@@ -330,6 +330,16 @@ def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts(
     assert extract_from_chunks([_chunk(text=listed)])[0].exact_quote == listed
 
 
+@pytest.mark.parametrize("text", [
+    "Password Requirements\n- Passwords are at least 12 characters long.\n- Passwords are rotated every year.",  # a title
+    "Access reviews are done by the system owner\n- Reviews are recorded in the ticket system.",  # announces nothing
+    "Any conditions added under section\n    7.  This requirement must be met by every licensee.",  # wrapped text
+])
+def test_a_line_without_a_colon_that_leads_into_nothing_is_not_run_on(text: str) -> None:
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text=text)])]
+    assert quotes and all("\n" not in q for q in quotes), quotes  # each line its own quote, none run on
+
+
 def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
     # a US rule's standard with its implementation specifications: the outer lead-in runs on over both levels; the
     # inner lead-in, already inside that quote, is not run on again over the same points
@@ -373,9 +383,18 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
     # points with no punctuation of their own still end at the paragraph after them
     ("Employees must:\n\n- lock screens\n- report losses\n- wear badges\n\nThe IT team may grant exceptions for "
      "kiosks in public areas.", "- wear badges", "The IT team"),
+    # a lead-in with no colon still runs on over its points: a policy's bullets, a procedure's steps, a contract's
+    # lettered points
+    ("Employees must do the following\n\n- lock their screens when they leave the desk\n- report lost devices to IT"
+     "\n\nThe IT team may grant exceptions for kiosks in public areas.", "- report lost devices to IT", "The IT team"),
+    ("When an employee leaves, the manager must do the following\n1. Revoke all system access within one day\n2. "
+     "Collect the laptop and badge\n\nOther text follows here.", "2. Collect the laptop and badge", "Other text"),
+    ("The licensee shall\n(a) keep records of all copies;\n(b) report annually to the licensor.",
+     "(b) report annually to the licensor.", None),
 ], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number",
-        "unpunctuated-points"])
+        "unpunctuated-points", "no-colon-bullets", "no-colon-steps", "no-colon-points"])
 def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
     quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
+    assert quote.startswith(text.strip()[:12]), quote
     assert quote.endswith(last), quote
     assert left_out is None or left_out not in quote
