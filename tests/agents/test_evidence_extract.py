@@ -331,7 +331,7 @@ def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts(
 
 
 @pytest.mark.parametrize("text", [
-    "Password Requirements\n- Passwords are at least 12 characters long.\n- Passwords are rotated every year.",  # a title
+    "Password Requirements\n- Passwords are at least 12 characters long.\n- Passwords are rotated every year.",  # title
     "Access reviews are done by the system owner\n- Reviews are recorded in the ticket system.",  # announces nothing
     "Any conditions added under section\n    7.  This requirement must be met by every licensee.",  # wrapped text
 ])
