@@ -153,8 +153,14 @@ EN_RULES: tuple[tuple[str, str, str], ...] = (
      r"configuration|directives|programming)\b", PROMPT, ANYONE),
     (r"\b(?:your|the) (?:system prompt|system message|initial prompt|hidden prompt|secret instructions|"
      r"hidden instructions|initial instructions|developer message)\b", PROMPT, ANYONE),
-    (r"\b(?:system ?prompt|pre-?prompt|prompt injection|jailbreak|jail-?broken|do anything now|developer mode|"
-     r"dan mode|god mode|debug mode|sudo mode|unrestricted mode|unfiltered mode|evil mode)\b", ROLE, ANYONE),
+    (r"\b(?:system ?prompt|pre-?prompt|prompt injection|jailbreak|jail-?broken|do anything now|"
+     r"dan mode|god mode|sudo mode|unrestricted mode|unfiltered mode|evil mode)\b", ROLE, ANYONE),
+    # A developer or debug mode is a product's setting too ("Is debug mode switched on in production?", "phones in
+    # developer mode"): a role only when the engine is told to take it or said to be in it.
+    (r"\b(?P<verb>enter|enable|activate|turn on|switch on|switch to|switch into|go into|engage|unlock|boot into|"
+     r"start|use|run in)\s+(?:the\s+|your\s+)?(?:developer|debug|dev) mode\b", ROLE, IMPERATIVE),
+    (r"\b(?:you(?:'re| are)?|now|with|in) (?:now )?(?:in )?(?:developer|debug|dev) mode (?:enabled|activated|on)\b|"
+     r"\b(?:developer|debug|dev) mode (?:is )?(?:now )?(?:enabled|activated)[.!:]", ROLE, ANYONE),
     (r"\b(?:you are now|you're now|u r now|ur now|you are henceforth|you will now be|you shall now be|"
      r"you are no longer (?:an?|the) (?:ai|assistant|model|engine|compliance engine|bot))\b", ROLE, ANYONE),
     (r"\b(?:from now on|from this point on|from here on|henceforth|starting now|for the rest of this conversation)"
