@@ -297,7 +297,7 @@ def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
         return False
     if "\n" not in text[span.end:spans[i + 1].start] and "\n" not in sentence[len(sentence.rstrip()):]:
         return False
-    labels = _labels(text, spans[i + 1].start)
+    labels = _labels(text, spans[i + 1].start) or []
     return bool(labels) and labels[0] in _FIRST_LABELS and _ANNOUNCES.search(sentence) is not None
 
 
