@@ -29,7 +29,7 @@ from agents.select import Part
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.text import PERIOD, normalize_ws, table_header, table_reading
+from engine.text import PERIOD, normalize_ws, table_header, table_pairs, table_reading
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -101,6 +101,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
     own = chunk["text"][max(start, sentence_start or start):end]
     modality = classify_modality(table_reading(table_header, own) if table_header else own,
                                  source_type=chunk["source_type"])
+    if modality is Modality.NONE and table_header:  # a cell that states the row's rule ("Description: Verify that
+        # ...", "Requirement: Keys must be rotated ..."), read alone as it opens
+        modality = next((m for _, cell in table_pairs(table_header, own)
+                         if (m := classify_modality(cell, source_type=chunk["source_type"])) is not Modality.NONE),
+                        Modality.NONE)
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
                                      source_type=chunk["source_type"])

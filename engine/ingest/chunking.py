@@ -84,28 +84,50 @@ def _pack(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[
     return groups
 
 
-def _rows_whole(text: str, spans: list[Span]) -> list[Span]:
-    """A pipe table's row is one span however many sentences its cells hold ("| 2.1.7 | Verify that ... . If the
-    password is breached, ... | \u2713 |"): no chunk starts or ends inside a row, away from its id and its cells."""
+# "4.", "(a)", "b)", "iv.": a paragraph's or point's number alone (not a word: "Form.")
+_LONE_LABEL = re.compile(r"\(?\d{1,3}[.)]|\([A-Za-z]{1,4}\)|[A-Za-z][.)]|[ivxIVX]{1,5}[.)]")
+
+
+def _labels_glued(text: str, spans: list[Span]) -> list[Span]:
+    """A paragraph's number on a line of its own ("4." before a long paragraph of an EU act) is one piece with the
+    text it numbers: no chunk is the number alone, and none ends with the next paragraph's number."""
     out: list[Span] = []
+    glue: int | None = None
     for span in spans:
-        line = text.rfind("\n", 0, span.start) + 1
-        if out and out[-1].end > line and text.startswith("|", line):
-            out[-1] = Span(out[-1].start, span.end)
-        else:
-            out.append(span)
+        start = span.start if glue is None else glue
+        glue = None
+        if _LONE_LABEL.fullmatch(text[span.start:span.end].strip()):
+            glue = start
+            continue
+        out.append(Span(start, span.end))
+    if glue is not None:
+        out.append(Span(glue, spans[-1].end))
     return out
+
+
+# A row's first cell that is a numbered id ("| 2.1.1 |", "| AC-2 |", "| A.5.1 |", "| CC6.1 |"; not "| P1 |",
+# "| 2024 |"): the row is a requirement of its own
+_ROW_ID = re.compile(r"\|\s*\**[A-Za-z]{0,4}\d*(?:[.\-]\d+)+(?:\(\d+\))?\**\s*\|")
+
+
+def _identified(text: str, rows: list[Span]) -> bool:
+    """Most rows under the header open with an id: each row says what it requires by itself."""
+    body = [r for r in rows[2:] if text.startswith("|", r.start)]
+    return bool(body) and sum(_ROW_ID.match(text, r.start) is not None for r in body) >= 0.8 * len(body)
 
 
 def _tables_whole(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[Span]:
     """A pipe table's rows (one span a line) as one span when the table is at most three chunks' size, so that
-    no chunk holds rows without the header row that names their cells; a larger table keeps its rows apart."""
+    no chunk holds rows without the header row that names their cells; a larger table keeps its rows apart.
+    A table whose rows each open with an id (a standard's requirements) is one span only within one chunk's
+    size: its rows need no header, and a passage of a dozen requirements ranks under the one that answers."""
     out: list[Span] = []
     run: list[Span] = []
 
     def close() -> None:
-        if len(run) > 1 and (run[-1].end - run[0].start <= 3 * max_chars
-                             and word_count(text[run[0].start:run[-1].end]) <= 3 * max_words):
+        most = 1 if _identified(text, run) else 3
+        if len(run) > 1 and (run[-1].end - run[0].start <= most * max_chars
+                             and word_count(text[run[0].start:run[-1].end]) <= most * max_words):
             out.append(Span(run[0].start, run[-1].end))
         else:
             out.extend(run)
@@ -143,8 +165,8 @@ def chunk_document(document_id: str, parsed: ParsedDocument, max_words: int = 16
                 spans.extend(_split_oversized(text, sentence, max_words, max_chars))
             else:
                 spans.append(sentence)
-        for group in _pack(text, _tables_whole(text, _rows_whole(text, spans), max_words, max_chars), max_words,
-                           max_chars):
+        pieces = _tables_whole(text, _labels_glued(text, spans), max_words, max_chars)
+        for group in _pack(text, pieces, max_words, max_chars):
             body = text[group.start : group.end]
             drafts.append(ChunkDraft(
                 id=chunk_id(document_id, group.start, group.end, body), ordinal=len(drafts), text=body,

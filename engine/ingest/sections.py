@@ -223,7 +223,9 @@ class SectionBuilder:
                 self.paragraph("\n".join(body), opens_section=opens_section)
                 body, opens_section = [], False
             parsed = self._line_heading(line)
-            if parsed is not None:
+            if parsed is not None and not (parsed.kind or parsed.number) and self.awaiting_title and self.stack:
+                self._retitle(line.strip())  # "CHAPTER I" / "GENERAL PROVISIONS": the chapter's title, in capitals
+            elif parsed is not None:
                 run_in = _run_in(parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
                 self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
                 if run_in:

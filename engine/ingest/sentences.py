@@ -125,10 +125,18 @@ def _line_breaks(text: str) -> list[int]:
     return cuts
 
 
+def _in_table_row(text: str, at: int) -> bool:
+    """`at` is on a line that is a pipe table's row ("| 2.1.7 | Verify that ... . If ..., ... | \u2713 |")."""
+    return text.startswith("|", text.rfind("\n", 0, at) + 1)
+
+
 def _terminals(text: str) -> list[int]:
+    """Sentence ends within lines; a pipe table's row is one sentence however many its cells hold."""
     cuts = []
     for match in _TERMINAL.finditer(text):
         if text[match.start()] == "." and (_is_abbreviation(text, match.start()) or _lower_follows(text, match.end())):
+            continue
+        if _in_table_row(text, match.start()):
             continue
         cuts.append(match.end())
     return cuts

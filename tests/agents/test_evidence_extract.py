@@ -398,3 +398,19 @@ def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, l
     assert quote.startswith(text.strip()[:12]), quote
     assert quote.endswith(last), quote
     assert left_out is None or left_out not in quote
+
+
+def test_a_standards_requirement_rows_are_whole_quotes_with_the_modality_of_their_requirement_cell() -> None:
+    """A security standard's table: each row's requirement cell holds two sentences and a link; the row is one
+    quote, and "Verify that ...", read in its own cell, makes it an obligation as the same sentence would be."""
+    text = ("| # | Description | L1 | CWE |\n| :---: | :--- | :---: | :---: |\n"
+            "| 2.1.1 | Verify that user set passwords are at least 12 characters in length. Multiple spaces are "
+            "combined first. ([C6](https://example.org/c6)) | \u2713 | 521 |\n"
+            "| 2.1.2 | Verify that passwords of at least 64 characters are permitted. | \u2713 | 521 |")
+    table = [r for r in extract_from_chunks([_chunk("standard", text)]) if r.exact_quote.startswith("|")]
+    assert [r.exact_quote.split(" | ")[0] for r in table] == ["| 2.1.1", "| 2.1.2"]
+    assert table[0].exact_quote.endswith("| \u2713 | 521 |")
+    assert [r.modality for r in table] == [Modality.OBLIGATION, Modality.OBLIGATION]
+    # a matrix row's cells state no duty of their own: its modality stays what the row's reading gives
+    rows = [r for r in extract_from_chunks([_chunk("policy", VULN_TABLE)]) if r.exact_quote.startswith("|")]
+    assert {r.modality for r in rows} == {classify_modality(rows[0].reading(), source_type="policy")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,20 @@ def test_a_table_row_of_several_sentences_is_never_cut(tmp_path: Path, rows: int
         assert chunk.text.startswith("| "), chunk.text[:40]
         assert all(line.startswith("| ") and line.endswith("|") for line in chunk.text.strip().split("\n"))
     assert sum(c.text.count("| 2.1.") for c in chunks) == rows
+
+
+def test_a_paragraph_number_on_its_own_line_stays_with_its_paragraph(tmp_path: Path) -> None:
+    """An EU act numbers each paragraph on a line of its own ("4." then a long paragraph): no chunk is the number
+    alone or ends with the next paragraph's number; a word alone on a line ("Form.") is no number."""
+    long = ("Member States shall ensure that the entities notify the authority of each incident " +
+            " ".join(["and of every measure taken in response to it, without undue delay,"] * 5) + " as it occurs.")
+    path = tmp_path / "act.txt"
+    path.write_text("Article 23\n\nReporting obligations\n\n1.\n\n" + long + "\n\n2.\n\n" + long + "\n\n(a)\n\n"
+                    + long + "\n")
+    parsed = parse(path, path.read_bytes())
+    chunks = chunk_document("doc_t", parsed, max_words=60)
+    for chunk in chunks:
+        assert len(chunk.text.split()) > 2, chunk.text
+        assert not re.search(r"\n\s*(?:\d+\.|\(a\))\s*$", chunk.text), chunk.text[-40:]
+    for label in ("1.", "2.", "(a)"):
+        assert any(f"{label}\n\nMember States" in c.text for c in chunks), label

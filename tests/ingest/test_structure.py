@@ -264,6 +264,19 @@ def test_markdown_control_catalogue_cites_controls_by_id(tmp_path: Path) -> None
         ("AC-2", "AC-2"), ("AC-2(1)", "AC-2(1)")]
 
 
+@pytest.mark.parametrize("title", ["GENERAL PROVISIONS", "General provisions"])
+def test_a_chapter_numbers_title_on_the_next_line_is_its_title(tmp_path: Path, title: str) -> None:
+    """An EU act's "CHAPTER I" with its title on the next line, in capitals or not, is one heading: the chapter
+    keeps its number in the path ("Chapter I GENERAL PROVISIONS > Article 1 ..."), as "Article 1" keeps its own."""
+    path = tmp_path / "act.txt"
+    path.write_text(f"DIRECTIVE (EU) 2099/1 OF THE PARLIAMENT\n\nHAVE ADOPTED THIS DIRECTIVE:\n\nCHAPTER I\n{title}\n\n"
+                    "Article 1\nSubject matter\n\n1. This Directive lays down measures for entities.\n\n"
+                    "CHAPTER II\nSUPERVISION\n\nArticle 2\nSupervision\n\nMember States shall supervise entities.\n")
+    paths = [b.section_path for b in parse(path, path.read_bytes()).blocks]
+    assert f"Chapter I {title} > Article 1 Subject matter" in paths, paths
+    assert "Chapter II SUPERVISION > Article 2 Supervision" in paths, paths
+
+
 def test_several_top_level_headings_are_sections_not_a_title(tmp_path: Path) -> None:
     path = tmp_path / "access-policy.md"
     path.write_text("# Purpose and Scope\n\nThis policy covers all staff.\n\n# Policy\n\n"
