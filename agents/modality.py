@@ -90,6 +90,10 @@ _OBLIGATION = rx(r"\bmust\b", r"\bshall\b(?!\s+have\s+been\b)",  # "even if ... 
 r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\b(?:has|have)\s+a\s+(?:duty|legal\s+obligation|obligation)\s+to\b", r"\bis\s+under\s+a\s+duty\b",
                   r"\bit\s+is\s+(?:mandatory|compulsory|a\s+requirement)\s+(?:for|that|to)\b",
+                  # a thing required outright: "TLS ... is mandatory for session management", "Training is compulsory"
+                  # (not "is not mandatory", which imposes nothing, a relative clause's "that is mandatory", a question)
+                  r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:is|are)\s+(?:\w+ly\s+)?(?:mandatory|compulsory|obligatory)\b"
+                  r"(?![^.;]*\?)",
                   rf"\b(?:the\s+)?{_SUBJECT}\s+(?:is|are)\s+to\s+{_NOT_READING}\w+",
                   # whatever its subject, "is to be" and a participle: "Production data is to be synchronized ...";
                   # not in a relative clause ("products that are to be used primarily for ...") nor a condition

@@ -739,3 +739,17 @@ def test_round_seven_negated_practice_advice_and_deeming(sentence: str, source_t
 def test_round_eight_statements_that_bind_no_one_and_practices_that_do(sentence: str, source_type: str,
                                                                        expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # a thing required outright, as a standard, a policy and a regulation say it
+    ("TLS or another secure transport channel is mandatory for session management.", OBL),
+    ("Security awareness training is compulsory for all new starters.", OBL),
+    ("Prior authorisation by the competent authority is obligatory for such transfers.", OBL),
+    # counter-examples: no duty, a question, a definition's relative clause
+    ("Attendance at the quarterly briefing is not mandatory.", N),
+    ("Is training mandatory for contractors?", N),
+    ("'Mandatory field' means a field that is mandatory to complete.", N),
+], ids=["standard", "policy", "regulation", "not-mandatory", "question", "definition"])
+def test_what_is_mandatory_is_an_obligation(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
