@@ -20,7 +20,7 @@ import yaml
 from engine.errors import IngestError, printable
 from engine.ingest import oscal
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
-from engine.ingest.structure import parse_heading
+from engine.ingest.structure import Heading, parse_heading
 from engine.text import normalize_ws
 
 FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa", "oscal")
@@ -107,17 +107,36 @@ def parse_txt(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("txt", first if looks_like_title else None)
 
 
+# A numbered clause whose title is set in bold and runs in to its text, as contracts in Markdown write them:
+# "1. **Introduction**. This Agreement ...", "4.2 **Invoicing.** Provider will ...": the bold marks the title's end.
+_BOLD_CLAUSE = re.compile(r"^(?P<number>\d{1,3}(?:\.\d{1,3})*)\.?[ \t]+(?:\*\*|__)(?P<title>[^*_\n]{1,80}?)"
+                          r"(?:[.:](?:\*\*|__)|(?:\*\*|__)[.:])(?=[ \t]+\S)")  # not "1. **IT** is responsible ..."
+_RUN_IN_BASE = 7  # deeper than any Markdown heading, so a clause nests under the heading above it
+
+
+def _unbold(text: str) -> str:
+    """Bold markers are not content."""
+    return re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
     text = _check_text(path, data)
-    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold markers are not content
-    builder = SectionBuilder(eu_style=eu_style(text))
+    builder = SectionBuilder(eu_style=eu_style(_unbold(text)))
     title = None
     para: list[str] = []
 
     def flush() -> None:
         if para:
             for chunk in re.split(r"\n\s*\n", "\n".join(para)):
-                builder.paragraph(chunk)
+                clause = _BOLD_CLAUSE.match(chunk.lstrip())
+                chunk = _unbold(chunk)
+                if clause is not None:  # the clause names its section and opens its text
+                    number, name = clause.group("number"), _unbold(clause.group("title")).strip()
+                    builder.heading(chunk.strip().split("\n")[0], parsed=Heading(
+                        "", number, name, _RUN_IN_BASE + number.count(".")), run_in=True)
+                    builder.paragraph(chunk, opens_section=True)
+                else:
+                    builder.paragraph(chunk)
             para.clear()
 
     lines = normalize(text).split("\n")
@@ -125,7 +144,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
     # them: each is a section (the title comes from --title or the file name).
     several_h1 = sum(bool(re.match(r"^#\s+\S", line)) for line in lines) > 1
     for line in lines:
-        match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", _unbold(line))
         if match:
             flush()
             level = len(match.group(1))

@@ -313,3 +313,20 @@ def test_a_list_items_lines_indented_under_its_text_are_one_sentence(text: str, 
     from engine.ingest.sentences import split_sentences
 
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
+
+
+def test_a_markdown_contracts_bold_clause_titles_are_its_sections(tmp_path: Path) -> None:
+    """A contract in Markdown as published ("1. **Introduction**. This ...", "4.2 **Invoicing.** ..."): each
+    clause is a section with its number and cites it; a bold subject with no stop after it ("1. **IT** is
+    responsible ...") and a plain numbered item open no section."""
+    path = tmp_path / "nda.md"
+    path.write_text("# Standard Terms\n\n1. **Introduction**. This Agreement allows each party to disclose "
+                    "information.\n\n2. **Term and Termination**. This Agreement lasts one year.\n\n2.1 **Notice.** "
+                    "Either party may end it on 30 days' notice.\n\n## Roles\n\n1. **IT** is responsible for the "
+                    "network.\n\n2. Depending on the breach, the team may investigate.\n")
+    parsed = parse(path, path.read_bytes())
+    found = [(b.section_path, b.metadata.get("citation")) for b in parsed.blocks]
+    assert found[:3] == [("1 Introduction", "Section 1"), ("2 Term and Termination", "Section 2"),
+                         ("2 Term and Termination > 2.1 Notice", "Section 2.1")], found
+    assert {p for p, _ in found[3:]} == {"Roles"}, found
+    assert "**" not in parsed.text and "1. Introduction. This Agreement" in parsed.text
