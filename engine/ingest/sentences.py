@@ -53,7 +53,9 @@ def _is_abbreviation(text: str, dot: int) -> bool:
         return following.isdigit()
     if len(word) == 1 and word.isalpha():
         return True
-    return word in ABBREVIATIONS
+    # an initialism ("U.S. Dollars", "U.A.E. Financial Services"): it ends a sentence less often than a name
+    # goes on after it
+    return word in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+[a-z]", word) is not None
 
 
 def wrap_width(lines: list[str]) -> int | None:

@@ -81,6 +81,11 @@ def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> No
     ("Mr. Smith said no. The firm must act.", ["Mr. Smith said no.", "The firm must act."]),
     ("A firm shall:\n(a) keep records; and\n(b) report.", ["A firm shall:\n(a) keep records; and\n(b) report."]),
     ("See e.g. section 4.2. Records must be kept.", ["See e.g. section 4.2.", "Records must be kept."]),
+    # an initialism goes on: a contract's currency, a US rule's department, an ADGM rule's country
+    ("All Fees are in U.S. Dollars and are exclusive of taxes. Fees are non-refundable.",
+     ["All Fees are in U.S. Dollars and are exclusive of taxes.", "Fees are non-refundable."]),
+    ("Notify the U.S. Department of Health. Keep a copy.", ["Notify the U.S. Department of Health.", "Keep a copy."]),
+    ("Firms in the U.A.E. Financial sector must comply.", ["Firms in the U.A.E. Financial sector must comply."]),
     ("INTRODUCTION\nThis Part applies.", ["INTRODUCTION", "This Part applies."]),
     ("The Person appointed under paragraph 33. values each property. Next.",
      ["The Person appointed under paragraph 33. values each property.", "Next."]),
@@ -102,8 +107,9 @@ def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> No
       "(b) the NOTICE file"]),
     ("Retention period\nSix years after the end of the relationship\nReview\nEvery year",
      ["Retention period", "Six years after the end of the relationship", "Review", "Every year"]),
-], ids=["abbreviation", "list-continues", "eg-and-number", "heading-line", "lower-case-follows", "em-dash-list",
-        "hard-wrapped", "wrapped-then-items", "short-lines-are-not-wrapped"])
+], ids=["abbreviation", "list-continues", "eg-and-number", "initialism-currency", "initialism-department",
+        "initialism-country", "heading-line", "lower-case-follows", "em-dash-list", "hard-wrapped",
+        "wrapped-then-items", "short-lines-are-not-wrapped"])
 def test_sentence_split(text: str, expected: list[str]) -> None:
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
 
