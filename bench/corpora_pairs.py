@@ -19,6 +19,8 @@ The split is by passage: each gold section (corpus|doc|section) falls in train o
 sections are, else train, and a train question keeps only the positives of its train sections. No chunk
 that is a right section for a heldout question appears in train, as a positive or a negative, so a heldout
 question's answering passages were never seen in training. A question left with no positive is left out.
+A corpus whose questions.yaml says `judge: true` (those added on 2026-11-27: standard, eu-directive, contracts)
+is held out whole: a share of the development data no model trains on, to judge the next retrain by.
 
 Every row: question, passage, label, question_id ("<corpus>:<id>"), corpus, split, section (a positive's
 gold section key; a negative's "corpus|doc|section path"), chunk_id. Writes <out>/train.jsonl,
@@ -84,6 +86,7 @@ class Corpus:
     questions: list[dict[str, Any]]
     chunks: list[Chunk]
     file_of: dict[str, str]
+    judge: bool = False  # questions.yaml's `judge: true`: every question held out, nothing of it trains a model
     _matches: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
 
     def answerable(self) -> list[dict[str, Any]]:
@@ -110,7 +113,8 @@ def load_corpus(conn: Any, folder: Path) -> Corpus:
     spec = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
     docs = store.list_documents(conn)
     chunks = [c for d in docs for c in store.chunks_of_document(conn, d.id) if c.is_current]
-    return Corpus(folder.name, spec["questions"], chunks, {d.id: Path(d.source_uri).name for d in docs})
+    return Corpus(folder.name, spec["questions"], chunks, {d.id: Path(d.source_uri).name for d in docs},
+                  judge=bool(spec.get("judge")))
 
 
 @contextmanager
@@ -169,7 +173,7 @@ def corpus_rows(corpus: Corpus, *, negatives: int, cap: int) -> dict[str, list[d
     for q in questions:
         keys = [section_key(corpus.name, g) for g in q["gold"]]
         right = {i for g in q["gold"] for i in corpus.matches(g)}
-        plan.append((q, keys, question_split(keys), right))
+        plan.append((q, keys, "heldout" if corpus.judge else question_split(keys), right))
     # every chunk that answers a heldout question: kept out of train entirely
     held = set().union(*(right for _, _, split, right in plan if split == "heldout"))
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}

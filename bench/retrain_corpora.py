@@ -49,12 +49,13 @@ def corpus_record(corpus: Any) -> dict[str, Any]:
     questions = []
     for q in corpus.answerable():
         keys = [section_key(corpus.name, g) for g in q["gold"]]
-        if question_split(keys) != "heldout":
+        if question_split(keys) != "heldout" and not corpus.judge:
             continue
         gold = [{"key": key, "chunks": [corpus.chunks[i].id for i in corpus.matches(g)]}
                 for g, key in zip(q["gold"], keys, strict=True)]
+        # a judge corpus (`judge: true`) chooses nothing: all its questions only evaluate
         questions.append({"question_id": f"{corpus.name}:{q['id']}", "question": q["question"],
-                          "split": calibration_split(keys), "gold": gold})
+                          "split": "evaluate" if corpus.judge else calibration_split(keys), "gold": gold})
     chunks = [{"id": c.id, "heading": c.section_heading if c.section_heading != c.text else "", "text": c.text}
               for c in corpus.chunks]
     return {"corpus": corpus.name, "chunks": chunks, "questions": questions}

@@ -56,3 +56,31 @@ def test_train_never_shows_a_heldout_answer():
     assert ("chk_1", 1) in train
     assert not any(chunk == "chk_0" for chunk, _ in train)  # q1's answer: neither positive nor negative in train
     assert ("chk_0", 1) in {(r["chunk_id"], r["label"]) for r in rows["heldout"]}
+
+
+def test_a_judge_corpus_is_held_out_whole():
+    """A corpus marked `judge: true` gives no training row: every question, also one whose gold section the hash
+    puts in train, is held out (the development share no model trains on)."""
+    chunks = [_chunk(0, 2, "backup copies of records must be kept offsite for seven years at least"),
+              _chunk(1, 3, "incident reports go to the authority within twenty four hours of detection")]
+    questions = [{"id": "q2", "type": "paraphrase", "question": "Where are backup records kept?",
+                  "gold": [_gold(2, "backup copies of records must be kept offsite")]}]
+    trained = corpus_rows(Corpus("demo", questions, chunks, {"doc_a": "a.txt"}), negatives=5, cap=4)
+    judged = corpus_rows(Corpus("demo", questions, chunks, {"doc_a": "a.txt"}, judge=True), negatives=5, cap=4)
+    assert trained["train"] and not trained["heldout"]
+    assert not judged["train"] and {r["question_id"] for r in judged["heldout"]} == {"demo:q2"}
+
+
+def test_a_judge_corpus_chooses_nothing_in_the_retrain():
+    """bench/retrain.py's selection set: a judge corpus's questions are all `evaluate` (printed, never used to
+    choose the encoder budget or the cross-encoder epoch); another corpus's held-out ones are split as before."""
+    from bench.retrain_corpora import corpus_record
+
+    chunks = [_chunk(0, 1, "backup copies of records must be tested every month by the operator"),
+              _chunk(1, 2, "backup copies of records must be kept offsite for seven years at least")]
+    questions = [{"id": f"q{n}", "type": "paraphrase", "question": "What about backup records?",
+                  "gold": [_gold(n, "backup copies of records must")]} for n in (1, 2)]
+    judged = corpus_record(Corpus("demo", questions, chunks, {"doc_a": "a.txt"}, judge=True))
+    assert [q["split"] for q in judged["questions"]] == ["evaluate", "evaluate"]
+    plain = corpus_record(Corpus("demo", questions, chunks, {"doc_a": "a.txt"}))
+    assert [q["question_id"] for q in plain["questions"]] == ["demo:q1"]  # Article 2 trains: not held out
