@@ -295,7 +295,7 @@ def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
     sentence = text[span.start:span.end]
     if i + 1 >= len(spans) or not re.search(r"\w$", sentence.rstrip()) or sentence.lstrip().startswith("#"):
         return False
-    if "\n" not in text[span.end:spans[i + 1].start] and "\n" not in sentence[len(sentence.rstrip()):]:
+    if "\n" not in text[span.end:spans[i + 1].start]:  # the points open lines of their own
         return False
     labels = _labels(text, spans[i + 1].start) or []
     return bool(labels) and labels[0] in _FIRST_LABELS and _ANNOUNCES.search(sentence) is not None
