@@ -29,7 +29,7 @@ from agents.select import Part
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.text import PERIOD, normalize_ws, table_header, table_pairs, table_reading
+from engine.text import PERIOD, is_table_separator, normalize_ws, table_header, table_pairs, table_reading
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -152,7 +152,8 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         # (Rows whose header another chunk holds are read as any other text.)
         chosen = sorted({*modal, *headers}) if modal else [
-            i for i in range(len(spans)) if i in headers or not (headers and i in in_table)]
+            i for i in range(len(spans)) if (i in headers or not (headers and i in in_table))
+            and not is_table_separator(text[spans[i].start:spans[i].end])]  # "|---|:---:|" holds no text
         ran_on = 0  # where the last lead-in's quote, run on over its points, ends
         for i in chosen:
             span = spans[i]

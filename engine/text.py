@@ -100,6 +100,11 @@ MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|ma
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
+def is_table_separator(line: str) -> bool:
+    """A pipe table's separator row ("|---|:---:|"), which holds no text."""
+    return _TABLE_SEPARATOR.match(line) is not None
+
+
 def table_cells(row: str) -> list[str]:
     """The cells of a pipe-table row, trimmed, emphasis marks dropped ("| **P0** | 3 days |" -> ["P0", "3 days"])."""
     inner = row.strip()

@@ -414,3 +414,13 @@ def test_a_standards_requirement_rows_are_whole_quotes_with_the_modality_of_thei
     # a matrix row's cells state no duty of their own: its modality stays what the row's reading gives
     rows = [r for r in extract_from_chunks([_chunk("policy", VULN_TABLE)]) if r.exact_quote.startswith("|")]
     assert {r.modality for r in rows} == {classify_modality(rows[0].reading(), source_type="policy")}
+
+
+def test_a_tables_separator_row_is_never_a_quote() -> None:
+    """A passage of table rows whose header another chunk holds, or a line of dashes under a licence's heading:
+    the separator holds no text and is never offered."""
+    text = ("| :---: | :--- | :---: |\n| 2.1.5 | Verify users can change their password. | \u2713 |\n"
+            "| 2.1.6 | Verify that password change requires the user's current and new password. | \u2713 |")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk("standard", text)])]
+    assert quotes and not any(q.startswith("| :---:") for q in quotes)
+    assert not extract_from_chunks([_chunk("contract", "--------------------------------")])
