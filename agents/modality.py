@@ -56,21 +56,29 @@ _SUBJECT = _subject_pattern()
 # "... is to be regarded as", "... are to be interpreted as": how a text is read, not a duty
 _NOT_READING = r"(?!be\s+(?:considered|regarded|treated|interpreted|construed|read|understood)\b)"
 # Checked in this order: what imposes nothing, then prohibition, obligation, recommendation, permission.
-_DEFINITION = rx(r'^\s*(?:["\u201c][^"\u201d]{1,80}["\u201d]|the\s+term\s+\S+|[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
+_DEFINITION = rx(r'^\s*(?:\(\d{1,3}\)\s*)?(?:["\u201c\u2018][^"\u201d\u2019]{1,80}["\u201d\u2019]|the\s+term\s+\S+|'
+                 r'[A-Z][\w-]*(?:\s+[\w-]+){0,5})\s+'
                   r"(?:means(?!\s+of\b)|includes|refers\s+to|has\s+the\s+meaning|shall\s+(?:mean|have\s+the\s+meaning)"
                   r"(?!\s+of\b))\b",  # "by means of" defines nothing; '"Work" shall mean' (licences) defines
                   r"^\s*(?:this|these)\s+(?:section|part|chapter|rules?|regulation|guidance|policy)\s+"
                   r"(?:describes?|explains?|summari[sz]es?|outlines?|sets\s+out\s+(?:the\s+)?background)\b",
                   # a legal effect, no one bound to act: "shall be deemed to have knowledge", "shall be construed as"
                   r"\bshall\s+(?:mean|be\s+(?:deemed|construed|interpreted|treated\s+as|regarded\s+as|"
-                  r"considered\s+(?:as|to\s+be)))\b")
+                  r"considered\s+(?:as|to)))\b",
+                  # what a provision leaves untouched: "It shall not affect the validity of ...", "This Article shall be
+                  # without prejudice to ..."
+                  r"(?:^|[,;]\s+)(?:\(?\w{1,4}[.)]\s+)?(?:it|(?:this|that|such|the)\s+(?:[\w-]+\s+){0,3}?(?:article|"
+                  r"paragraph|point|subparagraph|regulation|directive|decision|revocation|delegation|provisions?|section|"
+                  r"chapter|agreement|act|rules?))\s+shall\s+(?:not\s+affect|be\s+without\s+prejudice\s+to)\b")
 _NOT_REQUIRED = rx(r"\b(?:is|are|be)\s+not\s+(?:required|obliged|obligated|necessary)\s+to\b",
                     r"\bnothing\s+in\s+(?:this|these|the)\b.{0,60}?\b(?:requires?|obliges?|prevents?|shall\s+require)\b",
                     r"\bneed\s+not\b", r"\b(?:does|do)\s+not\s+(?:have|need)\s+to\b",
                     r"\bno\s+(?:requirement|obligation)\s+to\b", r"\bis\s+not\s+mandatory\b")
 # A power conferred ("shall have all supervisory powers", "shall have the right to") permits; a restriction to one
 # way ("may only be accessed from ...", "can only be used for ...") prohibits the others.
-_POWER = rx(r"\bshall\s+(?:have|include)\s+(?:[\w,-]+\s+){0,5}?(?:powers?|rights?|authority)\b")
+_POWER = rx(r"\bshall\s+(?:have|include)\s+(?:[\w,-]+\s+){0,5}?(?:powers?|rights?|authority)\b",
+            # "The power to adopt delegated acts ... shall be conferred on the Commission"
+            r"^(?:the\s+)?powers?\s+to\s+[^.;]*?\bshall\s+be\s+conferred\s+on\b")
 # "may only be accessed", "may be brought only"
 _ONLY = rx(r"\b(?:may|can)\s+(?:be\s+[a-z]+(?:ed|en|wn|pt|ght)\s+)?only\b")
 # A requirement stated of the things a restrictive relative clause picks out ("services that are not required to
@@ -130,6 +138,13 @@ _RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encou
                       # guidance's advice: "it is important that patches are applied consistently"
                       r"\bit\s+is\s+(?:also\s+|therefore\s+)?important\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b|"
                       r"\bit\s+is\s+(?:also\s+|therefore\s+)?essential\s+(?:that|to)\b")
+# A recital's "should" about what the act provides, not about anyone's conduct: "Member States should be able to
+# designate ...", "The Commission should be empowered to adopt ...", "this Directive should not apply to ...",
+# "The rules ... should be without prejudice to ...", "a minimum list ... should be laid down", "That criterion
+# should consist of"
+_SCOPE_SHOULD = rx(r"\bshould\s+(?:\w+ly\s+|also\s+|therefore\s+)?(?:be\s+able\s+to|be\s+empowered\s+to|have\s+the\s+"
+                   r"right\s+to|be\s+without\s+prejudice\s+to|be\s+laid\s+down\b|not\s+apply\s+to|consist\s+of|be\s+"
+                   r"(?:considered|understood|construed|regarded)\s+(?:as|to\s+be)\b)")
 _PERMISSION = rx(r"\bmay\b", r"\b(?:is|are)\s+(?:permitted|allowed|entitled|authorised)\s+to\b", r"\bcan\b",
                  # a regulator's stated practice: "the Regulator would permit the firm to rely on ..."
                  r"\b(?:will|would)\s+(?:normally\s+|generally\s+|usually\s+)?(?:permit|allow)\b")
@@ -396,8 +411,10 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
         return Modality.OBLIGATION
     plain = _POSSIBILITY.sub(" ", aside)
     for pattern, modality in ((_RECOMMENDATION, Modality.RECOMMENDATION), (_PERMISSION, Modality.PERMISSION)):
-        if pattern.search(plain):
+        if pattern.search(_SCOPE_SHOULD.sub(" ", plain) if modality is Modality.RECOMMENDATION else plain):
             return modality
+    if source_type == "contract" and (party := _contract_party_duty(text)) is not None:
+        return party
     rule_text = source_type in RULE_TEXT
     main = _main_clause(text)
     if _present_duty(text, future=rule_text) or _present_duty(main, future=rule_text) or _PERIODIC_PASSIVE.search(text):
@@ -416,6 +433,39 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
                 or _has_practice(main)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
     return Modality.OBLIGATION if rule_text and practice else Modality.NONE
+
+
+# A contract's party and what it "will" do: "Provider will delete Customer Content within 60 days", "each party
+# will comply with ...", "However, Provider will try to inform Customer ...", "Customer will not (and will not allow
+# anyone else to) submit ...", "Neither party will take any action ...". The party is a defined name with no
+# determiner ("Provider", "Customer", "Recipient"), "each / either / neither / the other party" or "the parties";
+# not a thing ("The Governing Law will govern", "This MNDA will bind", "No terms ... will apply") nor a legal
+# effect ("will be", "will survive").
+_CONTRACT_PARTY = re.compile(
+    r"(?:^(?:[-*]\s+|\(?\w{1,4}[.)]\s+)?|[,;:]\s+|\band\s+|\)\s+)(?P<party>(?i:(?:each|either|neither|the\s+other|a|that)\s+party|the\s+parties|"
+    r"(?:the\s+)?(?:receiving|disclosing)\s+party)|(?:[Ee]ach|[Ee]ither|[Nn]either)\s+[A-Z][a-z]+|(?!(?:This|That|These|Those|It|Its|Such|Any|No|All|Each|The|"
+    r"Nothing|There|Neither|Either|We|You|If|When|Where|Unless|However|Upon|During|Within|In|For|Notwithstanding)\b)"
+    r"[A-Z][a-z]+)\s+(?:\w+ly\s+)?will\s+(?P<not>not\s+(?:\([^)]*\)\s+)?)?(?!not\b|no\s+longer\b|be\b|have\b|survive|control|govern|apply|"
+    r"terminate|expire|continue|remain|prevail|constitute|bind|inure)[a-z]+")
+# A contract's own duty words: "Customer represents and warrants that ...", "Customer is responsible for the
+# accuracy ...", "Neither party is authorized to bind the other ..."
+_CONTRACT_DUTY = re.compile(r"\b(?:represents\s+and\s+warrants|warrants\s+that|(?:is|are)\s+(?:solely\s+)?"
+                            r"responsible\s+for)\b")
+_CONTRACT_BAR = re.compile(r"^(?:\W*\w{1,3}[.)]\s+)?Neither\s+party\s+(?:is|are)\s+(?:authori[sz]ed|entitled|"
+                           r"permitted)\s+to\b", re.IGNORECASE)
+
+
+def _contract_party_duty(text: str) -> Modality | None:
+    """A contract's duty or bar on a named party with no modal verb (see _CONTRACT_PARTY); None otherwise."""
+    if _CONTRACT_BAR.search(text):
+        return Modality.PROHIBITION
+    match = _CONTRACT_PARTY.search(text)
+    if match and not _in_relative_clause(text, match.start("party")):
+        negative = match.group("not") or match.group("party").lower().startswith("neither")
+        return Modality.PROHIBITION if negative else Modality.OBLIGATION
+    if _CONTRACT_DUTY.search(text):
+        return Modality.OBLIGATION
+    return None
 
 
 def _duty_before(text: str, at: int, source_type: str) -> Modality | None:

@@ -753,3 +753,77 @@ def test_round_eight_statements_that_bind_no_one_and_practices_that_do(sentence:
 ], ids=["standard", "policy", "regulation", "not-mandatory", "question", "definition"])
 def test_what_is_mandatory_is_an_obligation(sentence: str, expected: Modality) -> None:
     assert classify_modality(sentence) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a contract's named party and what it "will" do (a cloud services agreement, an NDA, a licence)
+    ("b. Upon Customer’s request, Provider will delete Customer Content within 60 days.", "contract", OBL),
+    ("However, Provider will try to inform Customer before suspending Customer’s account when practical.",
+     "contract", OBL),
+    ("Recipient will promptly notify Discloser of any unauthorized use of Confidential Information.", "contract", OBL),
+    ("If the parties have a DPA, each party will comply with its obligations in the DPA.", "contract", OBL),
+    ("Licensee will include this notice in every copy of the Software it distributes.", "contract", OBL),
+    ("Customer will not (and will not allow anyone else to) submit Prohibited Data to the Product.", "contract", P),
+    ("Neither party will take any action that would violate Applicable Laws.", "contract", P),
+    ("Neither party is authorized to bind the other to any liability or obligation.", "contract", P),
+    ("Customer represents and warrants that it has all rights necessary to submit Customer Content.", "contract", OBL),
+    ("Customer is responsible for the accuracy and content of Customer Content.", "contract", OBL),
+    # counter-examples: a thing or a legal effect, not a party's act; the same words outside a contract
+    ("The Governing Law will govern all interpretations and disputes about this Agreement.", "contract", N),
+    ("This MNDA will bind and inure to the benefit of each party’s permitted successors and assigns.", "contract", N),
+    ("The following sections will survive expiration or termination of the Agreement.", "contract", N),
+    ("Licensor will not be liable to You on any legal theory for any damages.", "contract", N),
+    ("Customer will be invoiced monthly in arrears.", "contract", N),
+    ("We will assist you in remedying the situation.", "policy", N),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_a_contract_partys_will(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # a recital's "should" about what the act provides (a directive, a regulation): no one's conduct
+    ("Member States should be able to designate existing computer emergency response teams (CERTs) as CSIRTs.", N),
+    ("In light of their limited capabilities, microenterprises should be able to agree with the ICT third-party "
+     "service provider on the termination rights.", N),
+    ("The Commission should be empowered to adopt those regulatory technical standards.", N),
+    ("The rules on reporting obligations laid down in this Directive should be without prejudice to other Union "
+     "law.", N),
+    ("This Directive should not apply to trust services that are used exclusively within closed systems.", N),
+    ("That criterion should consist of the application of a size-cap rule.", N),
+    # counter-examples: advice to a party (a control catalogue, a regulation's recital, a directive's recital)
+    ("An event logging policy should cover details of events to be logged and event logging facilities.", REC),
+    ("Financial entities should apply a proportionate approach to the monitoring of risks.", REC),
+    ("Entities should report significant incidents without undue delay.", REC),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_a_recitals_should_about_the_act_itself(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type="regulation") is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # numbered definitions with curly single quotes, deeming, what a provision leaves untouched, powers conferred
+    ("(9) ‘risk’ means the potential for loss or disruption caused by an incident and is to be expressed as a "
+     "combination of the magnitude of such loss and the likelihood of occurrence;", N),
+    ("(61) ‘Lead Overseer’ means the European Supervisory Authority appointed in accordance with Article 31;", N),
+    ("(b) cloud computing service providers, which shall be considered to fall under the jurisdiction of the Member "
+     "State in which they have their main establishment;", N),
+    ("It shall not affect the validity of any delegated acts already in force.", N),
+    ("This Article shall be without prejudice to the powers of the competent authorities.", N),
+    ("The power to adopt delegated acts referred to in Article 24(2) shall be conferred on the Commission for a "
+     "period of five years.", PERM),
+    # counter-examples: duties that read alike
+    ("(9) Entities shall report the incident to the CSIRT within 24 hours;", OBL),
+    ("The Commission shall adopt delegated acts in accordance with Article 38.", OBL),
+    ("Financial entities shall not affect the operation of critical functions when testing.", P),
+], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
+def test_definitions_deeming_and_powers_conferred(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type="regulation") is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("c. Each Recipient will return or destroy Discloser’s Confidential Information in its possession.", OBL),
+    ("- Each Licensee will keep a record of every copy it distributes.", OBL),
+    ("a. Customer will no longer have any right to use the Product.", N),
+    ("Customer will have 30 days to dispute an invoice.", N),
+], ids=["lettered-point", "bulleted-point", "no-longer", "will-have"])
+def test_a_contract_partys_will_in_a_list_point(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type="contract") is expected
