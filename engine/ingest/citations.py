@@ -51,10 +51,14 @@ def chunk_citation(section_number: str, section_path: str, metadata: Mapping[str
 def quote_citation(section_number: str, section_path: str, metadata: Mapping[str, Any] | None,
                    doc_offset: int | None = None) -> str:
     """The citation of a quote that starts at `doc_offset` in the document text: the block's citation
-    plus the point (a), (i) ... it starts in."""
+    plus the point (a), (i) ... it starts in; a table row's own requirement id where the quote starts in
+    one ("2.1.1" in section "V2.1")."""
     base = chunk_citation(section_number, section_path, metadata)
     points = (metadata or {}).get("points") or []
-    if not base or doc_offset is None or not points:
+    if doc_offset is None or not points:
         return base
-    inside = [label for start, label in points if int(start) <= doc_offset]
-    return base + (inside[-1] if inside else "")
+    row = next((p[1] for p in points if len(p) > 3 and p[2] == "row" and int(p[0]) <= doc_offset < int(p[3])), None)
+    if row is not None:
+        return str(row)
+    inside = [p[1] for p in points if len(p) < 3 and int(p[0]) <= doc_offset]
+    return base + (inside[-1] if inside and base else "") if base else ""

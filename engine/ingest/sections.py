@@ -65,6 +65,17 @@ _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
 _CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
 
+# A table row that opens with its requirement's own id ("| **2.1.1** | Verify that ... |", "| V5.2.3 | ...")
+_ROW_ID = re.compile(r"^\|\s*\**\s*(?P<id>[A-Z]{0,3}\d{1,3}(?:\.\d{1,3}){1,3})\s*\**\s*\|", re.MULTILINE)
+
+
+def table_rows(text: str, start: int) -> list[list[Any]]:
+    """The rows of a Markdown table in `text` (at `start` in the document) whose first cell is an id, as points
+    `[row start, id, "row", row end]`: a quote of the row is cited by the requirement's id, not its section's."""
+    return [[start + m.start(), m.group("id"), "row", start + text.find("\n", m.end()) if "\n" in text[m.end():]
+             else start + len(text)] for m in _ROW_ID.finditer(text)]
+
+
 class SectionBuilder:
     """Accumulates text and headings into blocks with a section path, a citation and point offsets.
 
@@ -198,6 +209,7 @@ class SectionBuilder:
         if seen is not None and not seen[0]:
             label = seen[1][len(self.position):] if seen[1].startswith(self.position) else seen[1]
             self.points.append([start, label])
+        self.points.extend(table_rows(text, start))
 
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())

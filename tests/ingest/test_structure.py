@@ -330,3 +330,27 @@ def test_a_markdown_contracts_bold_clause_titles_are_its_sections(tmp_path: Path
                          ("2 Term and Termination > 2.1 Notice", "Section 2.1")], found
     assert {p for p, _ in found[3:]} == {"Roles"}, found
     assert "**" not in parsed.text and "1. Introduction. This Agreement" in parsed.text
+
+
+def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) -> None:
+    # a standard's requirement table (ASVS-style ids, bold or not) under a control heading; a policy's severity
+    # table whose rows have no ids keeps the section's citation
+    path = tmp_path / "standard.md"
+    path.write_text("# V2 Authentication\n\n## V2.1 Password Security\n\nPasswords are the first line.\n\n"
+                    "| # | Description | L1 |\n| :---: | :--- | :---: |\n"
+                    "| **2.1.1** | Verify that user set passwords are at least 12 characters in length. | ✓ |\n"
+                    "| 2.1.2 | Verify that passwords of at least 64 characters are permitted. | ✓ |\n\n"
+                    "## V2.2 Severity\n\n| Priority | SLA |\n| --- | --- |\n| P0 | 3 days |\n", encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
+    block = blocks["V2.1"]
+
+    def cite(text: str) -> str:
+        return quote_citation(block.section_number, block.section_path, block.metadata, parsed.text.index(text))
+
+    assert cite("2.1.1 |") == "2.1.1"  # the reader drops the bold
+    assert cite("| 2.1.2") == "2.1.2"
+    assert cite("Passwords are the first line") == "V2.1"  # the section's text before its table
+    other = blocks["V2.2"]
+    at = parsed.text.index("| P0")
+    assert quote_citation(other.section_number, other.section_path, other.metadata, at) == "V2.2"
