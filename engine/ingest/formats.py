@@ -119,8 +119,48 @@ def _unbold(text: str) -> str:
     return re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
 
 
+# A list item that opens with an element anchored by a clause number, as some publishers mark up an agreement:
+# "4. <span class="header_2" id="4">Payment & Taxes</span>" (the section), "    6. <span ... id="4.6">Payment
+# Dispute.</span>  If Customer ..." (a clause with its run-in title), "<span id="13.2">" (an untitled clause).
+_ANCHORED_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:\d{1,3}|[a-zA-Z]{1,3})[.)][ \t]+<(?P<tag>span|a)\b[^>]*?\bid=[\"']"
+                            r"(?P<id>\d{1,3}(?:\.\d{1,3})*)[\"'][^>]*>(?P<inner>.*?)</(?P=tag)>(?P<rest>.*)$")
+_INLINE_TAG = re.compile(r"</?(?:span|label|a|font|u|ins|mark)\b[^>]*>", re.IGNORECASE)
+# ... and in any Markdown, the tags that only style or label their text ('<span class="coverpage_link">Purpose</span>')
+_PRESENTATIONAL = re.compile(r"</?(?:span|label|font|mark)\b[^>]*>", re.IGNORECASE)
+_NESTED_ITEM = re.compile(r"^[ \t]{2,}(?=(?:\d{1,3}|[a-zA-Z]{1,3}|[ivx]{1,5})[.)][ \t]|[-*+][ \t])")
+
+
+def _anchored_clauses(text: str) -> str:
+    """Markdown whose clauses are list items anchored by their numbers (at least three) as Markdown the reader
+    structures: an item that is only its anchored title is a heading ("## 4 Payment & Taxes", deeper items one
+    level further), and so is an anchored run-in title, its clause's text the paragraph after it ("### 4.6 Payment
+    Dispute." / "If Customer ..."); an anchor around the clause's own words gives it its number; nested items lose
+    their indentation; inline HTML tags go, their text stays. Other Markdown loses only its presentational tags
+    (`_PRESENTATIONAL`)."""
+    lines = text.split("\n")
+    if sum(bool(_ANCHORED_ITEM.match(line)) for line in lines) < 3:
+        return _PRESENTATIONAL.sub("", text)
+    out: list[str] = []
+    for line in lines:
+        found = _ANCHORED_ITEM.match(line)
+        if found is None:
+            out.append(_INLINE_TAG.sub("", _NESTED_ITEM.sub("", line)))
+            continue
+        number, inner = found.group("id"), _INLINE_TAG.sub("", found.group("inner")).strip()
+        rest = _INLINE_TAG.sub("", found.group("rest")).strip()
+        depth = len(found.group("indent").expandtabs(4)) // 4
+        heading = f"{'#' * min(6, 2 + depth)} {number} {inner}"
+        if not rest:
+            out.extend(["", heading, ""])
+        elif len(inner.split()) <= 10 and inner.endswith((".", ":")) and "**" not in inner:
+            out.extend(["", heading, "", rest, ""])
+        else:
+            out.extend(["", f"{number} {inner} {rest}".rstrip(), ""])
+    return "\n".join(out)
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
-    text = _check_text(path, data)
+    text = _anchored_clauses(_check_text(path, data))
     builder = SectionBuilder(eu_style=eu_style(_unbold(text)))
     title = None
     para: list[str] = []

@@ -354,3 +354,47 @@ def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) 
     other = blocks["V2.2"]
     at = parsed.text.index("| P0")
     assert quote_citation(other.section_number, other.section_path, other.metadata, at) == "V2.2"
+
+
+_ANCHORED_AGREEMENT = """# Cloud Service Agreement
+
+1. <span class="header_2" id="1">Service</span>
+    1. <span class="header_3" id="1.1">Access and Use.</span>  During the <span class="orderform_link">Subscription \
+Period</span>, <span class="coverpage_link">Customer</span> may access and use the Cloud Service.
+    2. <span class="header_3" id="1.2">Support.</span>  <span class="coverpage_link">Provider</span> will provide \
+Technical Support as described in the Order Form.
+
+2. <span class="header_2" id="2">Restrictions & Obligations</span>
+    1. <span class="header_3" id="2.1">Restrictions on Customer.</span>
+        a. Customer will not (and will not allow anyone else to) reverse engineer the Product.
+        b. Use of the Product must comply with all Documentation.
+    2. <span class="header_3" id="2.2">Suspension.</span>  If Customer breaches Section 2.1, Provider may suspend \
+Customer's access to the Product.
+
+3. <span class="header_2" id="3">Definitions</span>
+    1. <span id="3.1">**"Affiliate"** means an entity that controls a party.</span>
+"""
+
+
+def test_markdown_clauses_anchored_in_a_nested_list_are_sections(tmp_path: Path) -> None:
+    # an agreement published as one nested Markdown list whose clauses are HTML spans anchored by their numbers
+    path = tmp_path / "agreement.md"
+    path.write_text(_ANCHORED_AGREEMENT, encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
+    assert {"Section 1.1", "Section 1.2", "Section 2.1", "Section 2.2"} <= set(blocks)
+    assert blocks["Section 2.2"].section_path == "2 Restrictions & Obligations > 2.2 Suspension"  # a sibling of 2.1
+    assert blocks["Section 1.2"].section_path == "1 Service > 1.2 Support"
+    assert "<span" not in parsed.text and "Provider will provide Technical Support" in parsed.text
+    assert "a. Customer will not" in parsed.text[blocks["Section 2.1"].start:blocks["Section 2.1"].end]
+    assert '3.1 "Affiliate" means an entity' in parsed.text  # an untitled clause keeps its number
+
+
+def test_markdown_loses_presentational_tags_only(tmp_path: Path) -> None:
+    path = tmp_path / "nda.md"
+    path.write_text('# Standard Terms\n\n1. **Introduction**. This Mutual Non-Disclosure Agreement allows each party '
+                    'to disclose information for the <span class="coverpage_link">Purpose</span>.\n\nSee '
+                    '<a href="https://example.com">the cover page</a>.\n', encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    assert "for the Purpose." in parsed.text and "<span" not in parsed.text
+    assert '<a href="https://example.com">' in parsed.text  # a link is not a presentational tag
