@@ -18,6 +18,7 @@ from agents.quotes import (
     REFERS_ELSEWHERE,
     amends,
     excerpt,
+    lead_in_of,
     locate,
     non_binding,
     points_after,
@@ -109,6 +110,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
                                      source_type=chunk["source_type"])
+    if modality is Modality.NONE and sentence_end is not None and end > sentence_end:  # a lead-in run on over its
+        # points ("Upon any expiration or termination:" over "b. ... Provider will delete ..."): the points' force
+        modality = next((m for a, b in points_after(chunk["text"], start, end)
+                         if (m := classify_modality(chunk["text"][a:b], source_type=chunk["source_type"]))
+                         is not Modality.NONE), Modality.NONE)
     elsewhere = bool(REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     opening = chunk["text"].rfind("\n\n", 0, start)
@@ -151,6 +157,11 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         # (Rows whose header another chunk holds are read as any other text.)
+        # A list whose points are duties is offered with its lead-in too, though the lead-in imposes nothing itself
+        # ("Upon any expiration or termination:" over "b. ... Provider will delete Customer Content ..."): the
+        # lead-in says when the points apply, and a broad question wants the list whole.
+        modal = sorted({*modal, *(k for i in modal if (k := lead_in_of(text, spans, i, limits.max_quote_words))
+                                  is not None and k not in in_table)})
         chosen = sorted({*modal, *headers}) if modal else [
             i for i in range(len(spans)) if (i in headers or not (headers and i in in_table))
             and not is_table_separator(text[spans[i].start:spans[i].end])]  # "|---|:---:|" holds no text

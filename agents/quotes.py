@@ -236,6 +236,29 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     return end
 
 
+
+# A point's label as lettered contract clauses number them too ("a. Customer will ...", "b)", "(ii)", "1.", "-")
+_ANY_POINT = re.compile(r"\s*(?:\(?[a-zA-Z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-zA-Z\d]{1,4}\)|[-*\u2022\u25aa])\s")
+
+
+def _opens_point(text: str, at: int) -> bool:
+    """A list point opens a line at `at`."""
+    return not text[text.rfind("\n", 0, at) + 1:at].strip(" \t") and _ANY_POINT.match(text, at) is not None
+
+
+def lead_in_of(text: str, spans: list[Any], i: int, most: int) -> int | None:
+    """The index of the lead-in whose list holds the point `spans[i]` ("Upon any expiration or termination:" over
+    "b. Upon Customer's request, Provider will delete ..."), where it runs on over that point; None where the
+    sentence opens no line with a list label or no lead-in before it runs on to it."""
+    if not _opens_point(text, spans[i].start):
+        return None
+    k = i - 1
+    while k >= 0 and _opens_point(text, spans[k].start):
+        k -= 1
+    if k < 0 or i - k > 12:
+        return None
+    return k if with_list(text, spans, k, most) >= spans[i].end else None
+
 def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
     """Add to `levels` the kinds of label of the points that open a line inside `span` (a lead-in that holds its
     first point: "Implementation specifications:\n(A) Risk analysis ...")."""

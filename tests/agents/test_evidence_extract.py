@@ -424,3 +424,32 @@ def test_a_tables_separator_row_is_never_a_quote() -> None:
     quotes = [r.exact_quote for r in extract_from_chunks([_chunk("standard", text)])]
     assert quotes and not any(q.startswith("| :---:") for q in quotes)
     assert not extract_from_chunks([_chunk("contract", "--------------------------------")])
+
+
+@pytest.mark.parametrize(("source_type", "text", "lead"), [
+    # a contract's lead-in with no duty of its own over points that are duties
+    ("contract", "Upon any expiration or termination:\n\n"
+     "a. Customer will no longer have any right to use the Product.\n\n"
+     "b. Upon Customer's request, Provider will delete Customer Content within 60 days.\n\n"
+     "c. Each Recipient will return or destroy Discloser's Confidential Information in its possession.\n",
+     "Upon any expiration or termination:"),
+    # a policy's and a regulation's lead-in in the same shape
+    ("policy", "When an employee leaves the company:\n- Revoke all access to company systems within one business day.\n"
+     "- Recover every laptop, phone and token the company issued to the employee.\n",
+     "When an employee leaves the company:"),
+    ("regulation", "For the purposes of paragraph 1:\n\n(a) keep records of each incident;\n\n"
+     "(b) report major incidents to the competent authority within 24 hours.\n", "For the purposes of paragraph 1:"),
+], ids=["contract", "policy", "regulation"])
+def test_a_lead_in_over_points_that_are_duties_is_offered_with_its_list(source_type: str, text: str,
+                                                                      lead: str) -> None:
+    reqs = extract_from_chunks([_chunk(source_type=source_type, text=text)])
+    whole = [r for r in reqs if r.exact_quote.startswith(lead)]
+    assert whole and whole[0].exact_quote.rstrip().endswith(text.rstrip().splitlines()[-1].strip())
+    assert any(r.exact_quote.lstrip().startswith(("b.", "- Recover", "(b)")) for r in reqs)  # the points too
+    assert whole[0].modality is Modality.OBLIGATION  # the points' force, where the lead-in states none
+
+
+def test_a_lead_in_over_points_that_impose_nothing_is_not_offered_beside_a_duty() -> None:
+    text = ("The Provider shall keep a register of sub-processors.\n\nThe register lists:\n- the name of each "
+            "sub-processor;\n- its address.\n")
+    assert not any(r.exact_quote.startswith("The register lists") for r in extract_from_chunks([_chunk(text=text)]))
