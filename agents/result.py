@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
-from agents.evaluate import uncovered_terms
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
+from engine.terms import key_words
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -117,9 +117,28 @@ def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirem
     """The answer text and what is missing (never an answer without a verified requirement)."""
     if verified:
         return answer.text, []
-    missing = ["a requirement that explicitly addresses: " + (", ".join(uncovered_terms(question, [])) or question)]
+    # the question's words as written, not their stems, as each part's missing evidence names them
+    missing = ["a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]
     return ("No authoritative evidence: no requirement in the corpus explicitly answers this question. "
-            f"{len(judged)} candidate requirement(s) were examined and rejected."), missing
+            f"{len(judged)} candidate requirement(s) were examined and rejected.{_closest(judged)}"), missing
+
+
+_SET_ASIDE = {"does_not_address_question": "it does not answer the question as asked",
+              "requires_inference": "it does not state what the question asks for",
+              "incomplete_quote": "it is not a complete requirement on its own",
+              "not_verbatim": "it is not the source's text", "repeated_quote": "it repeats another quote"}
+
+
+def _closest(judged: list[JudgedRequirement]) -> str:
+    """Where the best-ranked candidate stands and why it was set aside, so a reader can check it (" The closest
+    candidate, in Cloud Service Agreement, 5 Term & Termination > 5.3 Termination, was set aside: it does not
+    answer the question as asked."); "" with none. Never a quote: nothing here is an answer."""
+    best = max(judged, key=lambda j: (j.relevance or 0.0, j.score), default=None)
+    if best is None:
+        return ""
+    where = ", ".join(x for x in (best.requirement.document_title, best.requirement.section_path) if x)
+    why = _SET_ASIDE.get(best.rejection_reason or "", "it was rejected")
+    return f" The closest candidate{', in ' + where + ',' if where else ''} was set aside: {why}."
 
 
 def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, review: Review, *,

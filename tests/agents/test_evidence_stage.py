@@ -105,6 +105,29 @@ def test_unanswerable_question_fails_safe(deps) -> None:
     assert result["grounding_confidence"] == "insufficient"
     assert result["statements"] == [] and result["verified_requirements"] == []
     assert result["final_answer"].startswith("No authoritative evidence") and result["missing_evidence"]
+    # what is missing in the question's own words, not their stems ("thresholds", not "threshold")
+    assert result["missing_evidence"] == ["a requirement that explicitly addresses: thresholds, gifts, hospitality"]
+
+
+def test_a_refusal_names_the_closest_candidate_and_why_it_was_set_aside() -> None:
+    from agents.result import _closest
+    from agents.verify import JudgedRequirement
+
+    def judged(rid: str, relevance: float, reason: str, section: str) -> JudgedRequirement:
+        req = Requirement(requirement_id=rid, source_type="contract", document_id="d", document_version=1,
+                          document_title="Cloud Service Agreement", section_path=section, chunk_id="c", char_start=0,
+                          char_end=10, exact_quote="Provider may terminate this Agreement upon notice.",
+                          modality=Modality.PERMISSION, extraction_confidence="high", confidence_reason="",
+                          refers_elsewhere=False)
+        return JudgedRequirement(requirement=req, verified=False, rejection_reason=reason, rationale="", score=0.1,
+                                 relevance=relevance)
+
+    found = _closest([judged("REQ-P001", 0.05, "requires_inference", "4 Payment > 4.1 Fees"),
+                      judged("REQ-P002", 0.14, "does_not_address_question", "5 Term > 5.3 Termination")])
+    assert found == (" The closest candidate, in Cloud Service Agreement, 5 Term > 5.3 Termination, was set aside: "
+                     "it does not answer the question as asked.")
+    assert "Provider may" not in found and "REQ-" not in found  # no quote, no REQ-ID: it is not an answer
+    assert _closest([]) == ""
 
 
 @pytest.mark.slow
