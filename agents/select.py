@@ -10,6 +10,7 @@ the answer cites the chunks within `select_gap` of the best and above `select_fl
 chunks below the cut are extracted too, so the record shows what was weighed and set aside, and so
 are the part's searched chunks of other documents that impose the same duty as a chosen chunk with
 other figures (however they rank): verify cites those so that a conflict is shown, never hidden.
+Binding text first: beside a binding candidate, a recital or the preamble weighs `RECITAL_WEIGHT` of its score.
 
 With `model=None` (tests of the rest of the stage) every chunk is a selected candidate, in research order.
 """
@@ -44,6 +45,7 @@ _EVIDENCE = EvidenceSettings()  # the defaults; select_node passes its settings'
 LAW_TYPES = ("statute", "regulation")
 _OVERLAP = AnswerSettings().same_duty_overlap
 MAX_RIVALS = 3  # chunks kept below the cut for a possible conflict, per part
+RECITAL_WEIGHT = 0.5  # a recital's share of its score beside binding candidates (see rank_part)
 
 
 class RankedChunk(BaseModel):
@@ -175,6 +177,11 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Re
         for i, c in enumerate(candidates):
             c["rank"] = position.get(i)
         probs = model.rank(question, candidates)
+        # Binding text first: a recital or the preamble says why the act provides what it does, and ranks by
+        # topic beside the article that provides it; where a binding passage is among the candidates, a recital
+        # weighs RECITAL_WEIGHT of its score
+        if any(non_binding(e) != "recital" for e in evidence[:searched]):
+            probs = [p * RECITAL_WEIGHT if non_binding(evidence[i]) == "recital" else p for i, p in enumerate(probs)]
         floor = float(t["select_floor"])
     chosen = cut(probs, *cut_limits(question, floor, float(t["select_gap"]), int(t["select_max"]), limits))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))

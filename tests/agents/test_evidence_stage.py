@@ -616,6 +616,31 @@ def test_the_rank_feature_is_the_fused_order_not_a_reranked_one() -> None:
     assert seen == [[3, 1, 2, None]]
 
 
+@pytest.mark.parametrize(("paths", "selected"), [
+    # an EU act: the article that provides outranks the recital that explains, which ranked first by topic
+    (["Recitals > Recital 12", "Chapter II > Article 21 Cybersecurity risk-management measures"], ["second"]),
+    (["Preamble", "Article 5 Governance and organisation"], ["second"]),
+    # recitals alone: their own order stands (no binding passage to put first)
+    (["Recitals > Recital 12", "Recitals > Recital 40"], ["first", "second"]),
+    # guidance (ObliQA's "Guidance" passages, a catalogue's discussion) is not a recital: untouched
+    (["3.2 Guidance", "3.2 Requirements"], ["first", "second"]),
+], ids=["recital-article", "preamble-article", "recitals-only", "guidance"])
+def test_a_recital_weighs_less_beside_binding_text(paths: list[str], selected: list[str]) -> None:
+    from agents.select import rank_part
+
+    class Model:
+        thresholds = {"gate": 0.5, "select_floor": 0.05, "select_gap": 0.1, "select_max": 3}
+        shares_index = False
+
+        def rank(self, question: str, candidates: list[dict]) -> list[float]:
+            return [0.6, 0.5]
+
+    evidence = [{**_item(cid, "act", f"Text {cid}.", 0.9), "section_path": path}
+                for cid, path in zip(("first", "second"), paths, strict=True)]
+    part = rank_part(0, "Q?", evidence, Model(), None, searched=2)
+    assert [r.chunk_id for r in part.ranked if r.selected] == selected
+
+
 @pytest.mark.parametrize(("question", "asks"), [
     ("How long must transaction records be kept?", True),
     # "When must ..." may ask circumstances: the quote need not state a time (EU act, sample corpus, catalogue)
