@@ -214,6 +214,7 @@ def test_result_pages(reports, kind, heading, absent) -> None:
         page = flat(next(p for p in pages if "gives no answer" in flat(p)))
         assert "No authoritative evidence" in page and "What is missing" in page and "REQ-" not in page
         assert QUESTIONS["none"] in page
+        assert "Missing evidence" not in text  # said once, in the answer block, not again below it
 
 
 def _alter_attachment(source: Path, target: Path) -> None:
