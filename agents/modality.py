@@ -442,11 +442,14 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
 # not a thing ("The Governing Law will govern", "This MNDA will bind", "No terms ... will apply") nor a legal
 # effect ("will be", "will survive").
 _CONTRACT_PARTY = re.compile(
-    r"(?:^(?:[-*]\s+|\(?\w{1,4}[.)]\s+)?|[,;:]\s+|\band\s+|\)\s+)(?P<party>(?i:(?:each|either|neither|the\s+other|a|that)\s+party|the\s+parties|"
-    r"(?:the\s+)?(?:receiving|disclosing)\s+party)|(?:[Ee]ach|[Ee]ither|[Nn]either)\s+[A-Z][a-z]+|(?!(?:This|That|These|Those|It|Its|Such|Any|No|All|Each|The|"
-    r"Nothing|There|Neither|Either|We|You|If|When|Where|Unless|However|Upon|During|Within|In|For|Notwithstanding)\b)"
-    r"[A-Z][a-z]+)\s+(?:\w+ly\s+)?will\s+(?P<not>not\s+(?:\([^)]*\)\s+)?)?(?!not\b|no\s+longer\b|be\b|have\b|survive|control|govern|apply|"
-    r"terminate|expire|continue|remain|prevail|constitute|bind|inure)[a-z]+")
+    r"(?:^(?:[-*]\s+|\(?\w{1,4}[.)]\s+)?|[,;:]\s+|\band\s+|\)\s+)"
+    r"(?P<party>(?i:(?:each|either|neither|the\s+other|a|that)\s+party|the\s+parties|"
+    r"(?:the\s+)?(?:receiving|disclosing)\s+party)|(?:[Ee]ach|[Ee]ither|[Nn]either)\s+[A-Z][a-z]+|"
+    r"(?!(?:This|That|These|Those|It|Its|Such|Any|No|All|Each|The|Nothing|There|Neither|Either|We|You|If|When|"
+    r"Where|Unless|However|Upon|During|Within|In|For|Notwithstanding)\b)[A-Z][a-z]+)"
+    r"\s+(?:\w+ly\s+)?will\s+(?P<not>not\s+(?:\([^)]*\)\s+)?)?"
+    r"(?!not\b|no\s+longer\b|be\b|have\b|survive|control|govern|apply|terminate|expire|continue|remain|prevail|"
+    r"constitute|bind|inure)[a-z]+")
 # A contract's own duty words: "Customer represents and warrants that ...", "Customer is responsible for the
 # accuracy ...", "Neither party is authorized to bind the other ..."
 _CONTRACT_DUTY = re.compile(r"\b(?:represents\s+and\s+warrants|warrants\s+that|(?:is|are)\s+(?:solely\s+)?"

@@ -236,7 +236,6 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     return end
 
 
-
 # A point's label as lettered contract clauses number them too ("a. Customer will ...", "b)", "(ii)", "1.", "-")
 _ANY_POINT = re.compile(r"\s*(?:\(?[a-zA-Z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-zA-Z\d]{1,4}\)|[-*\u2022\u25aa])\s")
 
@@ -258,6 +257,7 @@ def lead_in_of(text: str, spans: list[Any], i: int, most: int) -> int | None:
     if k < 0 or i - k > 12:
         return None
     return k if with_list(text, spans, k, most) >= spans[i].end else None
+
 
 def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
     """Add to `levels` the kinds of label of the points that open a line inside `span` (a lead-in that holds its

@@ -180,8 +180,9 @@ def rank_part(index: int, question: str, evidence: list[EvidenceItem], model: Re
         # Binding text first: a recital or the preamble says why the act provides what it does, and ranks by
         # topic beside the article that provides it; where a binding passage is among the candidates, a recital
         # weighs RECITAL_WEIGHT of its score
-        if any(non_binding(e) != "recital" for e in evidence[:searched]):
-            probs = [p * RECITAL_WEIGHT if non_binding(evidence[i]) == "recital" else p for i, p in enumerate(probs)]
+        recital = [non_binding(e) == "recital" for e in evidence]
+        if not all(recital[:searched]):
+            probs = [p * RECITAL_WEIGHT if recital[i] else p for i, p in enumerate(probs)]
         floor = float(t["select_floor"])
     chosen = cut(probs, *cut_limits(question, floor, float(t["select_gap"]), int(t["select_max"]), limits))
     order = sorted(range(len(probs)), key=lambda i: (-probs[i], i))

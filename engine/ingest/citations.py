@@ -60,5 +60,7 @@ def quote_citation(section_number: str, section_path: str, metadata: Mapping[str
     row = next((p[1] for p in points if len(p) > 3 and p[2] == "row" and int(p[0]) <= doc_offset < int(p[3])), None)
     if row is not None:
         return str(row)
+    if not base:
+        return ""
     inside = [p[1] for p in points if len(p) < 3 and int(p[0]) <= doc_offset]
-    return base + (inside[-1] if inside and base else "") if base else ""
+    return base + (inside[-1] if inside else "")

@@ -72,8 +72,11 @@ _ROW_ID = re.compile(r"^\|\s*\**\s*(?P<id>[A-Z]{0,3}\d{1,3}(?:\.\d{1,3}){1,3})\s
 def table_rows(text: str, start: int) -> list[list[Any]]:
     """The rows of a Markdown table in `text` (at `start` in the document) whose first cell is an id, as points
     `[row start, id, "row", row end]`: a quote of the row is cited by the requirement's id, not its section's."""
-    return [[start + m.start(), m.group("id"), "row", start + text.find("\n", m.end()) if "\n" in text[m.end():]
-             else start + len(text)] for m in _ROW_ID.finditer(text)]
+    rows = []
+    for m in _ROW_ID.finditer(text):
+        end = text.find("\n", m.end())
+        rows.append([start + m.start(), m.group("id"), "row", start + (len(text) if end < 0 else end)])
+    return rows
 
 
 class SectionBuilder:
