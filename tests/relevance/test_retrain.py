@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.retrain import random_negatives, repeated, selection_figure
+from bench.retrain import DenseIndex, cross_pairs, random_negatives, repeated, selection_figure
 from bench.retrain_corpora import calibration_split, question_figures, reciprocal_rank
 from engine.relevance.finetune import batches, triplets
 from engine.relevance.pairs import Pair
@@ -53,6 +53,38 @@ def test_random_negatives_come_from_other_documents():
     assert all(t.startswith("doc 2") for t in by_question["u1"])
     assert all(t.startswith("policies") for t in by_question["licences:q0"])
     assert all(len(texts) == 2 for texts in by_question.values()) and len(by_question) == 5
+
+
+class _WordModel:
+    """An encoder stand-in: a text's vector counts a small vocabulary's words (normalised)."""
+
+    vocabulary = ("backup", "restore", "logs", "retained", "access", "review", "patent", "fee")
+
+    def encode(self, texts: list[str], **_: object) -> object:
+        import torch
+
+        rows = torch.tensor([[float(t.lower().count(w)) for w in self.vocabulary] + [0.01] for t in texts])
+        return torch.nn.functional.normalize(rows, dim=1)
+
+
+def test_cross_pairs_mine_a_corpus_question_within_its_own_corpus():
+    passages = [{"key": "1|0", "text": "Backups are restored monthly.", "split": "train"},
+                {"key": "1|1", "text": "Logs are retained, backup logs too.", "split": "heldout"}]
+
+    def pair(question: str, passage: str, label: int, qid: str) -> Pair:
+        return Pair(question=question, passage=passage, label=label, question_id=qid)
+
+    pairs = [pair("How long are backup logs retained?", "Logs are kept.", 1, "u1"),
+             pair("How often is a backup restore tested?", "Backup restore is tested yearly.", 1, "policies:p1"),
+             pair("How often is a backup restore tested?", "Access review happens quarterly.", 0, "policies:p1"),
+             pair("Who reviews access?", "Backup copies and restore tests are logged.", 1, "policies:p2"),
+             pair("What is the patent fee?", "No patent fee is charged.", 1, "licences:l1")]
+    added = cross_pairs(pairs, DenseIndex(_WordModel(), passages), passages, mined=1)[len(pairs):]
+    assert [(p.question_id, p.passage, p.label) for p in added] == [
+        ("u1", "Backups are restored monthly.", 0),                         # ObliQA: train passages only
+        ("policies:p1", "Backup copies and restore tests are logged.", 0),  # its own corpus's nearest other text
+        ("policies:p2", "Access review happens quarterly.", 0),
+    ]                                                                       # licences: nothing else in its corpus
 
 
 @pytest.mark.parametrize(("ranked", "figures"), [
