@@ -225,8 +225,9 @@ def cross_pairs(train: list[Pair], index: DenseIndex, passages: list[dict[str, A
     # the answer but from another section of the same kind of document, not only ObliQA's
     corpus_rows: dict[str, list[list[Pair]]] = {}
     for rows in by_question.values():
-        if ":" in rows[0].question_id:
-            corpus_rows.setdefault(rows[0].question_id.split(":")[0], []).append(rows)
+        qid = rows[0].question_id or ""
+        if ":" in qid:
+            corpus_rows.setdefault(qid.split(":")[0], []).append(rows)
     for groups in corpus_rows.values():
         pool = list(dict.fromkeys(r.passage for rows in groups for r in rows))
         local = DenseIndex(index.model, [{"key": str(i), "text": t} for i, t in enumerate(pool)])
