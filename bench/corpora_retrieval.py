@@ -3,7 +3,8 @@
     python bench/corpora_retrieval.py [--model DIR] [--corpus NAME ...] [--limit N]
 
 The questions are the answerable ones of bench/corpora/ (layout in bench/corpora/README.md), split as
-bench/corpora_pairs.py splits them (by gold section, seed 13, train/heldout 50/50): the first block is the
+bench/corpora_pairs.py splits them (by gold section, seed 13, train/heldout 50/50; a judge corpus's questions
+all held out): the first block is the
 heldout questions, whose answering chunks no model trained on those pairs has seen; the second block is
 every answerable question (train and heldout), labelled as not held out.
 
@@ -70,7 +71,8 @@ def corpus_scores(corpus: Corpus, settings: Settings, embedder: Embedder, limit:
                   ) -> list[dict[str, Any]]:
     """Per answerable question: its split and (recall, map) per mode."""
     questions = corpus.answerable()[:limit]
-    rows: list[dict[str, Any]] = [{"split": question_split([section_key(corpus.name, g) for g in q["gold"]])}
+    rows: list[dict[str, Any]] = [{"split": "heldout" if corpus.judge
+                                   else question_split([section_key(corpus.name, g) for g in q["gold"]])}
                                   for q in questions]
     for mode, overrides in MODES.items():
         with dbmod.connection(settings) as conn, dbmod.connection(settings) as lexical_conn:
