@@ -96,6 +96,11 @@ ATTRIBUTED_FORCE = re.compile(rf"\b({_FORCE_CORE}|forbidden|obliged)\b", re.IGNO
 MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|mandatory)\b", re.IGNORECASE)
 
 
+# A requirement's own id as a table row's first cell states it: "2.1.1", "V5.2.3", "A.5.1", "AC-2", "AC-2(1)",
+# "CC6.1", "ISM-0123"; not "P1", "2024", "2023-01-15" (a number or a date), ".5"
+REQUIREMENT_ID = r"(?:[A-Za-z]{1,4}\d*|\d{1,3})(?:[.\-]\d+)+(?:\(\d+\))?"
+
+
 # Tables (Markdown pipe tables, as ingest keeps them): a row's cells mean what its table's header row says.
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 

@@ -8,6 +8,7 @@ import re
 from engine.ingest.formats import ParsedDocument
 from engine.ingest.sentences import Span, split_sentences, word_count
 from engine.models import ChunkDraft
+from engine.text import REQUIREMENT_ID
 
 
 def chunk_id(document_id: str, start: int, end: int, text: str) -> str:
@@ -105,9 +106,8 @@ def _labels_glued(text: str, spans: list[Span]) -> list[Span]:
     return out
 
 
-# A row's first cell that is a numbered id ("| 2.1.1 |", "| AC-2 |", "| A.5.1 |", "| CC6.1 |"; not "| P1 |",
-# "| 2024 |"): the row is a requirement of its own
-_ROW_ID = re.compile(r"\|\s*\**[A-Za-z]{0,4}\d*(?:[.\-]\d+)+(?:\(\d+\))?\**\s*\|")
+# A row's first cell that is a requirement's id (engine.text.REQUIREMENT_ID): the row is a requirement of its own
+_ROW_ID = re.compile(rf"\|\s*\**{REQUIREMENT_ID}\**\s*\|")
 
 
 def _identified(text: str, rows: list[Span]) -> bool:

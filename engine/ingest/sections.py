@@ -26,6 +26,7 @@ from engine.ingest.structure import (
     recital_number,
     titled_run_in,
 )
+from engine.text import REQUIREMENT_ID
 
 
 class Block(BaseModel):
@@ -65,8 +66,9 @@ _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
 _CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
 
-# A table row that opens with its requirement's own id ("| **2.1.1** | Verify that ... |", "| V5.2.3 | ...")
-_ROW_ID = re.compile(r"^\|\s*\**\s*(?P<id>[A-Z]{0,3}\d{1,3}(?:\.\d{1,3}){1,3})\s*\**\s*\|", re.MULTILINE)
+# A table row that opens with its requirement's own id ("| **2.1.1** | Verify that ... |", "| V5.2.3 | ...",
+# "| A.5.1 | ...", "| AC-2(1) | ...")
+_ROW_ID = re.compile(rf"^\|\s*\**\s*(?P<id>{REQUIREMENT_ID})\s*\**\s*\|", re.MULTILINE)
 
 
 def table_rows(text: str, start: int) -> list[list[Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from engine.ingest.chunking import chunk_document
 from engine.ingest.citations import derived_citation, quote_citation
 from engine.ingest.formats import parse
 from engine.ingest.structure import Positions, control_heading, is_centred_title, parse_heading
+from engine.text import REQUIREMENT_ID
 from tests.helpers import DATA
 
 LEGAL = DATA / "legal"
@@ -354,6 +356,35 @@ def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) 
     other = blocks["V2.2"]
     at = parsed.text.index("| P0")
     assert quote_citation(other.section_number, other.section_path, other.metadata, at) == "V2.2"
+
+
+@pytest.mark.parametrize(("cell", "is_id"), [
+    ("2.1.1", True), ("V5.2.3", True),                       # an application security standard
+    ("A.5.1", True), ("CC6.1", True),                        # a management-system annex, trust criteria
+    ("AC-2", True), ("AC-2(1)", True), ("ISM-0123", True),   # control catalogues
+    ("P1", False), ("2024", False), ("2023-01-15", False), (".5", False), ("-5", False),  # a label, a year, a date
+])
+def test_a_requirement_id_in_a_first_cell(cell: str, is_id: bool) -> None:
+    assert bool(re.fullmatch(REQUIREMENT_ID, cell)) is is_id
+
+
+def test_a_catalogue_tables_rows_are_cited_by_their_control_ids(tmp_path: Path) -> None:
+    path = tmp_path / "annex.md"
+    path.write_text("# Annex A Controls\n\n## Organizational controls\n\n"
+                    "| Control | Title | Requirement |\n| --- | --- | --- |\n"
+                    "| A.5.1 | Policies | Policies shall be defined and approved by management. |\n"
+                    "| AC-2(1) | Accounts | Accounts shall be managed automatically. |\n\n"
+                    "## Changes\n\n| Date | Change |\n| --- | --- |\n| 2023-01-15 | First issue. |\n", encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    block = next(b for b in parsed.blocks if "A.5.1" in parsed.text[b.start:b.end])
+
+    def cite(text: str) -> str:
+        return quote_citation(block.section_number, block.section_path, block.metadata, parsed.text.index(text))
+
+    assert cite("Policies shall") == "A.5.1"
+    assert cite("Accounts shall") == "AC-2(1)"
+    dated = next(b for b in parsed.blocks if "2023-01-15" in parsed.text[b.start:b.end])
+    assert not any(len(p) > 3 and p[2] == "row" for p in dated.metadata.get("points", []))
 
 
 _ANCHORED_AGREEMENT = """# Cloud Service Agreement
