@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from engine.terms import key_terms
-from engine.text import TIME_PHRASE
+from engine.text import ASSIGNED_TIME, DURATION, FREQUENCY, NUMBER_WORDS, TIME_PHRASE
 
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
 # circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
@@ -69,14 +69,54 @@ _DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?
                             r"no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as)", re.IGNORECASE)
 
 
+# "How many days ...?", "Within how many hours ...?", "For how many years ...?" ask for a figure: words that fix
+# when without one ("promptly", "in a timely manner", "without undue delay") do not give it; a figure the text
+# leaves to another provision or act ("within the time limits laid down in accordance with Article 20", "within
+# the period specified in paragraph 2") is its answer in its own terms.
+_ASKS_COUNT = re.compile(r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+|clear\s+)?(?:minutes|hours|days|weeks|"
+                         r"months|years)\b", re.IGNORECASE)
+_STATES_COUNT = re.compile(rf"{DURATION.pattern}|{ASSIGNED_TIME}|\b(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)\b|"
+                           r"\b(?:annually|yearly|quarterly|monthly|weekly|daily|hourly|fortnightly)\b|"
+                           r"\b(?:a|an|one)\s+(?:hour|day|week|month|year)\b|"
+                           r"\b(?:time[\s-]+limits?|(?:time\s+)?periods?|deadlines?)\s+(?:\w+\s+){0,2}?(?:to\s+be\s+)?"
+                           r"(?:laid\s+down|set\s+(?:out|down)?|specified|prescribed|established|determined|referred\s+to)\b",
+                           re.IGNORECASE)
+
+
 def states_time(text: str, question: str = "") -> bool:
     """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE), but for a question
-    that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for a question that asks a deadline
-    rather than how often, also the event it falls before or after."""
+    that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for a question that asks how many
+    days (hours, years ...), a figure (`_STATES_COUNT`); for a question that asks a deadline rather than how
+    often, also the event it falls before or after."""
+    if question and _ASKS_COUNT.search(question) and not _STATES_COUNT.search(text):
+        return False
     frequency = bool(question) and _ASKS_FREQUENCY.search(question) is not None
     if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0))) for m in TIME_PHRASE.finditer(text)):
         return True
     return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
+
+
+def asks_how_often(question: str) -> bool:
+    """The question asks how often ("how often", "how frequently", "at what intervals"). Pure."""
+    return _ASKS_FREQUENCY.search(question) is not None
+
+
+# How often in a quote: a frequency ("every quarter", "once a year", "annually"), a recurring timing in words
+# ("periodically", "at regular intervals", "at planned intervals") or a parameter the text leaves to the
+# organisation; not a deadline ("within 24 hours of leaving", "no later than 30 days after").
+_STATES_FREQUENCY = re.compile(rf"{FREQUENCY}|{ASSIGNED_TIME}|"
+                               r"\b(?:annually|semi-annually|biannually|yearly|quarterly|monthly|fortnightly|bi-?weekly|"
+                               r"weekly|daily|hourly|annual|periodic|periodically|regular|regularly|continuously|"
+                               r"each\s+(?:day|week|month|quarter|year)|"
+                               r"(?:regular|planned|defined|scheduled|set|fixed|appropriate)\s+intervals?|"
+                               r"intervals?\s+of|from\s+time\s+to\s+time|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|"
+                               r"quarterly|monthly|weekly|daily|regular|periodic|ongoing|continuous)\s+basis)\b",
+                               re.IGNORECASE)
+
+
+def states_frequency(text: str) -> bool:
+    """The quote says how often, not only by when. Pure."""
+    return _STATES_FREQUENCY.search(text) is not None
 
 
 # --- amounts --------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_time, states_what_is_asked
+from agents.asks import asks_how_often, asks_time, states_frequency, states_what_is_asked
 from agents.duties import answers_apart, conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
@@ -211,9 +211,13 @@ def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> St
         kind="conflict")
 
 
-def _order(r: Requirement, *, broad: bool, scores: dict[str, float]) -> tuple[bool, bool, float, str]:
-    """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); then by score."""
-    return not r.binding, broad and r.requirement_id[4] != "S", -scores.get(r.requirement_id, 0.0), r.requirement_id
+def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool = False
+           ) -> tuple[bool, bool, bool, float, str]:
+    """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); for a
+    question that asks how often, a quote that says how often before one that only sets a deadline ("review
+    access rights every quarter" before "revoke access within 24 hours"); then by score."""
+    return (not r.binding, broad and r.requirement_id[4] != "S", often and not states_frequency(r.exact_quote),
+            -scores.get(r.requirement_id, 0.0), r.requirement_id)
 
 
 def _with_the_quote_before(quotes: list[Requirement], scores: dict[str, float]) -> dict[str, float]:
@@ -253,7 +257,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P).
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
-        mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores))
+        mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
+                              often=asks_how_often(question)))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))

@@ -76,7 +76,9 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
                          r"daily|regular|periodic|ongoing|continuous|continuing|timely|biennial|semi-annual|half-yearly)"
                          r"\s+basis|in\s+(?:sufficient|good|adequate|reasonable)\s+"
-                         r"time|(?:reasonable|appropriate|sufficient)\s+(?:time|period|notice|intervals?|frequency))\b",
+                         r"time|(?:reasonable|appropriate|sufficient)\s+(?:time|period|notice|intervals?|frequency)|"
+                         # an interval the organisation sets ("reviewed at planned intervals", a standard's words)
+                         r"(?:planned|defined|predefined|pre-defined|predetermined|scheduled|specified)\s+intervals?)\b",
                          re.IGNORECASE)
 
 

@@ -255,6 +255,35 @@ def test_a_law_and_a_policy_answering_one_time_question_differently_conflict(que
     assert review_answer(answer, reqs).passed
 
 
+@pytest.mark.parametrize(("question", "first"), [
+    # a policy's access rules, a standard's review clause, a regulation's testing duty: the direct answer to
+    # "how often" is the quote that says how often, whatever the scores; a deadline question keeps the score order
+    ("How often must access be reviewed?", "REQ-P002"),
+    ("How often must the security policy be reviewed?", "REQ-P002"),
+    ("By when must access be revoked?", "REQ-P001"),
+])
+def test_how_often_is_answered_by_a_frequency_before_a_deadline(question: str, first: str) -> None:
+    reqs = [_req("REQ-P001", "Access for a leaver must be revoked within 24 hours of the end of their employment."),
+            _req("REQ-P002", "System owners must review user access rights every quarter.")]
+    answer = compose_rules(reqs, parts=[question], scores={"REQ-P001": 0.03, "REQ-P002": 0.01})
+    assert answer.statements[0].requirement_ids == [first]
+    assert review_answer(answer, reqs).passed
+
+
+@pytest.mark.parametrize(("quote", "often"), [
+    ("Policies shall be reviewed at planned intervals and if significant changes occur.", True),  # a standard
+    ("Backups are tested at least quarterly.", True),                                              # a policy
+    ("Audit records are reviewed at intervals of no more than six months.", True),                 # a regulation
+    ("[Assignment: organization-defined frequency]", True),                                        # a catalogue
+    ("Access must be revoked within 24 hours of the end of employment.", False),                   # a deadline
+    ("A final report shall be submitted no later than one month after the intermediate report.", False),
+])
+def test_a_quote_says_how_often(quote: str, often: bool) -> None:
+    from agents.asks import states_frequency
+
+    assert states_frequency(quote) is often
+
+
 def test_two_part_question_answers_each_part_with_its_own_citations(deps) -> None:
     result = _answer("How long must transaction records be kept, and when must a personal data breach be "
                      "notified?", deps)
@@ -417,6 +446,7 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("Systems lock the screen after 2 minutes or less of inactivity.", True),
     ("Annual penetration testing of your information systems is required.", True),
     ("CDD measures must be applied with a frequency appropriate to the level of risk.", True),
+    ("Topic-specific policies shall be reviewed at planned intervals.", True),  # a management-system standard
     ("The licence applies to the market for the product as a whole.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
@@ -437,6 +467,30 @@ def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
 def test_a_deadline_alone_is_no_answer_to_how_often(quote: str, often: bool, when: bool) -> None:
     assert states_time(quote, "How often must this be done?") is often
     assert states_time(quote, "When must this be done?") is when
+
+
+@pytest.mark.parametrize(("quote", "counted"), [
+    # "how many days" asks a figure: a regulation's procedure, a policy's timing words, an EU act's urgency
+    ("A firm must establish effective procedures for the prompt handling of client complaints.", False),
+    ("Alerts are reviewed by the security team in a timely manner.", False),
+    ("The entity shall notify the authority without undue delay.", False),
+    # a figure, a figure in words, an hourly or monthly rhythm, a parameter the catalogue leaves to the organisation
+    ("A firm must acknowledge a complaint in writing within five business days of receiving it.", True),
+    ("An initial notification shall be submitted within 4 hours.", True),
+    ("Access reviews are performed monthly.", True),
+    ("Notify [Assignment: organization-defined personnel] within [Assignment: organization-defined time period].",
+     True),
+    # ... or a figure another provision or act sets (an EU regulation's delegated time limits, a statute's cross-
+    # reference); a period called reasonable is no figure
+    ("Financial entities shall, within the time limits to be laid down in accordance with Article 20, submit the "
+     "initial notification.", True),
+    ("The notice shall be given within the period specified in paragraph 2.", True),
+    ("The period of notice shall be reasonable.", False),
+])
+def test_how_many_days_is_answered_by_a_figure(quote: str, counted: bool) -> None:
+    assert states_time(quote, "Within how many days must this be done?") is counted
+    if "reasonable" not in quote:
+        assert states_time(quote, "When must this be done?")  # a deadline's words still answer "when"
 
 
 def _one_quote(text: str, source_type: str, modality: Modality) -> tuple[dict, Requirement]:
