@@ -77,6 +77,9 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          r"daily|regular|periodic|ongoing|continuous|continuing|timely|biennial|semi-annual|half-yearly)"
                          r"\s+basis|in\s+(?:sufficient|good|adequate|reasonable)\s+"
                          r"time|(?:reasonable|appropriate|sufficient)\s+(?:time|period|notice|intervals?|frequency)|"
+                         # a single unit with an article ("kept for a year", "deleted after a month")
+                         r"(?:for|after)\s+(?:a|an)\s+(?:further\s+|additional\s+|minimum\s+|maximum\s+)?"
+                         r"(?:hour|day|week|month|quarter|year)|"
                          # an interval the organisation sets ("reviewed at planned intervals", a standard's words)
                          r"(?:planned|defined|predefined|pre-defined|predetermined|scheduled|specified)\s+intervals?)\b",
                          re.IGNORECASE)

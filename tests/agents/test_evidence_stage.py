@@ -447,6 +447,9 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("Annual penetration testing of your information systems is required.", True),
     ("CDD measures must be applied with a frequency appropriate to the level of risk.", True),
     ("Topic-specific policies shall be reviewed at planned intervals.", True),  # a management-system standard
+    ("Visitor logs are kept for a year.", True),                                # a policy
+    ("Unverified accounts are deleted after a further month.", True),           # a service's terms
+    ("A firm must keep a register of complaints for a client.", False),         # no unit of time
     ("The licence applies to the market for the product as a whole.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
