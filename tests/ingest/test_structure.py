@@ -9,7 +9,7 @@ import pytest
 
 from engine.ingest.chunking import chunk_document
 from engine.ingest.citations import derived_citation, quote_citation
-from engine.ingest.formats import parse
+from engine.ingest.formats import ParsedDocument, parse
 from engine.ingest.structure import Positions, control_heading, is_centred_title, parse_heading
 from engine.text import REQUIREMENT_ID
 from tests.helpers import DATA
@@ -334,6 +334,13 @@ def test_a_markdown_contracts_bold_clause_titles_are_its_sections(tmp_path: Path
     assert "**" not in parsed.text and "1. Introduction. This Agreement" in parsed.text
 
 
+def _citation_at(parsed: ParsedDocument, text: str) -> str:
+    """The citation of a quote that starts where `text` first occurs in the parsed document."""
+    at = parsed.text.index(text)
+    block = next(b for b in parsed.blocks if b.start <= at < b.end)
+    return quote_citation(block.section_number, block.section_path, block.metadata, at)
+
+
 def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) -> None:
     # a standard's requirement table (ASVS-style ids, bold or not) under a control heading; a policy's severity
     # table whose rows have no ids keeps the section's citation
@@ -344,18 +351,10 @@ def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) 
                     "| 2.1.2 | Verify that passwords of at least 64 characters are permitted. | ✓ |\n\n"
                     "## V2.2 Severity\n\n| Priority | SLA |\n| --- | --- |\n| P0 | 3 days |\n", encoding="utf-8")
     parsed = parse(path, path.read_bytes())
-    blocks = {b.metadata.get("citation"): b for b in parsed.blocks}
-    block = blocks["V2.1"]
-
-    def cite(text: str) -> str:
-        return quote_citation(block.section_number, block.section_path, block.metadata, parsed.text.index(text))
-
-    assert cite("2.1.1 |") == "2.1.1"  # the reader drops the bold
-    assert cite("| 2.1.2") == "2.1.2"
-    assert cite("Passwords are the first line") == "V2.1"  # the section's text before its table
-    other = blocks["V2.2"]
-    at = parsed.text.index("| P0")
-    assert quote_citation(other.section_number, other.section_path, other.metadata, at) == "V2.2"
+    assert _citation_at(parsed, "2.1.1 |") == "2.1.1"  # the reader drops the bold
+    assert _citation_at(parsed, "| 2.1.2") == "2.1.2"
+    assert _citation_at(parsed, "Passwords are the first line") == "V2.1"  # the section's text before its table
+    assert _citation_at(parsed, "| P0") == "V2.2"
 
 
 @pytest.mark.parametrize(("cell", "is_id"), [
@@ -376,15 +375,9 @@ def test_a_catalogue_tables_rows_are_cited_by_their_control_ids(tmp_path: Path) 
                     "| AC-2(1) | Accounts | Accounts shall be managed automatically. |\n\n"
                     "## Changes\n\n| Date | Change |\n| --- | --- |\n| 2023-01-15 | First issue. |\n", encoding="utf-8")
     parsed = parse(path, path.read_bytes())
-    block = next(b for b in parsed.blocks if "A.5.1" in parsed.text[b.start:b.end])
-
-    def cite(text: str) -> str:
-        return quote_citation(block.section_number, block.section_path, block.metadata, parsed.text.index(text))
-
-    assert cite("Policies shall") == "A.5.1"
-    assert cite("Accounts shall") == "AC-2(1)"
-    dated = next(b for b in parsed.blocks if "2023-01-15" in parsed.text[b.start:b.end])
-    assert not any(len(p) > 3 and p[2] == "row" for p in dated.metadata.get("points", []))
+    assert _citation_at(parsed, "Policies shall") == "A.5.1"
+    assert _citation_at(parsed, "Accounts shall") == "AC-2(1)"
+    assert _citation_at(parsed, "First issue") == _citation_at(parsed, "| Date")  # a date is no row id
 
 
 _ANCHORED_AGREEMENT = """# Cloud Service Agreement
