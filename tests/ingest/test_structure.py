@@ -341,20 +341,32 @@ def _citation_at(parsed: ParsedDocument, text: str) -> str:
     return quote_citation(block.section_number, block.section_path, block.metadata, at)
 
 
-def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) -> None:
-    # a standard's requirement table (ASVS-style ids, bold or not) under a control heading; a policy's severity
-    # table whose rows have no ids keeps the section's citation
-    path = tmp_path / "standard.md"
-    path.write_text("# V2 Authentication\n\n## V2.1 Password Security\n\nPasswords are the first line.\n\n"
+# a standard's requirement table (ASVS-style ids, bold or not) under a control heading, and a policy's severity
+# table whose rows have no ids, which keeps the section's citation; a management-system annex and a catalogue's
+# enhancement as row ids, and a change log whose dates are no ids
+_STANDARD_TABLES = ("# V2 Authentication\n\n## V2.1 Password Security\n\nPasswords are the first line.\n\n"
                     "| # | Description | L1 |\n| :---: | :--- | :---: |\n"
                     "| **2.1.1** | Verify that user set passwords are at least 12 characters in length. | ✓ |\n"
                     "| 2.1.2 | Verify that passwords of at least 64 characters are permitted. | ✓ |\n\n"
-                    "## V2.2 Severity\n\n| Priority | SLA |\n| --- | --- |\n| P0 | 3 days |\n", encoding="utf-8")
+                    "## V2.2 Severity\n\n| Priority | SLA |\n| --- | --- |\n| P0 | 3 days |\n")
+_ANNEX_TABLES = ("# Annex A Controls\n\n## Organizational controls\n\n"
+                 "| Control | Title | Requirement |\n| --- | --- | --- |\n"
+                 "| A.5.1 | Policies | Policies shall be defined and approved by management. |\n"
+                 "| AC-2(1) | Accounts | Accounts shall be managed automatically. |\n\n"
+                 "## Changes\n\n| Date | Change |\n| --- | --- |\n| 2023-01-15 | First issue. |\n")
+
+
+@pytest.mark.parametrize(("document", "cited"), [
+    (_STANDARD_TABLES, {"2.1.1 |": "2.1.1", "| 2.1.2": "2.1.2", "Passwords are the first line": "V2.1",
+                        "| P0": "V2.2"}),
+    (_ANNEX_TABLES, {"Policies shall": "A.5.1", "Accounts shall": "AC-2(1)", "First issue": ""}),
+], ids=["standard", "annex"])
+def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path, document: str,
+                                                                 cited: dict[str, str]) -> None:
+    path = tmp_path / "tables.md"
+    path.write_text(document, encoding="utf-8")
     parsed = parse(path, path.read_bytes())
-    assert _citation_at(parsed, "2.1.1 |") == "2.1.1"  # the reader drops the bold
-    assert _citation_at(parsed, "| 2.1.2") == "2.1.2"
-    assert _citation_at(parsed, "Passwords are the first line") == "V2.1"  # the section's text before its table
-    assert _citation_at(parsed, "| P0") == "V2.2"
+    assert {text: _citation_at(parsed, text) for text in cited} == cited
 
 
 @pytest.mark.parametrize(("cell", "is_id"), [
@@ -365,19 +377,6 @@ def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path) 
 ])
 def test_a_requirement_id_in_a_first_cell(cell: str, is_id: bool) -> None:
     assert bool(re.fullmatch(REQUIREMENT_ID, cell)) is is_id
-
-
-def test_a_catalogue_tables_rows_are_cited_by_their_control_ids(tmp_path: Path) -> None:
-    path = tmp_path / "annex.md"
-    path.write_text("# Annex A Controls\n\n## Organizational controls\n\n"
-                    "| Control | Title | Requirement |\n| --- | --- | --- |\n"
-                    "| A.5.1 | Policies | Policies shall be defined and approved by management. |\n"
-                    "| AC-2(1) | Accounts | Accounts shall be managed automatically. |\n\n"
-                    "## Changes\n\n| Date | Change |\n| --- | --- |\n| 2023-01-15 | First issue. |\n", encoding="utf-8")
-    parsed = parse(path, path.read_bytes())
-    assert _citation_at(parsed, "Policies shall") == "A.5.1"
-    assert _citation_at(parsed, "Accounts shall") == "AC-2(1)"
-    assert _citation_at(parsed, "First issue") == _citation_at(parsed, "| Date")  # a date is no row id
 
 
 _ANCHORED_AGREEMENT = """# Cloud Service Agreement
