@@ -108,7 +108,7 @@ _STATES_FREQUENCY = re.compile(rf"{FREQUENCY}|{ASSIGNED_TIME}|"
                                r"\b(?:annually|semi-annually|biannually|yearly|quarterly|monthly|fortnightly|bi-?weekly|"
                                r"weekly|daily|hourly|annual|periodic|periodically|regular|regularly|continuously|"
                                r"each\s+(?:day|week|month|quarter|year)|"
-                               r"(?:regular|planned|defined|scheduled|set|fixed|appropriate)\s+intervals?|"
+                               r"(?:planned|defined|scheduled|set|fixed|appropriate)\s+intervals?|"
                                r"intervals?\s+of|from\s+time\s+to\s+time|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|"
                                r"quarterly|monthly|weekly|daily|regular|periodic|ongoing|continuous)\s+basis)\b",
                                re.IGNORECASE)
