@@ -69,6 +69,11 @@ _DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?
                             r"no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as)", re.IGNORECASE)
 
 
+def asks_how_often(question: str) -> bool:
+    """The question asks how often ("how often", "how frequently", "at what intervals"). Pure."""
+    return _ASKS_FREQUENCY.search(question) is not None
+
+
 # "How many days ...?", "Within how many hours ...?", "For how many years ...?" ask for a figure: words that fix
 # when without one ("promptly", "in a timely manner", "without undue delay") do not give it; a figure the text
 # leaves to another provision or act ("within the time limits laid down in accordance with Article 20", "within
@@ -90,15 +95,10 @@ def states_time(text: str, question: str = "") -> bool:
     often, also the event it falls before or after."""
     if question and _ASKS_COUNT.search(question) and not _STATES_COUNT.search(text):
         return False
-    frequency = bool(question) and _ASKS_FREQUENCY.search(question) is not None
+    frequency = asks_how_often(question)
     if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0))) for m in TIME_PHRASE.finditer(text)):
         return True
-    return bool(question) and not _ASKS_FREQUENCY.search(question) and bool(_RELATIVE_TIME.search(text))
-
-
-def asks_how_often(question: str) -> bool:
-    """The question asks how often ("how often", "how frequently", "at what intervals"). Pure."""
-    return _ASKS_FREQUENCY.search(question) is not None
+    return bool(question) and not frequency and bool(_RELATIVE_TIME.search(text))
 
 
 # How often in a quote: a frequency ("every quarter", "once a year", "annually"), a recurring timing in words
