@@ -231,9 +231,10 @@ def cross_pairs(train: list[Pair], index: DenseIndex, passages: list[dict[str, A
     for groups in corpus_rows.values():
         pool = list(dict.fromkeys(r.passage for rows in groups for r in rows))
         local = DenseIndex(index.model, [{"key": str(i), "text": t} for i, t in enumerate(pool)])
-        found = local.search([rows[0].question for rows in groups], 40)
-        for rows, hits in zip(groups, found, strict=True):
-            out += _mined(rows, [text for _, text in hits], mined)
+        questions = list(dict.fromkeys(rows[0].question for rows in groups))  # a repeat's question is searched once
+        hits_of = dict(zip(questions, local.search(questions, 40), strict=True))
+        for rows in groups:
+            out += _mined(rows, [text for _, text in hits_of[rows[0].question]], mined)
     return out
 
 
