@@ -110,7 +110,8 @@ def score(question: dict[str, Any], result: dict[str, Any], file_of: dict[str, s
                            "confidence": result.get("grounding_confidence"),
                            "cited": [{"id": r["requirement_id"], "file": file_of.get(r["document_id"]),
                                       "section": r.get("section_path", ""),
-                                      "binding": r.get("binding", True), "quote": r["exact_quote"]} for r in cited]}
+                                      "binding": r.get("binding", True), "quote": r["exact_quote"]} for r in cited],
+                           "direct": [s["text"] for s in result.get("statements", []) if s.get("kind") == "direct"]}
     extracted = result.get("extracted_requirements", [])
     right_ones = [r for r in extracted
                   if any(right_section(r, chunks.get(r["chunk_id"], {}), file_of, g) for g in gold)]
