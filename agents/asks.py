@@ -4,6 +4,9 @@ which answers only with more than it says (`requires_inference`).
 * A time: "how long", "how often", "by when", a deadline or a period (`asks_time`) is answered only by a
   quote that states a time (`states_time`: engine.text.TIME_PHRASE, or for a deadline the event it falls
   before or after).
+* A party: "who must ...", "to whom ...", "..., who approves ...?" (`asks_party`) is answered only by a quote
+  that names someone (`names_party`): "Passwords must be at least twelve characters long" says nothing of who
+  approves an exception to them.
 * An amount: a price, fee or cost (`money`), a fine or penalty (`penalty`), a rate or percentage
   (`share`) is answered only by a quote that states one: a figure of that kind, or the thing asked for
   in so many words ("no fee", "liable to a fine", "the spot rate"), as the source states it. A text that
@@ -19,8 +22,9 @@ from __future__ import annotations
 
 import re
 
+from agents.modality import party_words
 from engine.terms import key_terms
-from engine.text import ASSIGNED_TIME, DURATION, FREQUENCY, NUMBER_WORDS, TIME_PHRASE
+from engine.text import ASSIGNED_TIME, DURATION, FREQUENCY, FREQUENCY_ADVERBS, LEADING_LABELS, NUMBER_WORDS, TIME_PHRASE
 
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
 # circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
@@ -81,7 +85,7 @@ def asks_how_often(question: str) -> bool:
 _ASKS_COUNT = re.compile(r"\bhow\s+many\s+(?:business\s+|calendar\s+|working\s+|clear\s+)?(?:minutes|hours|days|weeks|"
                          r"months|years)\b", re.IGNORECASE)
 _STATES_COUNT = re.compile(rf"{DURATION.pattern}|{ASSIGNED_TIME}|\b(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)\b|"
-                           r"\b(?:annually|yearly|quarterly|monthly|weekly|daily|hourly|fortnightly)\b|"
+                           rf"\b{FREQUENCY_ADVERBS}\b|"
                            r"\b(?:a|an|one)\s+(?:hour|day|week|month|year)\b|"
                            r"\b(?:time[\s-]+limits?|(?:time\s+)?periods?|deadlines?)\s+(?:\w+\s+){0,2}?(?:to\s+be\s+)?"
                            r"(?:laid\s+down|set\s+(?:out|down)?|specified|prescribed|established|determined|referred\s+to)\b",
@@ -105,8 +109,7 @@ def states_time(text: str, question: str = "") -> bool:
 # ("periodically", "at regular intervals", "at planned intervals") or a parameter the text leaves to the
 # organisation; not a deadline ("within 24 hours of leaving", "no later than 30 days after").
 _STATES_FREQUENCY = re.compile(rf"{FREQUENCY}|{ASSIGNED_TIME}|"
-                               r"\b(?:annually|semi-annually|biannually|yearly|quarterly|monthly|fortnightly|bi-?weekly|"
-                               r"weekly|daily|hourly|annual|periodic|periodically|regular|regularly|continuously|"
+                               rf"\b(?:{FREQUENCY_ADVERBS}|annual|periodic|periodically|regular|regularly|continuously|"
                                r"each\s+(?:day|week|month|quarter|year)|"
                                r"(?:planned|defined|scheduled|set|fixed|appropriate)\s+intervals?|"
                                r"intervals?\s+of|from\s+time\s+to\s+time|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|"
@@ -230,7 +233,49 @@ def unstated(question: str, quote: str) -> str | None:
         named, noun = _kind_words(question, kind)
         if named and not set(key_terms(" ".join(named))) & set(key_terms(quote)):
             return f"the question asks for the {' '.join(named)} {noun}; the quote gives no figure and names another"
+    if asks_party(question) and not names_party(quote):
+        return "the question asks who; the quote names no one"
     return None
+
+
+# The question's first wh-word, where it asks who: at its start or after a comma, alone or after a preposition
+# ("Who approves ...", "To whom must ...", "If the regulator challenges us ..., who has to prove ...?"); a
+# relative "who" follows its noun ("Is an Authorised Person who is permitted to ...") and asks nothing.
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|how|when|where|why)\b", re.IGNORECASE)
+_BEFORE_WHO = re.compile(r"(?:^|,)\s*(?:(?:to|by|from|with|for)\s+)?$", re.IGNORECASE)
+# Capitalised words that name no one: months, days and the words that cite a provision ("by 31 January",
+# "under Article 5").
+_NOT_NAMES = frozenset("january february march april may june july august september october november december "
+                       "monday tuesday wednesday thursday friday saturday sunday article articles section sections "
+                       "rule rules part chapter schedule annex appendix paragraph regulation regulations act "
+                       "directive table figure i".split())
+
+
+_LINE_LABELS = re.compile(LEADING_LABELS.pattern, re.IGNORECASE | re.MULTILINE)  # at each line's start
+
+
+def asks_party(question: str) -> bool:
+    """The question asks who (a person, a role, a body): its first wh-word is "who", "whom" or "whose", at its
+    start or after a comma, alone or after a preposition. Pure."""
+    first = _WH_WORD.search(question)
+    return bool(first and first.group(0).lower().startswith("who") and _BEFORE_WHO.search(question[:first.start()]))
+
+
+def names_party(text: str) -> bool:
+    """`text` names someone who could be the answer to "who": a role or a person the rules lay duties on
+    (agents.modality.party_words), or a name written with a capital inside a sentence ("the Regulator",
+    "Corvid Labs"). Lenient by design: it sets aside only a quote that names no one. Pure."""
+    words = party_words()
+    # a list label ends what was before it: the word after it opens a sentence
+    unlabelled = _LINE_LABELS.sub(lambda m: " . " if m.group(0).strip() else m.group(0), text)
+    tokens = re.findall(r"[A-Za-z][\w-]*|[.!?:;]", unlabelled)
+    for i, token in enumerate(tokens):
+        if token.lower() in words["lower"] or token in words["upper"]:
+            return True
+        if (i and token[0].isupper() and tokens[i - 1] not in ".!?:;" and token.lower() not in _NOT_NAMES
+                and not token.isupper()):
+            return True
+    return False
 
 
 def asks_typed(question: str) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_how_often, asks_time, states_frequency, states_what_is_asked
+from agents.asks import asks_how_often, asks_party, asks_time, states_frequency, states_what_is_asked
 from agents.duties import answers_apart, conflicting_figures, figures, same_duty
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
@@ -28,7 +28,7 @@ from agents.state import EvidenceState
 from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
 from engine.terms import key_terms, key_words, tokenize
-from engine.text import PERIOD, normalize_ws, read_pairs, table_pairs
+from engine.text import LEADING_LABELS, PERIOD, normalize_ws, read_pairs, table_pairs
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -176,11 +176,23 @@ def table_answer(question: str, header: str, row: str) -> str:
     return read_pairs([pairs[0], *(named or pairs[1:])])
 
 
+def unlabelled(span: str) -> str:
+    """`span` without the list labels it opens with ("(c) Security logs shall be reviewed ..." -> "Security logs
+    shall be reviewed ..."): in a direct answer the label places nothing (its citation does), and the rest is
+    verbatim still. A word that looks like a label ("No.", "Art.") stays: only a single letter, a roman numeral,
+    a number or a bullet is one. Pure."""
+    label = LEADING_LABELS.match(span)
+    letters = re.sub(r"[^A-Za-z]", "", label.group(0)) if label else ""
+    if not label or not span[label.end():] or len(letters) > 1 and not re.fullmatch(r"[ivxl]+", letters, re.I):
+        return span
+    return span[label.end():]
+
+
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
     if req.table_header:
         return Statement(text=f"{table_answer(question, req.table_header, req.exact_quote)} [{req.requirement_id}].",
                          requirement_ids=[req.requirement_id], part=part, kind="direct")
-    span = direct_span(question, req.exact_quote, max_words)
+    span = unlabelled(direct_span(question, req.exact_quote, max_words))
     return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
                      part=part, kind="direct")
 
@@ -197,7 +209,8 @@ def _inside(span: str) -> str:
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = (_inside(direct_span(question, r.exact_quote, max_words, whole=False)) for r in (a, b))
+    first, second = (_inside(unlabelled(direct_span(question, r.exact_quote, max_words, whole=False)))
+                     for r in (a, b))
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 
@@ -211,13 +224,17 @@ def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> St
         kind="conflict")
 
 
-def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool = False
-           ) -> tuple[bool, bool, bool, float, str]:
+def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool = False,
+           who: frozenset[str] = frozenset()) -> tuple[bool, bool, bool, int, float, str]:
     """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); for a
     question that asks how often, a quote that says how often before one that only sets a deadline ("review
-    access rights every quarter" before "revoke access within 24 hours"); then by score."""
+    access rights every quarter" before "revoke access within 24 hours"); for one that asks who, the quote that
+    holds more of its terms (`who`: "Who must approve shared accounts?" is answered by "... approved in writing by
+    the Chief Information Security Officer", not by "System owners must review user access rights ...", each
+    naming someone); then by score."""
     return (not r.binding, broad and r.requirement_id[4] != "S", often and not states_frequency(r.exact_quote),
-            -scores.get(r.requirement_id, 0.0), r.requirement_id)
+            -len(who & set(key_terms(r.exact_quote))) if who else 0, -scores.get(r.requirement_id, 0.0),
+            r.requirement_id)
 
 
 def _with_the_quote_before(quotes: list[Requirement], scores: dict[str, float]) -> dict[str, float]:
@@ -258,7 +275,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
         mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
-                              often=asks_how_often(question)))
+                              often=asks_how_often(question),
+                              who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))

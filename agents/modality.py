@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from engine.text import PERIOD, normalize_ws
+from engine.text import LEADING_LABELS, PERIOD, normalize_ws
 
 
 class Modality(StrEnum):
@@ -174,6 +174,22 @@ def _data() -> _Words:
             "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])}
 
 
+class PartyWords(TypedDict):
+    lower: frozenset[str]  # matched in any case: role words, the subjects' last words and general persons
+    upper: frozenset[str]  # matched as written: role acronyms ("IT", not "it")
+
+
+@lru_cache(maxsize=1)
+def party_words() -> PartyWords:
+    """The words that name someone (agents/requirement_verbs.json's parties, the last word of each subject,
+    persons), singular or plural, and the role acronyms."""
+    data = _words_file()
+    words = {*data["parties"], *(s.split()[-1] for s in data["subjects"]), *data["persons"]}
+    plural = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in words}
+    plural |= {w[:-1] + "ies" for w in words if w.endswith("y") and w[-2:-1] not in "aeiou"}
+    return {"lower": frozenset(words | plural), "upper": frozenset(data["acronyms"])}
+
+
 def duty_verbs() -> frozenset[str]:
     """The verbs that state a duty (agents/requirement_verbs.json's verbs less the stative ones), in their base
     form."""
@@ -187,9 +203,7 @@ def _third_person(verb: str) -> str:
 
 
 # What may stand before an imperative: list labels ("a.", "(b)", "1.", "ii)", "-", "*"), "Please".
-_LABEL = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-z]{1,4}\)|\(\d{1,3}\))"
-                    r"(?:\s+|(?=\([a-z\d]{1,4}\)\s)))*"
-                    r"(?:please\s+)?", re.IGNORECASE)
+_LABEL = re.compile(rf"{LEADING_LABELS.pattern}(?:please\s+)?", re.IGNORECASE)
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
 # A sentence whose own verb comes early reads its first word as a noun: "Access to the room is restricted",
 # "Record retention schedules are reviewed", "Review is performed annually".

@@ -31,6 +31,10 @@ _EVERY = r"(?:hour|day|business\s+day|week|month|quarter|year|calendar\s+year|fi
 # "twice in each calendar year", "per annum"; "every 12 months", "every other week".
 FREQUENCY = (rf"\b(?:once|twice|(?:\d+|{NUMBER_WORDS})\s+times)\s+(?:in\s+)?(?:a|an|per|each|every)\s+{_EVERY}\b|"
              rf"\bper\s+{_EVERY}\b|\bevery\s+(?:(?:\d+|{NUMBER_WORDS}|other)\s+)?{_EVERY}\b")
+# How often in one word, as the gate's rules read it (TIME_PHRASE; agents.asks: a figure, a frequency). PERIOD
+# keeps its own shorter list: it is what conflicts convert to days (agents.duties.periods).
+FREQUENCY_ADVERBS = (r"(?:semi-annually|biannually|annually|yearly|quarterly|monthly|fortnightly|bi-?weekly|weekly|"
+                     r"daily|hourly)")
 # A period or deadline as attribution checks it and a direct answer keeps it: a number of units (decimals,
 # "business"/"clear" days), a frequency ("annually", "once per quarter") or an urgency ("without undue delay").
 PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear|consecutive)\s+)?"
@@ -56,8 +60,7 @@ _DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
 # to "how often" or "when", and the answer quotes it as it stands. Bare "before", "after" and "every"
 # state none ("after discovering a breach", "every employee").
 TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
-                         r"\b(annually|semi-annually|biannually|yearly|quarterly|monthly|weekly|"
-                         r"daily|hourly|each\s+(?:day|week|month|quarter|year)|immediately|"
+                         rf"\b({FREQUENCY_ADVERBS}|each\s+(?:day|week|month|quarter|year)|immediately|"
                          r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|within|until|"
                          r"(?:before|after|prior\s+to|by)\s+(?:the\s+)?(?:date|end|start|beginning|expiry|expiration|"
                          r"commencement|close|completion|termination|first|last|next|day|deadline|time)|"
@@ -104,6 +107,11 @@ MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|ma
 # A requirement's own id as a table row's first cell states it: "2.1.1", "V5.2.3", "A.5.1", "AC-2", "AC-2(1)",
 # "CC6.1", "ISM-0123"; not "P1", "2024", "2023-01-15" (a number or a date), ".5"
 REQUIREMENT_ID = r"(?:[A-Za-z]{1,4}\d*|\d{1,3})(?:[.\-]\d+)+(?:\(\d+\))?"
+
+
+# The list labels that open a sentence, one or stacked: "a.", "(b)", "1.", "ii)", "(1)(a)", "-", "*", "•".
+LEADING_LABELS = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d{1,3}[.)]|\([a-z]{1,4}\)|\(\d{1,3}\))"
+                            r"(?:\s+|(?=\([a-z\d]{1,4}\)\s)))*", re.IGNORECASE)
 
 
 # Tables (Markdown pipe tables, as ingest keeps them): a row's cells mean what its table's header row says.

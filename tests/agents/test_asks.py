@@ -1,4 +1,5 @@
-"""agents.asks: a question that asks for an amount is answered only by a quote that states one.
+"""agents.asks: a question that asks for an amount is answered only by a quote that states one, and one that
+asks who only by a quote that names someone.
 
 Examples and counter-examples from several corpora: ObliQA (ADGM), the development corpora (an EU
 regulation, a US regulation, licences, company policies with their regulation, a control catalogue).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.asks import asks_amount, asks_time, states_amount, unstated
+from agents.asks import asks_amount, asks_party, asks_time, names_party, states_amount, unstated
 from agents.verify import Rejection, decide
 
 
@@ -105,3 +106,58 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
 def test_an_amount_named_in_the_question_is_answered_by_that_amount(question: str, quote: str,
                                                                     answers: bool) -> None:
     assert (unstated(question, quote) is None) is answers
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    # sample corpus and company policies
+    ("Who approves exceptions to the password policy?", True),
+    ("Who is allowed to switch on the contingency plan?", True),
+    ("What must happen when an employee who leaves still has access?", False),  # "what" asks, "who" relates
+    # control catalogue
+    ("Inside the organisation, who has to be told when a cyber incident happens?", True),  # after a comma
+    # US regulation
+    ("If the regulator challenges us after an improper disclosure, who has to prove that notices went out?", True),
+    ("To whom must a business associate report a breach?", True),
+    # EU regulation and contracts
+    ("Whose approval does the management body need for the ICT strategy?", True),
+    ("Who owns the platform itself?", True),
+    # ObliQA
+    ("Is an Authorised Person who is permitted to advise on investments subject to Rule 1.1.1(2)?", False),
+    ("When might an individual who plans to participate be required to comply?", False),
+    ("According to the regulatory guidelines, who may the Regulator approach for discussions?", True),
+    ("How long must records be kept?", False),
+])
+def test_asks_party(question: str, asks: bool) -> None:
+    assert asks_party(question) is asks
+
+
+@pytest.mark.parametrize(("quote", "names"), [
+    # sample corpus: nobody named, the rule alone
+    ("Passwords must be at least twelve characters long and must not be reused across systems.", False),
+    ("Shared or generic user accounts are prohibited except where approved in writing by the Chief Information "
+     "Security Officer.", True),
+    # company policies: a role acronym, a capitalised name
+    ("the Contingency Plan may be activated by either the COO or Head of Engineering.", True),
+    ("Access must be reviewed quarterly.", False),
+    # control catalogue: a role in lower case
+    ("Cyber security incidents are reported to the chief information security officer.", True),
+    # EU regulation: a subject of the act's vocabulary; a provision or a date is no one
+    ("bear the ultimate responsibility for managing the financial entity's ICT risk;", True),
+    ("(a) Reports must be filed by 31 January under Article 5.", False),
+    # US regulation and licences: a subject in two words, "you"
+    ("The covered entity shall have the burden of demonstrating that all notifications were made.", True),
+    ("You must give any other recipients of the Work a copy of this License.", True),
+    # ObliQA: a defined term
+    ("Notices shall be sent to the Regulator in writing.", True),
+    ("1. Records must be stored in approved systems.", False),  # a list label is not a name
+])
+def test_names_party(quote: str, names: bool) -> None:
+    assert names_party(quote) is names
+
+
+def test_the_gate_refuses_a_quote_that_names_no_one_to_who() -> None:
+    question = "Who approves exceptions to the password policy?"
+    verified, reason, rationale = decide(question, "Passwords must be at least twelve characters long.", 0.9, 0.5)
+    assert (verified, reason) == (False, Rejection.INFERENCE)
+    assert rationale == "the question asks who; the quote names no one"
+    assert decide(question, "Exceptions must be approved by the Chief Information Security Officer.", 0.9, 0.5)[0]

@@ -181,6 +181,39 @@ def test_rules_composition_passes_review() -> None:
     assert review_answer(answer, VERIFIED).passed
 
 
+@pytest.mark.parametrize(("quote", "direct"), [
+    # a regulation's lettered paragraph, a catalogue's numbered item, a policy's bullet, a stacked label
+    ("(c) Security logs shall be reviewed for anomalies at least once every seven days.",
+     "Security logs shall be reviewed for anomalies at least once every seven days"),
+    ("1. Audit logs shall be protected from unauthorized access or modification.",
+     "Audit logs shall be protected from unauthorized access or modification"),
+    ("* Passwords must be at least twelve characters long.", "Passwords must be at least twelve characters long"),
+    ("(2)(a) the firm must notify the Regulator in writing.", "The firm must notify the Regulator in writing"),
+    # words that look like labels are not
+    ("No. 5 of the schedule must be filed annually.", "No. 5 of the schedule must be filed annually"),
+], ids=["lettered", "numbered", "bullet", "stacked", "not-a-label"])
+def test_a_direct_answer_leaves_out_the_list_label_its_quote_opens_with(quote: str, direct: str) -> None:
+    verified = [_req("REQ-S001", quote)]
+    answer = compose_rules(verified)
+    assert answer.statements[0].kind == "direct" and answer.statements[0].text == f"{direct} [REQ-S001]."
+    assert review_answer(answer, verified).passed  # verbatim still
+    assert any(quote in s.text for s in answer.statements[1:])  # the quote itself is shown whole, label and all
+
+
+def test_a_who_question_is_answered_first_by_the_quote_that_holds_its_terms() -> None:
+    # the sample corpus's access-control section: both quotes name someone, the pair head scores the wrong one higher
+    review = _req("REQ-P001", "System owners must review user access rights every quarter and remove access that "
+                              "is no longer needed.")
+    shared = _req("REQ-P002", "Shared or generic user accounts are prohibited except where approved in writing by "
+                              "the Chief Information Security Officer.")
+    scores = {"REQ-P001": 0.094, "REQ-P002": 0.039}
+    answer = compose_rules([review, shared], parts=["Who must approve shared accounts?"], scores=scores)
+    assert answer.statements[0].kind == "direct" and answer.statements[0].requirement_ids == ["REQ-P002"]
+    # a question that does not ask who keeps the score's order
+    answer = compose_rules([review, shared], parts=["What must be done about shared accounts?"], scores=scores)
+    assert answer.statements[0].requirement_ids == ["REQ-P001"]
+
+
 @pytest.mark.parametrize(("statute", "policy", "conflict"), [
     ("Employees must use shared accounts for the trading system.",
      "Employees must not use shared accounts for the trading system.", "opposite force"),
@@ -987,7 +1020,7 @@ def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_
 
 @pytest.mark.parametrize(("question", "cited"), [
     ("What must our security awareness and training programme cover?", 5),  # broad: every duty of the passage
-    ("Who must complete security awareness training?", 3),  # one answer: the passage's best three
+    ("Which staff must complete security awareness training?", 3),  # one answer: the passage's best three
 ], ids=["broad", "narrow"])
 def test_a_broad_part_cites_every_duty_of_a_passage(question: str, cited: int) -> None:
     from agents.select import Part, RankedChunk
