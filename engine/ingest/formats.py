@@ -94,8 +94,33 @@ def heading_of(line: str, *, in_provision: bool = False) -> tuple[str, str, int]
 _VERSION_LINE = re.compile(r"(?:Version|Revision|Edition)\s+\d+(?:\.\d+)*\b", re.IGNORECASE)
 
 
+# A notice set in a box of asterisks, as licences print their disclaimers: an edge of asterisks, lines framed by an
+# asterisk at each end ("*  Covered Software is provided under this License on an "as is"       *"), an edge.
+_BOX_EDGE = re.compile(r"^[ \t]*\*{8,}[ \t]*$")
+_BOX_LINE = re.compile(r"^[ \t]*\*(?:[ \t]+(?P<inner>.*?))?[ \t]*\*[ \t]*$")
+
+
+def unframed(text: str) -> str:
+    """`text` with each box of asterisks taken off its lines: the edges blank, each framed line its own words, so
+    that the notice reads as the text around it does (its heading a heading, its sentences whole) instead of one
+    bulleted line per printed line ("*  Should any Covered Software prove defective in any respect, You     *").
+    Only a whole box (an edge, at least one framed line, an edge) is read so. Pure."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        j = i + 1
+        if _BOX_EDGE.match(lines[i]):
+            while j < len(lines) and not _BOX_EDGE.match(lines[j]) and _BOX_LINE.match(lines[j]):
+                j += 1
+            if j < len(lines) and j > i + 1 and _BOX_EDGE.match(lines[j]):
+                inner = [(m.group("inner") or "") if (m := _BOX_LINE.match(line)) else line for line in lines[i + 1:j]]
+                lines[i:j + 1] = ["", *inner, ""]
+        i = j
+    return "\n".join(lines)
+
+
 def parse_txt(path: Path, data: bytes) -> ParsedDocument:
-    text = _check_text(path, data)
+    text = unframed(_check_text(path, data))
     builder = SectionBuilder(eu_style=eu_style(text))
     feed_lines(builder, text)
     first = builder.parts[0].split("\n")[0] if builder.parts else ""

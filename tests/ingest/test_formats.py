@@ -222,3 +222,45 @@ def test_a_paragraph_number_on_its_own_line_stays_with_its_paragraph(tmp_path: P
         assert not re.search(r"\n\s*(?:\d+\.|\(a\))\s*$", chunk.text), chunk.text[-40:]
     for label in ("1.", "2.", "(a)"):
         assert any(f"{label}\n\nMember States" in c.text for c in chunks), label
+
+
+_BOXED = """5. Termination
+--------------
+
+5.1. The rights granted under this License will terminate automatically.
+
+************************************************************************
+*                                                                      *
+*  6. Disclaimer of Warranty                                           *
+*  -------------------------                                           *
+*                                                                      *
+*  Covered Software is provided under this License on an "as is"       *
+*  basis, without warranty of any kind. The entire risk as to the      *
+*  quality of the Covered Software is with You. Should any Covered     *
+*  Software prove defective in any respect, You (not any Contributor)  *
+*  assume the cost of any necessary servicing, repair, or correction.  *
+*                                                                      *
+************************************************************************
+
+7. Litigation
+-------------
+
+Any litigation relating to this License may be brought only in the courts of a jurisdiction.
+"""
+
+
+def test_a_notice_boxed_in_asterisks_reads_as_the_text_around_it(tmp_path: Path) -> None:
+    # a licence's disclaimer as printed (the MPL 2.0 sets sections 6 and 7 so): one bulleted line per printed line
+    # and a quote such as "*  Should any Covered Software prove defective in any respect, You     *"
+    path = tmp_path / "licence.txt"
+    path.write_text(_BOXED)
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    assert set(sections) >= {"5", "6", "7"}
+    assert "*" not in sections["6"] and "Should any Covered Software prove defective" in " ".join(sections["6"].split())
+    sentences = [sections["6"][s.start:s.end] for s in split_sentences(sections["6"])]
+    assert any(s.startswith("Should any Covered") and s.rstrip().endswith("correction.") for s in sentences)
+    # not a box: an edge alone, or lines that an edge does not close, stay as written
+    for text in ("****************\nNot framed text.\n", "****************\n*  framed  *\nno closing edge\n"):
+        path.write_text(text)
+        assert parse(path, path.read_bytes()).text.count("*") == text.count("*")
