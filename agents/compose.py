@@ -124,42 +124,40 @@ def _where(req: Requirement) -> str:
 
 
 _DECIDING = re.compile(r"must|shall|may|should|cannot|will")
-# A direct answer that is no time is its quote's first clause whole up to this many words (about the longest
-# legal sentence's main clause), so that it keeps the condition it is under; a longer one is cut around its
-# deciding verb. Until 0.6.5 the bound was 45, and a 54-word sentence gave "Shall terminate".
+# A direct answer is its quote's clause whole up to this many words (about the longest legal sentence's main
+# clause), so that it keeps the condition it is under and never opens or stops inside a sentence; a longer one is
+# cut around what answers. Until 0.6.5 the bound was 45, and a 54-word sentence gave "Shall terminate"; until
+# 0.6.11 a time question's answer was the words from its period on ("15 years" of "... shall be retained until
+# the discharge of the applicable supervisory duties and in any case for a maximum period of 15 years, except in
+# the event of pending court proceedings ..."), which dropped the condition and the party.
 WHOLE_CLAUSE = 90
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
-def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words, *, whole: bool = True) -> str:
-    """The words of `quote` that answer `question` directly: for a time question, the quote when it is at most 30
-    words, else from its first period or deadline to the end of the clause of its last one (every period the
-    quote states, so a conflict shows each side whole; `whole=False`: always so, for a conflict's two sides set
-    side by side); otherwise the quote's first clause, whole up to `WHOLE_CLAUSE` words, else the words around its
-    modal verb, opening and ending where a clause does. Verbatim. Pure."""
+def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
+    """The words of `quote` that answer `question` directly, verbatim: its first clause (up to a ";"), or for a
+    question that asks a time ("how long", "how often", "by when", "When must ...") the clause that states its
+    first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one is cut around
+    what answers (the period, else the deciding verb), opening and ending where a clause does. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
-    most = max(max_words, 30)
-    # "When must ..." asks circumstances or a time: a quote that states a time answers with it, whole where it is
-    # short ("... prior to deployment, and at least annually thereafter" keeps what "thereafter" follows)
-    found = list(PERIOD.finditer(text)) if asks_time(question) or _WHEN.match(question) else []
-    if found and whole and len(text.split()) <= most:
-        return text
-    if found:
-        first, last = found[0], found[-1]
-        lead = re.search(r"(?:\b(?:within|for|at\s+least|not\s+later\s+than|no\s+later\s+than|by|every|after|"
-                         r"before|prior\s+to|at\s+most|up\s+to)\s+)+$", text[: first.start()], re.IGNORECASE)
-        tail = re.search(r"[,;]", text[last.end():])
-        span = text[lead.start() if lead else first.start(): last.end() + (tail.start() if tail else len(text))]
-        return " ".join(span.split()[: max_words * 2])
-    words = re.split(r";", text)[0].split()
-    if len(words) <= WHOLE_CLAUSE:  # whole, with its condition ("If You initiate litigation ..., then ... shall ...")
+    clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
+    timed = asks_time(question) or bool(_WHEN.match(question))
+    clause = next((c for c in clauses if PERIOD.search(c)), clauses[0]) if timed else clauses[0]
+    words = clause.split()
+    if len(words) <= WHOLE_CLAUSE:
         return " ".join(words)
-    # A long clause keeps its deciding verb and what follows it ("... for that Work shall terminate as of the
-    # date such litigation is filed"), opening and ending where a clause does, never inside one.
-    verb = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), 0)
-    opens = [0] + [i + 1 for i, w in enumerate(words[:verb]) if w.endswith((",", ":"))]
-    start = next((i for i in opens if verb - i <= most - 12), verb)
-    ends = [i + 1 for i, w in enumerate(words) if i >= verb + 6 and w.endswith((",", ":"))]
+    most = max(max_words, 30)
+    # A long clause keeps what answers (its period; else its deciding verb and what follows it: "... for that Work
+    # shall terminate as of the date such litigation is filed"), opening and ending where a clause does.
+    period = PERIOD.search(clause) if timed else None
+    if period is not None:
+        first, last = len(clause[:period.start()].split()), len(clause[:period.end()].split()) - 1
+    else:
+        first = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), 0)
+        last = first + 5
+    opens = [0] + [i + 1 for i, w in enumerate(words[:first]) if w.endswith((",", ":"))]
+    start = next((i for i in opens if first - i <= most - 12), first)
+    ends = [i + 1 for i, w in enumerate(words) if i > last and w.endswith((",", ":"))]
     end = next((i for i in reversed(ends) if i - start <= most + 15), ends[0] if ends else len(words))
     return " ".join(words[start:end]).rstrip(",:")
 
@@ -202,15 +200,19 @@ _OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|Th
 
 def _inside(span: str) -> str:
     """A span set inside a sentence: its opening function word in lower case ("while the Data Protection
-    Officer must ..."), names and acronyms as they are."""
-    return span[:1].lower() + span[1:] if _OPENING.match(span) else span
+    Officer must ..."), and an opening common word the span writes in lower case elsewhere ("while transaction
+    records must be kept for five years from the date of the transaction"); names, defined terms and acronyms as
+    they are ("while Customer will ..."). Pure."""
+    first = span.split(" ", 1)[0]
+    common = first[:1].isupper() and not first.isupper() and bool(
+        re.search(rf"\b{re.escape(first.lower())}\b", span[len(first):]))
+    return span[:1].lower() + span[1:] if _OPENING.match(span) or common else span
 
 
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = (_inside(unlabelled(direct_span(question, r.exact_quote, max_words, whole=False)))
-                     for r in (a, b))
+    first, second = (_inside(unlabelled(direct_span(question, r.exact_quote, max_words))) for r in (a, b))
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 

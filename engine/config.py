@@ -166,8 +166,8 @@ class AnswerSettings(BaseModel):
     max_supporting_per_part: int = Field(default=4, ge=0, description="Supporting quotes shown per part.")
     broad_max_supporting: int = Field(default=12, ge=0, description="Supporting quotes shown for a broad question "
                                                                     "('What must we do when ...?'), law first.")
-    direct_max_words: int = Field(default=18, ge=1, description="Length of a direct answer (words; a time answer "
-                                                                "may take twice as many).")
+    direct_max_words: int = Field(default=18, ge=1, description="Words a direct answer cut out of a clause of over "
+                                                                "90 words keeps around what answers (at least 30).")
     same_duty_overlap: float = Field(default=0.6, ge=0.0, le=1.0,
                                      description="Share of the smaller duty object's terms two quotes must share to "
                                                  "impose the same duty (only then can they conflict).")

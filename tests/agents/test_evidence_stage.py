@@ -214,6 +214,26 @@ def test_a_who_question_is_answered_first_by_the_quote_that_holds_its_terms() ->
     assert answer.statements[0].requirement_ids == ["REQ-P001"]
 
 
+def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
+    # the sample corpus: the direct answer gave the two times alone ("without undue delay and, where feasible, not
+    # later than 72 hours ... while within 5 business days ..."), so "who must be told" went unanswered
+    law = _req("REQ-S001", "In the case of a personal data breach, the controller shall notify the Commissioner "
+                           "without undue delay and, where feasible, not later than 72 hours after having become "
+                           "aware of it.")
+    policy = _req("REQ-P001", "The Data Protection Officer must notify the Northbridge Information Commissioner of a "
+                              "personal data breach within 5 business days of the breach being confirmed.").model_copy(
+        update={"document_id": "pol", "source_type": "policy"})
+    answer = compose_rules([law, policy], parts=["Who must be told about a data breach and by when?"])
+    direct = answer.statements[0]
+    assert direct.kind == "direct" and direct.requirement_ids == ["REQ-S001", "REQ-P001"]
+    assert direct.text == ("The sources differ: in the case of a personal data breach, the controller shall notify "
+                           "the Commissioner without undue delay and, where feasible, not later than 72 hours after "
+                           "having become aware of it [REQ-S001], while the Data Protection Officer must notify the "
+                           "Northbridge Information Commissioner of a personal data breach within 5 business days of "
+                           "the breach being confirmed [REQ-P001].")
+    assert review_answer(answer, [law, policy]).passed
+
+
 @pytest.mark.parametrize(("statute", "policy", "conflict"), [
     ("Employees must use shared accounts for the trading system.",
      "Employees must not use shared accounts for the trading system.", "opposite force"),
@@ -353,7 +373,7 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     assert "the firm must notify the Regulator" in span and span in long
     # it opens and ends where a clause does, never inside one
     assert (long.startswith(span) or f", {span}" in long) and (long.endswith(span) or f"{span}," in long)
-    # a time question's short quote is its answer whole, what its time follows included; a long one gives its time
+    # a time question's quote is its answer whole, what its time follows and the condition it is under included
     item = ("- conducting vulnerability assessments and penetration tests for systems prior to deployment, including "
             "prior to deployment of significant changes, and at least annually thereafter")
     assert direct_span("When are penetration tests due?", item) == item
@@ -363,8 +383,28 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
             "holder is reinstated provisionally, unless and until the copyright holder explicitly and finally "
             "terminates your license, and permanently, if the copyright holder fails to notify you of the violation "
             "by some reasonable means prior to 60 days after the cessation.")
-    assert direct_span("How long does the copyright holder have to notify me?", cure) == ("prior to 60 days after the "
-                                                                                           "cessation")
+    assert direct_span("How long does the copyright holder have to notify me?", cure) == cure.rstrip(".")
+    # an EU act's retention rule keeps its exception (it gave "15 years"); of two clauses, the one with the time
+    dora = ("Except where otherwise provided in other sectoral acts, the personal data referred to in paragraph 1 "
+            "shall be retained until the discharge of the applicable supervisory duties and in any case for a maximum "
+            "period of 15 years, except in the event of pending court proceedings requiring further retention of "
+            "such data.")
+    assert direct_span("How long may supervisors keep personal data?", dora) == dora.rstrip(".")
+    two = "A firm must keep a record of each complaint; the record must be kept for at least six years."
+    assert direct_span("How long must complaint records be kept?", two) == ("the record must be kept for at least "
+                                                                           "six years")
+    assert direct_span("What must a firm do about complaints?", two) == "A firm must keep a record of each complaint"
+    # a time clause over 90 words is cut around its period, where clauses open and end
+    long_time = ("Where a firm outsources a material function to a service provider located outside the jurisdiction, "
+                 "and where the arrangement involves the processing of client data held in any form, including "
+                 "records held by the provider on behalf of the firm or of any member of its group, the firm, acting "
+                 "through its governing body or a person to whom that body has delegated the task, must notify the "
+                 "Regulator in writing, giving the particulars of the arrangement, not later than 30 days before "
+                 "entering into the arrangement, and must keep a copy of the notification for inspection by the "
+                 "Regulator for so long as the arrangement lasts and for a further period after it ends")
+    span = direct_span("How long before outsourcing must the firm notify the Regulator?", long_time)
+    assert "not later than 30 days before entering into the arrangement" in span and span in long_time
+    assert f", {span}," in long_time  # opens and ends where a clause does
     short = "A firm must keep records of each transaction; records may be kept electronically."
     assert direct_span("What records must a firm keep?", short) == "A firm must keep records of each transaction"
     # a licence's 54-word sentence whose verb comes last: whole, with its condition (it gave "Shall terminate")
