@@ -77,6 +77,12 @@ def duties_found(question: str, verified: list[Requirement]) -> dict[str, int] |
             "duties": sum(r.modality in (Modality.OBLIGATION, Modality.PROHIBITION) for r in verified)}
 
 
+def _with_cited(found: dict[str, int] | None, cited: int) -> dict[str, int] | None:
+    """A broad part's `found` with how many of them its answer cites ("cited"; the answer shows at most
+    `AnswerSettings.broad_max_supporting` quotes besides its direct answer and conflicts). Pure."""
+    return None if found is None else {**found, "cited": min(cited, found["total"])}
+
+
 def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, list[Requirement]]
            ) -> list[dict[str, Any]]:
     """One entry per part of the question (a one-part question has one); `verified`: each part's verified
@@ -94,7 +100,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
                     "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
                     "missing_evidence": part.missing_evidence if part else (
                         [] if mine else ["a requirement that explicitly addresses: " + question]),
-                    "found": duties_found(question, verified.get(index, []))})
+                    "found": _with_cited(duties_found(question, verified.get(index, [])), len(cited))})
     return out
 
 

@@ -85,9 +85,12 @@ def _answer(answer: dict[str, Any], record: dict[str, Any], width: int) -> list[
 
 def found_line(found: dict[str, int]) -> str:
     """What a broad question's answer found ("12 requirements found: 5 in the law, 7 in other sources; 10 of
-    them duties or prohibitions")."""
-    return (f"{found['total']} requirement(s) found: {found['law']} in the law (REQ-S), {found['other']} in other "
+    them duties or prohibitions"), and where it cites fewer, how many it cites (records before 0.6.11 do not
+    say)."""
+    line = (f"{found['total']} requirement(s) found: {found['law']} in the law (REQ-S), {found['other']} in other "
             f"sources (REQ-P); {found['duties']} of them duties or prohibitions")
+    cited = found.get("cited", found["total"])
+    return line + (f"; {cited} cited, the others verified but not cited" if cited < found["total"] else "")
 
 
 def _prose(answer: dict[str, Any], width: int, part: int | None) -> list[Line]:

@@ -277,5 +277,12 @@ def test_a_broad_answer_says_how_many_requirements_it_found() -> None:
     text = "\n".join(line.text for line in answer_lines(record, width=80))
     assert ("7 requirement(s) found: 3 in the law (REQ-S), 4 in other sources (REQ-P); 6 of them duties or "
             "prohibitions") in " ".join(text.split())
+    assert "cited" not in text  # a record before 0.6.11 does not say how many it cites
+    # where the answer cites fewer than it found (at most 12 quotes besides its direct answer), it says so
+    record["answer"]["parts"][0]["found"] = {**found, "total": 45, "cited": 12}
+    text = " ".join("\n".join(line.text for line in answer_lines(record, width=80)).split())
+    assert "45 requirement(s) found" in text and "12 cited, the others verified but not cited" in text
+    record["answer"]["parts"][0]["found"] = {**found, "cited": 7}  # all cited: nothing more to say
+    assert "cited" not in "\n".join(line.text for line in answer_lines(record, width=80))
     record["answer"]["parts"][0]["found"] = None  # not a broad question: nothing said
     assert "found:" not in "\n".join(line.text for line in answer_lines(record, width=80))
