@@ -73,6 +73,15 @@ _DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?
                             r"no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as)", re.IGNORECASE)
 
 
+# "How long must records be kept?" asks a period: words of urgency ("the prompt handling of client complaints",
+# "store it immediately") fix when something starts, not how long it lasts; "until", "within" and an event ("until
+# the end of the business relationship") still answer.
+_ASKS_HOW_LONG_KEPT = re.compile(r"\bhow\s+long\b(?:\s+[\w'-]+){0,8}?\s+(?:keep|kept|retain|retained|store|stored|hold|"
+                                 r"held|preserve|preserved|archive|archived|maintain|maintained)\b", re.IGNORECASE)
+_URGENCY_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|as\s+soon\s+as)",
+                           re.IGNORECASE)
+
+
 def asks_how_often(question: str) -> bool:
     """The question asks how often ("how often", "how frequently", "at what intervals"). Pure."""
     return _ASKS_FREQUENCY.search(question) is not None
@@ -94,13 +103,16 @@ _STATES_COUNT = re.compile(rf"{DURATION.pattern}|{ASSIGNED_TIME}|\b(?:\d+|{NUMBE
 
 def states_time(text: str, question: str = "") -> bool:
     """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE), but for a question
-    that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for a question that asks how many
+    that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for one that asks how long a thing is
+    kept, not words of urgency alone (`_URGENCY_ONLY`); for a question that asks how many
     days (hours, years ...), a figure (`_STATES_COUNT`); for a question that asks a deadline rather than how
     often, also the event it falls before or after."""
     if question and _ASKS_COUNT.search(question) and not _STATES_COUNT.search(text):
         return False
     frequency = asks_how_often(question)
-    if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0))) for m in TIME_PHRASE.finditer(text)):
+    kept = bool(question) and _ASKS_HOW_LONG_KEPT.search(question) is not None
+    if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0)) or kept and _URGENCY_ONLY.fullmatch(m.group(0)))
+           for m in TIME_PHRASE.finditer(text)):
         return True
     return bool(question) and not frequency and bool(_RELATIVE_TIME.search(text))
 

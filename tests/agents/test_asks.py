@@ -101,10 +101,24 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
      True),  # ADGM-style: a qualifier names no kind
     ("How big can the daily penalty on a provider be?", "The periodic penalty payment shall be imposed on a daily "
      "basis.", True),
+    # how long a thing is kept is a period: words of urgency do not give it (sample corpus: a duty to handle
+    # complaints promptly is no retention period) ...
+    ("How long do we keep records of client complaints?", "A firm must establish and maintain effective procedures "
+     "for the prompt handling of client complaints.", False),
+    ("How long do we keep records of client complaints?", "Complaint records must be kept for six years.", True),
+    ("How long must security logs be retained?", "Security logs are forwarded immediately to the central log "
+     "server.", False),  # company policies: urgency says when storage starts, not how long it lasts
+    # ... an event that ends the period does (EU regulation), and urgency still answers a deadline (US regulation;
+    # "How long do we have to notify ..." keeps nothing)
+    ("How long may supervisors hold on to personal data?", "The personal data shall be retained until the discharge "
+     "of the applicable supervisory duties.", True),
+    ("How soon must individuals be notified?", "Notice shall be provided without undue delay.", True),
+    ("How long do we have to notify the Commissioner?", "The controller shall notify the Commissioner without undue "
+     "delay.", True),
 ], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
-        "no-kind-named", "qualifier", "daily-penalty"])
-def test_an_amount_named_in_the_question_is_answered_by_that_amount(question: str, quote: str,
-                                                                    answers: bool) -> None:
+        "no-kind-named", "qualifier", "daily-penalty", "prompt-handling", "six-years", "immediately", "until-event",
+        "how-soon", "how-long-to-notify"])
+def test_a_quote_answers_the_amount_or_period_it_states(question: str, quote: str, answers: bool) -> None:
     assert (unstated(question, quote) is None) is answers
 
 
