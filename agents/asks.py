@@ -67,10 +67,11 @@ _RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:
                             r"[a-z]", re.IGNORECASE)
 
 
+# Words of urgency: when a thing starts, not how often it recurs nor how long it lasts.
+_URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|as\s+soon\s+as"
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
-_DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|within|until|"
-                            r"no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as)", re.IGNORECASE)
+_DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than)", re.IGNORECASE)
 
 
 # "How long must records be kept?" asks a period: words of urgency ("the prompt handling of client complaints",
@@ -78,8 +79,7 @@ _DEADLINE_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?
 # the end of the business relationship") still answer.
 _ASKS_HOW_LONG_KEPT = re.compile(r"\bhow\s+long\b(?:\s+[\w'-]+){0,8}?\s+(?:keep|kept|retain|retained|store|stored|hold|"
                                  r"held|preserve|preserved|archive|archived|maintain|maintained)\b", re.IGNORECASE)
-_URGENCY_ONLY = re.compile(r"(?:timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|as\s+soon\s+as)",
-                           re.IGNORECASE)
+_URGENCY_ONLY = re.compile(rf"(?:{_URGENCY})", re.IGNORECASE)
 
 
 def asks_how_often(question: str) -> bool:

@@ -134,12 +134,29 @@ WHOLE_CLAUSE = 90
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
+def _unlabelled(span: str) -> str:
+    """`span` without the list labels it opens with ("(c) Security logs shall be reviewed ..." -> "Security logs
+    shall be reviewed ..."): in a direct answer the label places nothing (its citation does), and the rest is
+    verbatim still. A word that looks like a label ("No.", "Art.") stays: only a single letter, a roman numeral,
+    a number or a bullet is one. Pure."""
+    label = LEADING_LABELS.match(span)
+    letters = re.sub(r"[^A-Za-z]", "", label.group(0)) if label else ""
+    if not label or not span[label.end():] or len(letters) > 1 and not re.fullmatch(r"[ivxl]+", letters, re.I):
+        return span
+    return span[label.end():]
+
+
 def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
     """The words of `quote` that answer `question` directly, verbatim: its first clause (up to a ";"), or for a
     question that asks a time ("how long", "how often", "by when", "When must ...") the clause that states its
     first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one is cut around
-    what answers (the period, else the deciding verb), opening and ending where a clause does. Pure."""
-    text = normalize_ws(quote).rstrip(".;: ")
+    what answers (the period, else the deciding verb), opening and ending where a clause does; without the list
+    label it opens with. Pure."""
+    return _unlabelled(_span(question, normalize_ws(quote).rstrip(".;: "), max_words))
+
+
+def _span(question: str, text: str, max_words: int) -> str:
+    """`direct_span` of a normalised quote, its label and all."""
     clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
     timed = asks_time(question) or bool(_WHEN.match(question))
     clause = next((c for c in clauses if PERIOD.search(c)), clauses[0]) if timed else clauses[0]
@@ -174,23 +191,11 @@ def table_answer(question: str, header: str, row: str) -> str:
     return read_pairs([pairs[0], *(named or pairs[1:])])
 
 
-def unlabelled(span: str) -> str:
-    """`span` without the list labels it opens with ("(c) Security logs shall be reviewed ..." -> "Security logs
-    shall be reviewed ..."): in a direct answer the label places nothing (its citation does), and the rest is
-    verbatim still. A word that looks like a label ("No.", "Art.") stays: only a single letter, a roman numeral,
-    a number or a bullet is one. Pure."""
-    label = LEADING_LABELS.match(span)
-    letters = re.sub(r"[^A-Za-z]", "", label.group(0)) if label else ""
-    if not label or not span[label.end():] or len(letters) > 1 and not re.fullmatch(r"[ivxl]+", letters, re.I):
-        return span
-    return span[label.end():]
-
-
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
     if req.table_header:
         return Statement(text=f"{table_answer(question, req.table_header, req.exact_quote)} [{req.requirement_id}].",
                          requirement_ids=[req.requirement_id], part=part, kind="direct")
-    span = unlabelled(direct_span(question, req.exact_quote, max_words))
+    span = direct_span(question, req.exact_quote, max_words)
     return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
                      part=part, kind="direct")
 
@@ -212,7 +217,7 @@ def _inside(span: str) -> str:
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = (_inside(unlabelled(direct_span(question, r.exact_quote, max_words))) for r in (a, b))
+    first, second = (_inside(direct_span(question, r.exact_quote, max_words)) for r in (a, b))
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 
