@@ -185,8 +185,7 @@ def party_words() -> PartyWords:
     persons), singular or plural, and the role acronyms."""
     data = _words_file()
     words = {*data["parties"], *(s.split()[-1] for s in data["subjects"]), *data["persons"]}
-    plural = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in words}
-    plural |= {w[:-1] + "ies" for w in words if w.endswith("y") and w[-2:-1] not in "aeiou"}
+    plural = {_third_person(w) for w in words}  # a noun's plural takes the verb's -s, -es, -ies ("authorities")
     return {"lower": frozenset(words | plural), "upper": frozenset(data["acronyms"])}
 
 
