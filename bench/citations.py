@@ -1,7 +1,7 @@
 """Citation benchmark: do an answer's citations land on the passages that answer the question?
 
     python bench/citations.py --documents ../shared/obliqa/documents \
-        --questions ../shared/obliqa/ObliQA_dev.json [--limit 200] [--two-part 100] [--no-rerank]
+        --questions ../shared/obliqa/ObliQA_dev.json [--limit 200] [--two-part 100 [--two-part-only]] [--no-rerank]
 
 Held-out ObliQA dev questions only (bench.obliqa.obliqa_split == "heldout": by passage, every gold
 passage of the question falls in the held-out share, so the relevance model never trained or calibrated on
@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -105,6 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N held-out questions")
     parser.add_argument("--two-part", type=int, default=0, help="also N joined two-part questions")
     parser.add_argument("--no-rerank", action="store_true", help="retrieval without the learned reranker")
+    parser.add_argument("--two-part-only", action="store_true",
+                        help="ask only the --two-part questions (the held-out questions are their pool, unasked)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--split-by", choices=SPLIT_BY, default="passage",
                         help="'passage' (default: no held-out question shares a passage with training) or "
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=retriever)
         embedder.encode_query("warm-up")
         run_research("warm-up question about record keeping", deps)
-        for i, q in enumerate(questions, 1):
+        for i, q in enumerate([] if args.two_part_only else questions, 1):
             gold = gold_of(q)
             started = time.perf_counter()  # first: the reference search below would warm the caches
             result = run_research(q["Question"], deps).evidence_result or {}
@@ -151,9 +154,10 @@ def main(argv: list[str] | None = None) -> None:
                                       "extracted": extracted}) + "\n")
             if i % 25 == 0:
                 print(f"{i}/{len(questions)} {json.dumps(answer.figures())}", file=sys.stderr, flush=True)
+        two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research,
+                             out) if args.two_part else {}
         if out:
             out.close()
-        two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research) if args.two_part else {}
     seconds.sort()
     print(json.dumps({
         "split": "heldout", "split_by": args.split_by, "rerank": settings.rerank, **answer.figures(),
@@ -164,8 +168,10 @@ def main(argv: list[str] | None = None) -> None:
     }))
 
 
-def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: object, run_research: object) -> dict:
-    """Join pairs of held-out questions about different documents; both parts must cite their own gold."""
+def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: object, run_research: object,
+              out: Any = None) -> dict:
+    """Join pairs of held-out questions about different documents; both parts must cite their own gold. `out`:
+    a file that gets one JSON line per joined question (each question's id, the parts, what each cited)."""
     rng = random.Random(seed)
     pool = list(questions)
     both = detected = 0
@@ -185,9 +191,14 @@ def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: obje
         of_a = [i for i in range(len(parts)) if i not in of_b]
         split = bool(of_a and of_b and max(of_a) < min(of_b))
         detected += split
-        if split:
-            both += (bool(set().union(*(cited_passages(result, keys, i) for i in of_a)) & gold_of(a))
-                     and bool(set().union(*(cited_passages(result, keys, i) for i in of_b)) & gold_of(b)))
+        cited_a = set().union(*(cited_passages(result, keys, i) for i in of_a)) if split else set()
+        cited_b = set().union(*(cited_passages(result, keys, i) for i in of_b)) if split else set()
+        both += bool(cited_a & gold_of(a)) and bool(cited_b & gold_of(b))
+        if out is not None:
+            out.write(json.dumps({"two_part": [a["QuestionID"], b["QuestionID"]], "question": joined(a, b),
+                                  "parts": [p["question"] for p in parts], "split": split,
+                                  "gold": [sorted(gold_of(a)), sorted(gold_of(b))],
+                                  "cited": [sorted(cited_a), sorted(cited_b)]}) + "\n")
     return {"two_part_questions": asked, "two_part_detected": round(detected / asked, 4) if asked else None,
             "two_part_both_cited": round(both / asked, 4) if asked else None}
 
