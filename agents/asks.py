@@ -68,7 +68,7 @@ _RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:
 
 
 # Words of urgency: when a thing starts, not how often it recurs nor how long it lasts.
-_URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:undue\s+)?delay|as\s+soon\s+as"
+_URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:(?:undue|unreasonable)\s+)?delay|as\s+soon\s+as"
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
 _DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than)", re.IGNORECASE)
@@ -273,6 +273,21 @@ def asks_party(question: str) -> bool:
     return bool(first and first.group(0).lower().startswith("who") and _BEFORE_WHO.search(question[:first.start()]))
 
 
+_ASKED_ACTION = re.compile(r"(?:\s+(?:is|are)\s+(?:responsible|accountable)\s+for|\s+(?:must|shall|should|will|can|may|"
+                           r"(?:has|have|needs?|is\s+(?:allowed|required|permitted))\s+to))?(?:\s+be)?\s+([a-z]+)",
+                           re.IGNORECASE)
+
+
+def asked_action(question: str) -> str | None:
+    """What a who-question asks someone does: the verb after "who" and its modal ("Who is responsible for
+    approving access ...?" -> "approving"; "Who must be told ...?" -> "told"), or None. Pure."""
+    first = _WH_WORD.search(question)
+    if not asks_party(question) or first is None or first.group(0).lower() != "who":
+        return None  # "To whom must a business associate report ...": the action follows its subject
+    found = _ASKED_ACTION.match(question, first.end())
+    return found.group(1).lower() if found else None
+
+
 def names_party(text: str) -> bool:
     """`text` names someone who could be the answer to "who": a role or a person the rules lay duties on
     (agents.modality.party_words), or a name written with a capital inside a sentence ("the Regulator",
@@ -285,9 +300,24 @@ def names_party(text: str) -> bool:
         if token.lower() in words["lower"] or token in words["upper"]:
             return True
         if (i and token[0].isupper() and tokens[i - 1] not in ".!?:;" and token.lower() not in _NOT_NAMES
-                and not token.isupper()):
+                and not token.isupper() and not _names_a_thing(tokens, i)):
             return True
     return False
+
+
+# The last word of a capitalised name that names a thing, not someone: "the Contingency Plan shall be tested",
+# "Covered Software", "Customer Content", "this Agreement".
+_THINGS = frozenset("plan plans policy policies procedure procedures agreement agreements license licence software "
+                    "work works content service services data information system systems document documents "
+                    "documentation program programme standard framework form notice report register".split())
+
+
+def _names_a_thing(tokens: list[str], i: int) -> bool:
+    """The capitalised words from `tokens[i]` on end in a thing's noun ("Contingency Plan"). Pure."""
+    end = i
+    while end + 1 < len(tokens) and tokens[end + 1][:1].isupper():
+        end += 1
+    return tokens[end].lower() in _THINGS
 
 
 def asks_typed(question: str) -> bool:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import asks_how_often, asks_party, asks_time, states_frequency, states_what_is_asked
-from agents.duties import answers_apart, conflicting_figures, figures, same_duty
+from agents.duties import answers_apart, conflicting_figures, figures, kind, same_duty, same_matter
 from agents.extract import Modality, Requirement
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -96,10 +96,12 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
     question (`questions`, by part) asks only for a time, a law's and a policy's different answers to it.
     `overlap`: see `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
+    kinds = {r.requirement_id: kind(r.exact_quote) for r in verified}
     out = []
     for a, b in combinations(verified, 2):
         part = part_of.get(a.requirement_id, 0)
-        if a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0):
+        if (a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0)
+                or _has_counterpart(a, b, verified, kinds) or _has_counterpart(b, a, verified, kinds)):
             continue
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
@@ -113,6 +115,18 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
             out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
                                 part=part_of.get(a.requirement_id, 0)))
     return out
+
+
+def _has_counterpart(a: Requirement, b: Requirement, verified: list[Requirement],
+                     kinds: dict[str, tuple[str, str] | None]) -> bool:
+    """`b` states a duty on another kind of the thing `a`'s duty falls on, and `b`'s document has a quote on `a`'s
+    own kind: the law's "transaction records" are weighed against the policy's transaction records, not its
+    "Complaint records". Two wordings of one kind ("Cryptographic keys", "Encryption keys") have no counterpart
+    and are still weighed against each other."""
+    ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
+    if ka is None or kb is None or ka[1] != kb[1] or ka[0] == kb[0]:
+        return False
+    return any(kinds[r.requirement_id] == ka for r in verified if r.document_id == b.document_id and r is not b)
 
 
 def _where(req: Requirement) -> str:
@@ -284,17 +298,27 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
                               often=asks_how_often(question),
                               who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))
+        # The law's statement of the best quote's matter answers before a policy's ("Do we need MFA for remote
+        # access?": the Act's duty, then the policy's); a broad answer orders all its quotes so.
+        law = next((r for r in mine[1:] if not broad and mine[0].requirement_id[4] != "S"
+                    and r.requirement_id[4] == "S" and r.binding and same_matter(mine[0].exact_quote, r.exact_quote)),
+                   None)
+        if law is not None:
+            mine.remove(law)
+            mine.insert(0, law)
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
             continue
+        # The answer opens with a conflict where its best quote is in one, else with the best quote itself: "Can
+        # we keep client data after the relationship ends?" is answered by the client assessment records' five
+        # years, and the transaction records' two periods follow it.
         own = [c for c in conflicts if c.part == index]
         in_conflict = {i for c in own for i in c.requirement_ids}
-        direct = next((r for r in mine if r.requirement_id not in in_conflict), None)
-        if direct is not None and not own:
-            statements.append(_direct(question, direct, index, limits.direct_max_words))
-        elif own:
+        if mine[0].requirement_id in in_conflict:
             statements.append(_direct_conflict(question, own[0], by_id, limits.direct_max_words))
+        else:
+            statements.append(_direct(question, mine[0], index, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
         most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
         support = [r for r in mine if r.requirement_id not in in_conflict][:most]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agents.asks import asks_time
+from agents.asks import asked_action, asks_time
 from agents.modality import duty_verbs
 from engine.config import AnswerSettings
 from engine.terms import key_terms
@@ -29,7 +29,7 @@ _DUTY = re.compile(r"\b(?:must|shall|should|will|(?:is|are)\s+(?:required|oblige
 # one family, or two statements of it read as two duties.
 _FAMILIES = {stem: family for family, words in {
     "retain": "retain keep kept store stored maintain preserv hold held archiv",
-    "notify": "notifi report inform tell alert submit communic escal",
+    "notify": "notifi report inform tell told alert submit communic escal",
     "destroy": "destroy delet dispos shred eras purg wipe sanitis sanit",
     "review": "review reassess re-assess updat check examin assess evalu audit inspect",
     "provide": "provid give given send sent deliv suppli",
@@ -152,17 +152,47 @@ def duty(quote: str) -> tuple[str, set[str], set[str]] | None:
     family = _FAMILIES.get(verb[0], verb[0]) if verb else word.lower()
     if match.group(4) and (not verb or verb[0] not in _FAMILIES):
         return None  # a present passive states a duty only in a known family ("is tested"), not "is required"
-    if match.group(1) or match.group(3):  # passive: "Transaction records must be kept" -> what stands before
-        obj = text[max(0, match.start() - 60):match.start()]
-        obj = re.split(r"[,;.]", obj)[-1]
-    else:
-        rest = text[match.end():]
-        end = _OBJECT_END.search(rest)
-        obj = rest[: end.start()] if end else rest
+    obj = _object(text, match)
     if family in _LIGHT_VERBS or family == "provide":
         family = next((_NOMINALS[t] for t in key_terms(obj) if t in _NOMINALS), family)
     recipient = _RECIPIENT.search(text)
     return family, set(key_terms(obj)), set(key_terms(recipient.group(1))) if recipient else set()
+
+
+def _object(text: str, match: re.Match[str]) -> str:
+    """The words a duty falls on: in the passive what stands before the modal ("Transaction records must be
+    kept"), else what follows the verb up to its first preposition, conjunction or stop."""
+    if match.group(1) or match.group(3):
+        return re.split(r"[,;.]", text[max(0, match.start() - 60):match.start()])[-1]
+    rest = text[match.end():]
+    end = _OBJECT_END.search(rest)
+    return rest[: end.start()] if end else rest
+
+
+def kind(quote: str) -> tuple[str, str] | None:
+    """(modifier, head) of the thing a duty falls on where its last two words name a kind of thing ("Complaint
+    records must be kept ..." -> ("complaint", "record")), or None. Pure."""
+    text = normalize_ws(quote)
+    match = _DUTY.search(text)
+    terms = key_terms(_object(text, match)) if match else []
+    return (terms[-2], terms[-1]) if len(terms) >= 2 else None
+
+
+# The duties whose doer a who-question can be held to: keeping and providing are said of too much else ("Who keeps
+# ownership of the content?", "Who provides the service?").
+_ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}
+
+
+def unasked_action(question: str, quote: str) -> str | None:
+    """Why `quote` does not say who does what a who-question asks, or None: the question asks who does a duty of
+    a known family ("Who is responsible for approving access ...?") and the quote states none of that family
+    ("System owners must review user access rights ...": who reviews, not who approves). Pure."""
+    action = asked_action(question)
+    stems = key_terms(action) if action else []
+    family = _FAMILIES.get(stems[0]) if stems else None
+    if family not in _ACTIONS or any(_FAMILIES.get(t) == family for t in key_terms(quote)):
+        return None
+    return f"the question asks who is to {family}; the quote says only who does something else"
 
 
 def _contained(a: set[str], b: set[str]) -> float:
@@ -268,6 +298,19 @@ def other_duties(a: str, b: str) -> bool:
         return False
     known = _known_duties()
     return (da[0] != db[0] and da[0] in known and db[0] in known) or bool(da[2] and db[2] and not da[2] & db[2])
+
+
+# Two quotes of different documents that share this much of their subject terms state one matter (the law's "A
+# controller must require multi-factor authentication for any remote access ..." beside the policy's
+# "Multi-factor authentication must be used for all remote access ...", 0.62; client assessment records kept
+# after the relationship ends, 0.83; transaction records beside client assessment records, 0.25).
+SAME_MATTER = 0.5
+
+
+def same_matter(a: str, b: str) -> bool:
+    """`a` and `b` state a duty on one matter: they share `SAME_MATTER` of their subject terms and their duties
+    are not known to differ. Pure."""
+    return _shared_topic(a, b) >= SAME_MATTER and not other_duties(a, b)
 
 
 def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_question: bool = False) -> bool:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import asks_amount, asks_time, asks_typed, states_time, states_what_is_asked, unstated
-from agents.duties import ANCHORED_TOPIC_OVERLAP, answers_apart, conflicting_figures
+from agents.duties import ANCHORED_TOPIC_OVERLAP, answers_apart, conflicting_figures, unasked_action
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
 from agents.parts import broad_topic, is_broad
 from agents.quotes import is_verbatim, leans_on_context, long_enough
@@ -91,11 +91,17 @@ def _model_for(embedder: Any) -> RelevanceModel:
     return RelevanceModel.for_embedder(load_settings().relevance_dir, embedder)
 
 
+def _unsaid(question: str, quote: str) -> str | None:
+    """What the question asks that the quote does not say (a time, an amount, a party, who does the asked duty),
+    or None. Pure."""
+    return unstated(question, quote) or unasked_action(question, quote)
+
+
 def decide(question: str, quote: str, score: float, threshold: float) -> tuple[bool, str | None, str]:
     """(verified, rejection reason, rationale) from the relevance score and the code rules. Pure."""
     if score < threshold:
         return False, Rejection.OFF_QUESTION, f"relevance {score:.3f} is below the gate ({threshold:.3f})"
-    if (missing := unstated(question, quote)) is not None:
+    if (missing := _unsaid(question, quote)) is not None:
         return False, Rejection.INFERENCE, missing
     if leans_on_context(quote):
         return False, Rejection.INCOMPLETE, "the quote depends on preceding text"
@@ -400,7 +406,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                         or share_of_gate(key) >= limits.broad_gate_share and _further_duty(
                             topics[part.index], req, held.setdefault(
                                 req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
-        if (missing := unstated(part.question, req.exact_quote)) is not None:
+        if (missing := _unsaid(part.question, req.exact_quote)) is not None:
             out[judged_key] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
             out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,

@@ -39,7 +39,7 @@ FREQUENCY_ADVERBS = (r"(?:semi-annually|biannually|annually|yearly|quarterly|mon
 # "business"/"clear" days), a frequency ("annually", "once per quarter") or an urgency ("without undue delay").
 PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|working|calendar|clear|consecutive)\s+)?"
                     rf"{UNITS}\b|\b(?:annually|quarterly|monthly|weekly|daily|yearly|"
-                    rf"immediately|promptly|without\s+undue\s+delay)\b|{FREQUENCY}",
+                    rf"immediately|promptly|without\s+(?:undue|unreasonable)\s+delay)\b|{FREQUENCY}",
                     re.IGNORECASE)
 # A duration as the time rule of the gate reads it (TIME_PHRASE): a whole number in digits or words and
 # its unit. Conflicts compare every PERIOD in days instead (agents.duties.periods).
@@ -61,7 +61,7 @@ _DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
 # state none ("after discovering a breach", "every employee").
 TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          rf"\b({FREQUENCY_ADVERBS}|each\s+(?:day|week|month|quarter|year)|immediately|"
-                         r"without\s+(?:undue\s+)?delay|promptly|prompt|timely|within|until|"
+                         r"without\s+(?:(?:undue|unreasonable)\s+)?delay|promptly|prompt|timely|within|until|"
                          r"(?:before|after|prior\s+to|by)\s+(?:the\s+)?(?:date|end|start|beginning|expiry|expiration|"
                          r"commencement|close|completion|termination|first|last|next|day|deadline|time)|"
                          r"at\s+least|no\s+later\s+than|not\s+later\s+than|as\s+soon\s+as|"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.asks import asks_amount, asks_party, asks_time, names_party, states_amount, unstated
+from agents.asks import asked_action, asks_amount, asks_party, asks_time, names_party, states_amount, unstated
+from agents.duties import unasked_action
 from agents.verify import Rejection, decide
 
 
@@ -115,9 +116,15 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
     ("How soon must individuals be notified?", "Notice shall be provided without undue delay.", True),
     ("How long do we have to notify the Commissioner?", "The controller shall notify the Commissioner without undue "
      "delay.", True),
+    # HIPAA writes "unreasonable" where EU texts write "undue"; a policy "without delay"
+    ("How soon must the Secretary be told?", "A covered entity shall notify the Secretary without unreasonable "
+     "delay.", True),
+    ("How quickly must a lost laptop be reported?", "Lost or stolen devices must be reported without delay.", True),
+    ("How long must security logs be retained?", "Security logs are forwarded without unreasonable delay to the "
+     "central log server.", False),
 ], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
         "no-kind-named", "qualifier", "daily-penalty", "prompt-handling", "six-years", "immediately", "until-event",
-        "how-soon", "how-long-to-notify"])
+        "how-soon", "how-long-to-notify", "unreasonable-delay", "without-delay", "urgency-is-no-retention"])
 def test_a_quote_answers_the_amount_or_period_it_states(question: str, quote: str, answers: bool) -> None:
     assert (unstated(question, quote) is None) is answers
 
@@ -164,6 +171,11 @@ def test_asks_party(question: str, asks: bool) -> None:
     # ObliQA: a defined term
     ("Notices shall be sent to the Regulator in writing.", True),
     ("1. Records must be stored in approved systems.", False),  # a list label is not a name
+    # a capitalised thing is no one (company policies, licences, contracts); a capitalised role still names someone
+    ("At a minimum the Contingency Plan shall be tested annually (within 365 days).", False),
+    ("Each time You distribute the Covered Software, it must be under this License.", True),  # "You"
+    ("Distribution of the Covered Software must be under the terms of this License.", False),
+    ("Exceptions are approved by the Chief Information Security Officer.", True),
 ])
 def test_names_party(quote: str, names: bool) -> None:
     assert names_party(quote) is names
@@ -175,3 +187,38 @@ def test_the_gate_refuses_a_quote_that_names_no_one_to_who() -> None:
     assert (verified, reason) == (False, Rejection.INFERENCE)
     assert rationale == "the question asks who; the quote names no one"
     assert decide(question, "Exceptions must be approved by the Chief Information Security Officer.", 0.9, 0.5)[0]
+
+
+@pytest.mark.parametrize(("question", "action"), [
+    ("Who is responsible for approving access to production systems?", "approving"),  # sample corpus
+    ("Inside the organisation, who has to be told when a cyber incident happens?", "told"),  # control catalogue
+    ("Who is allowed to switch on the contingency plan?", "switch"),  # company policies
+    ("To whom must a business associate report a breach?", None),  # US regulation: the action follows its subject
+    ("Whose sign-off do I need before someone gets access to production?", None),
+    ("What must be approved before access is granted?", None),  # asks no party
+])
+def test_asked_action(question: str, action: str | None) -> None:
+    assert asked_action(question) == action
+
+
+@pytest.mark.parametrize(("question", "quote", "answers"), [
+    # sample corpus: who reviews is not who approves
+    ("Who is responsible for approving access to production systems?", "System owners must review user access "
+     "rights every quarter and remove access that is no longer needed.", False),
+    ("Who is responsible for approving access to production systems?", "Shared or generic user accounts are "
+     "prohibited except where approved in writing by the Chief Information Security Officer.", True),
+    # company policies: approved by the security team; who tests is not who approves
+    ("Who must approve access to the production environment?", "Access to critical resources, such as production "
+     "environments, must be approved by the security team in addition to the requestor's manager.", True),
+    ("Who must test the contingency plan?", "The Contingency Plan shall be approved by the COO.", False),
+    # control catalogue: told and reported are one duty
+    ("Inside the organisation, who has to be told when a cyber incident happens?", "Cyber security incidents are "
+     "reported to the chief information security officer as soon as possible after they occur.", True),
+    # contracts and EU regulation: keeping and an unknown verb ask nothing of the quote's verb
+    ("Who keeps ownership of the content we put into the platform?", "As between the parties, Customer owns all "
+     "Customer Content.", True),
+    ("Who carries the final accountability for ICT risk?", "The management body shall bear the ultimate "
+     "responsibility for managing the financial entity's ICT risk.", True),
+])
+def test_a_who_question_is_answered_by_who_does_what_it_asks(question: str, quote: str, answers: bool) -> None:
+    assert (unasked_action(question, quote) is None) is answers

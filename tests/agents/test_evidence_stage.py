@@ -234,6 +234,81 @@ def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
     assert review_answer(answer, [law, policy]).passed
 
 
+def test_an_answer_opens_with_its_best_quote_and_its_conflicts_follow() -> None:
+    # the sample corpus: "Can we keep client data after the relationship ends?" opened with the transaction
+    # records' two periods, which it does not ask about, although the best quote was the client assessment records'
+    def policy(rid: str, quote: str) -> Requirement:
+        return _req(rid, quote).model_copy(update={"document_id": "pol", "source_type": "policy"})
+
+    law = _req("REQ-S001", "A firm must retain transaction records for at least six years from the date of the "
+                           "transaction.")
+    kept = policy("REQ-P001", "Transaction records must be kept for five years from the date of the transaction.")
+    client = policy("REQ-P002", "Client assessment records must be kept for five years after the client "
+                                "relationship ends.")
+    verified = [law, kept, client]
+    scores = {"REQ-S001": 0.032, "REQ-P001": 0.037, "REQ-P002": 0.148}
+    answer = compose_rules(verified, parts=["Can we keep client data after the relationship ends?"], scores=scores)
+    assert [(s.kind, s.requirement_ids) for s in answer.statements[:2]] == [
+        ("direct", ["REQ-P002"]), ("conflict", ["REQ-S001", "REQ-P001"])]
+    assert review_answer(answer, verified).passed
+    # where the best quote is one side of a conflict, the answer opens with both sides
+    scores["REQ-P001"] = 0.2
+    answer = compose_rules(verified, parts=["How long must transaction records be kept?"], scores=scores)
+    assert answer.statements[0].kind == "direct" and answer.statements[0].requirement_ids == ["REQ-S001", "REQ-P001"]
+
+
+@pytest.mark.parametrize(("question", "policy", "law", "law_first"), [
+    # the sample corpus: the Act's duty on the matter of the policy's best quote answers first
+    ("Do we need MFA for remote access?", "Multi-factor authentication must be used for all remote access to the "
+     "firm's network.", "A controller must require multi-factor authentication for any remote access to systems "
+     "that hold personal data.", True),
+    # the policies and their regulation: one matter in other words
+    ("Can we give a leaver's account a few days?", "Access for a leaver must be revoked within 24 hours of the end "
+     "of their employment.", "A regulated entity shall revoke the access of a leaver within 24 hours of the end of "
+     "their employment.", True),
+    # ... not the law's duty on another matter (the sample corpus's records; a catalogue's logs)
+    ("Can we keep client data after the relationship ends?", "Client assessment records must be kept for five years "
+     "after the client relationship ends.", "A firm must retain transaction records for at least six years from "
+     "the date of the transaction.", False),
+    ("Where do logs go?", "Event logs are forwarded to the central log server.", "Event logs shall be reviewed by "
+     "the security team every week.", False),
+], ids=["mfa", "leaver", "other-records", "other-duty"])
+def test_the_laws_statement_of_the_best_quotes_matter_answers_first(question: str, policy: str, law: str,
+                                                                     law_first: bool) -> None:
+    reqs = [_req("REQ-P001", policy).model_copy(update={"document_id": "pol", "source_type": "policy"}),
+            _req("REQ-S001", law)]
+    answer = compose_rules(reqs, parts=[question], scores={"REQ-P001": 0.2, "REQ-S001": 0.1})
+    assert answer.statements[0].requirement_ids == (["REQ-S001"] if law_first else ["REQ-P001"])
+
+
+@pytest.mark.parametrize(("law", "policies", "pairs"), [
+    # the sample corpus: the policy keeps transaction and complaint records, the law transaction records
+    ("A firm must retain transaction records for at least six years from the date of the transaction.",
+     ["Transaction records must be kept for five years from the date of the transaction.",
+      "Complaint records must be kept for five years from the date the complaint was resolved."], [("S001", "P001")]),
+    # the policies' regulation and a catalogue's logging controls
+    ("(a) Security logs shall be retained for not less than two years.",
+     ["Event logs are retained in a searchable manner for at least 12 months.",
+      "Security logs are retained for a minimum of one year."], [("S001", "P002")]),
+    # access reviews: privileged and service accounts
+    ("(b) Privileged accounts shall be reviewed at least once every three months.",
+     ["Service accounts are reviewed every 12 months.", "Privileged accounts are reviewed every 12 months."],
+     [("S001", "P002")]),
+    # ... but a kind in other words, with no counterpart in the policy, is weighed (keys, the policies' gold pair)
+    ("Cryptographic keys shall be rotated at least every six months.",
+     ["Encryption keys must be changed every 12 months."], [("S001", "P001")]),
+], ids=["records", "logs", "accounts", "keys-in-other-words"])
+def test_a_conflict_pairs_each_kind_with_its_counterpart(law: str, policies: list[str],
+                                                          pairs: list[tuple[str, str]]) -> None:
+    from agents.compose import find_conflicts
+
+    reqs = [_req("REQ-S001", law)] + [_req(f"REQ-P{i:03d}", text).model_copy(update={
+        "document_id": "pol", "source_type": "policy"}) for i, text in enumerate(policies, start=1)]
+    question = "How long must they be kept, or how often reviewed?"
+    found = find_conflicts(reqs, questions=[question])
+    assert [tuple(i[4:] for i in c.requirement_ids) for c in found] == pairs
+
+
 @pytest.mark.parametrize(("statute", "policy", "conflict"), [
     ("Employees must use shared accounts for the trading system.",
      "Employees must not use shared accounts for the trading system.", "opposite force"),
