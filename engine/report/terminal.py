@@ -156,8 +156,10 @@ def answer_lines(record: dict[str, Any], *, width: int = 80, show_rejected: bool
     rejected = [r for r in reqs.values() if not r.get("verified")]
     if rejected and show_rejected:
         out += [Line(""), Line(f"Rejected candidates ({len(rejected)})", "bold")]
-        for req in rejected:
+        for req in rejected:  # with why, as the verifier wrote it: what a reviewer asks first
             out += _requirement(req, width, f" rejected: {req.get('rejection_reason')}")
+            if req.get("rationale"):
+                out += [Line(x, "dim") for x in wrap(f"why: {req['rationale']}", width, "        ", "      ")]
     elif rejected:
         out += [Line("")] + [Line(x, "dim") for x in wrap(
             f"{len(rejected)} rejected candidate(s) not shown: {rejected_hint} (--json and the trail hold them "

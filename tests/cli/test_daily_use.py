@@ -75,6 +75,10 @@ def test_rejected_candidates_only_on_request(trail_conn, trail_settings) -> None
     assert "Cited requirements" in plain and "Section 4.2" in plain
     assert f"{len(rejected)} rejected candidate(s) not shown" in plain and "rejected:" not in plain
     assert all(r["requirement_id"] in shown for r in rejected) and "rejected:" in shown
+    # ... each with why it was set aside, as the verifier wrote it (wrapped at 80 columns)
+    assert shown.count("why: ") == sum(bool(r.get("rationale")) for r in rejected) > 0
+    first = next(r for r in rejected if r.get("rationale"))
+    assert " ".join(first["rationale"].split()[:4]) in " ".join(shown.split())
     for line in shown.splitlines():  # REQ-IDs and audit ids are never cut
         assert "…" not in line
 
