@@ -26,6 +26,7 @@ or a passage): the pair head against its calibrated threshold, then the time and
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -325,11 +326,18 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     return _speaks_of(topic, held, limits.broad_topic_coverage)
 
 
+# What a document's opening says of whom or what it covers: the answer to "Who does the policy apply to?"
+_SCOPE = re.compile(r"\b(?:appl(?:y|ies)|is\s+addressed)\s+to\b|\bcovers\b", re.IGNORECASE)
+
+
 def front_matter(chunk: EvidenceItem) -> bool:
     """The document's first chunk, under its top heading alone, stating no requirement at all: a catalogue's
-    author and copyright lines, a policy's version line. Pure."""
+    author and copyright lines, a policy's version line; not a numbered section ("1 Purpose", the body's first)
+    nor one that says whom or what the document applies to. Pure."""
     path = chunk.get("section_path") or ""
-    return chunk.get("ordinal") == 0 and bool(path) and " > " not in path and not states_requirement(chunk)
+    return (chunk.get("ordinal") == 0 and bool(path) and " > " not in path and not chunk.get("section_number")
+            and not re.match(r"\d", path) and not _SCOPE.search(chunk.get("text") or "")
+            and not states_requirement(chunk))
 
 
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate,

@@ -1197,8 +1197,15 @@ def test_a_table_row_answers_under_its_header_and_passes_review(question: str, d
      "Who keeps the register?", False),
     ("Australian Signals Directorate, converted from the OSCAL catalog.", 0, "ISM > Guidelines",
      "Who wrote the catalogue?", False),
+    # the body's first numbered section, and whom a document applies to (the sample corpus's records policy: "Who
+    # does the records management policy apply to?" was refused as front matter)
+    ("This policy explains how Harbor Point Capital creates, stores and disposes of business records.", 0,
+     "1 Purpose", "What is the records policy for?", False),
+    ("This Directive lays down measures that aim to achieve a high common level of cybersecurity. It applies to "
+     "public and private entities of a type referred to in Annex I.", 0, "Subject matter and scope",
+     "Who does the directive apply to?", False),
 ], ids=["catalogue-copyright", "licence-permission", "licence-copyright", "regulation-time-asked", "policy-duty",
-        "later-chunk", "under-a-section"])
+        "later-chunk", "under-a-section", "numbered-section", "scope"])
 def test_front_matter_answers_no_question(text, ordinal, path, question, front) -> None:
     from agents.extract import extract_from_chunks
     from agents.select import Part, RankedChunk
