@@ -6,7 +6,8 @@ which answers only with more than it says (`requires_inference`).
   before or after).
 * A party: "who must ...", "to whom ...", "..., who approves ...?" (`asks_party`) is answered only by a quote
   that names someone (`names_party`): "Passwords must be at least twelve characters long" says nothing of who
-  approves an exception to them.
+  approves an exception to them; where it asks who does a duty of a known family, the quote must state that
+  duty (`agents.duties.unasked_action`: who reviews access is not who approves it).
 * An amount: a price, fee or cost (`money`), a fine or penalty (`penalty`), a rate or percentage
   (`share`) is answered only by a quote that states one: a figure of that kind, or the thing asked for
   in so many words ("no fee", "liable to a fine", "the spot rate"), as the source states it. A text that

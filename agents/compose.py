@@ -298,6 +298,10 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
                               often=asks_how_often(question),
                               who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))
+        if not mine:
+            answers.append(PartAnswer(index=index, question=question, missing_evidence=[
+                "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
+            continue
         # The law's statement of the best quote's matter answers before a policy's ("Do we need MFA for remote
         # access?": the Act's duty, then the policy's); a broad answer orders all its quotes so.
         law = next((r for r in mine[1:] if not broad and mine[0].requirement_id[4] != "S"
@@ -306,10 +310,6 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         if law is not None:
             mine.remove(law)
             mine.insert(0, law)
-        if not mine:
-            answers.append(PartAnswer(index=index, question=question, missing_evidence=[
-                "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
-            continue
         # The answer opens with a conflict where its best quote is in one, else with the best quote itself: "Can
         # we keep client data after the relationship ends?" is answered by the client assessment records' five
         # years, and the transaction records' two periods follow it.
