@@ -117,6 +117,10 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
     return out
 
 
+# A question about the firm's own documents: "What does our records policy say about ...?"
+_ASKS_POLICY = re.compile(r"\b(?:polic(?:y|ies)|procedures?|handbook|guidelines?)\b", re.IGNORECASE)
+
+
 def _has_counterpart(a: Requirement, b: Requirement, verified: list[Requirement],
                      kinds: dict[str, tuple[str, str] | None]) -> bool:
     """`b` states a duty on another kind of the thing `a`'s duty falls on, and `b`'s document has a quote on `a`'s
@@ -303,8 +307,10 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
                 "a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]))
             continue
         # The law's statement of the best quote's matter answers before a policy's ("Do we need MFA for remote
-        # access?": the Act's duty, then the policy's); a broad answer orders all its quotes so.
-        law = next((r for r in mine[1:] if not broad and mine[0].requirement_id[4] != "S"
+        # access?": the Act's duty, then the policy's), unless the question asks what a policy says; a broad
+        # answer orders all its quotes so.
+        law = next((r for r in mine[1:] if not broad and not _ASKS_POLICY.search(question)
+                    and mine[0].requirement_id[4] != "S"
                     and r.requirement_id[4] == "S" and r.binding and same_matter(mine[0].exact_quote, r.exact_quote)),
                    None)
         if law is not None:

@@ -272,7 +272,11 @@ def test_an_answer_opens_with_its_best_quote_and_its_conflicts_follow() -> None:
      "the date of the transaction.", False),
     ("Where do logs go?", "Event logs are forwarded to the central log server.", "Event logs shall be reviewed by "
      "the security team every week.", False),
-], ids=["mfa", "leaver", "other-records", "other-duty"])
+    # ... nor where the question asks what a policy says
+    ("What does our security policy say about MFA for remote access?", "Multi-factor authentication must be used "
+     "for all remote access to the firm's network.", "A controller must require multi-factor authentication for "
+     "any remote access to systems that hold personal data.", False),
+], ids=["mfa", "leaver", "other-records", "other-duty", "asks-the-policy"])
 def test_the_laws_statement_of_the_best_quotes_matter_answers_first(question: str, policy: str, law: str,
                                                                      law_first: bool) -> None:
     reqs = [_req("REQ-P001", policy).model_copy(update={"document_id": "pol", "source_type": "policy"}),
