@@ -97,11 +97,15 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
     `overlap`: see `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
     kinds = {r.requirement_id: kind(r.exact_quote) for r in verified}
+    held: dict[str, set[tuple[str, str] | None]] = {}  # the kinds each document's quotes fall on
+    for r in verified:
+        held.setdefault(r.document_id, set()).add(kinds[r.requirement_id])
     out = []
     for a, b in combinations(verified, 2):
         part = part_of.get(a.requirement_id, 0)
+        ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
         if (a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0)
-                or _has_counterpart(a, b, verified, kinds) or _has_counterpart(b, a, verified, kinds)):
+                or _other_kinds(ka, kb) and (ka in held[b.document_id] or kb in held[a.document_id])):
             continue
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
@@ -121,16 +125,12 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
 _ASKS_POLICY = re.compile(r"\b(?:polic(?:y|ies)|procedures?|handbook|guidelines?)\b", re.IGNORECASE)
 
 
-def _has_counterpart(a: Requirement, b: Requirement, verified: list[Requirement],
-                     kinds: dict[str, tuple[str, str] | None]) -> bool:
-    """`b` states a duty on another kind of the thing `a`'s duty falls on, and `b`'s document has a quote on `a`'s
-    own kind: the law's "transaction records" are weighed against the policy's transaction records, not its
-    "Complaint records". Two wordings of one kind ("Cryptographic keys", "Encryption keys") have no counterpart
-    and are still weighed against each other."""
-    ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
-    if ka is None or kb is None or ka[1] != kb[1] or ka[0] == kb[0]:
-        return False
-    return any(kinds[r.requirement_id] == ka for r in verified if r.document_id == b.document_id and r is not b)
+def _other_kinds(ka: tuple[str, str] | None, kb: tuple[str, str] | None) -> bool:
+    """Two duties fall on other kinds of one thing ("transaction records", "complaint records"). Where either
+    quote's document has a quote on the other's own kind, that one is its counterpart: the law's "transaction
+    records" are weighed against the policy's transaction records, not its "Complaint records". Two wordings of
+    one kind ("Cryptographic keys", "Encryption keys") have no counterpart and are still weighed. Pure."""
+    return ka is not None and kb is not None and ka[1] == kb[1] and ka[0] != kb[0]
 
 
 def _where(req: Requirement) -> str:
