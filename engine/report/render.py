@@ -35,6 +35,7 @@ from engine.config import Settings, load_settings, resource_dir
 from engine.errors import EngineError
 from engine.report import sign as report_sign
 from engine.report.pdf import Embedded
+from engine.report.terminal import found_line
 from engine.report.view import audit_view, batch_item_view
 from engine.trail import checkpoints, review
 from engine.trail import proofs as trail_proofs
@@ -74,6 +75,7 @@ def environment(markdown: bool = False) -> Environment:
     else:
         env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["utc"] = utc
+    env.filters["found_line"] = found_line  # one wording of a broad answer's counts, in the terminal and reports
     return env
 
 
