@@ -267,6 +267,39 @@ _NOT_NAMES = frozenset("january february march april may june july august septem
 _LINE_LABELS = re.compile(LEADING_LABELS.pattern, re.IGNORECASE | re.MULTILINE)  # at each line's start
 
 
+_ASKS_EXEMPTION = re.compile(r"\b(?:not\s+(?:required|obliged|needed)|need\s+not|(?:don't|do\s+not|does\s+not|"
+                             r"doesn't)\s+(?:have|need)\s+to|exempt\w*|exceptions?|excused?)\b", re.IGNORECASE)
+
+
+def asks_exemption(question: str) -> bool:
+    """The question asks when a duty does not apply ("When is a firm not required to tell data subjects about a
+    breach?", "Are small firms exempt?", "Are there exceptions?"). Pure."""
+    return bool(_ASKS_EXEMPTION.search(question))
+
+
+# "... apply to" asked of a text ("Do the requirements apply to us?", "Which firms do the rules apply to?"), not of
+# a thing ("What limits apply to the variable remuneration ...?")
+_TEXTS = (r"(?:rules?|regulations?|acts?|polic(?:y|ies)|directives?|requirements?|laws?|standards?|provisions?|"
+          r"articles?|sections?|chapters?|parts?|guidance|it|this|these)")
+_ASKS_SCOPE = re.compile(rf"\b(?:(?:do|does|did)\b[^.?!]{{0,80}}?|{_TEXTS}\s+|is\s+(?:it|this)\s+)"
+                         r"(?:appl(?:y|ies)|applicable)\s+to\b|\b(?:covered|bound)\s+by\b|"
+                         r"\b(?:in|within|out\s+of)\s+(?:the\s+)?scope\b", re.IGNORECASE)
+# What a document's text says of whom or what it covers: the answer to "Who does the policy apply to?"
+_STATES_SCOPE = re.compile(r"\b(?:appl(?:y|ies)|is\s+addressed)\s+to\b|\bcovers\b", re.IGNORECASE)
+
+
+def asks_scope(question: str) -> bool:
+    """The question asks whom or what a text applies to ("Which firms do the client assessment rules apply to?",
+    "Are we covered by the Safeguards Rule?", "Is a domain registrar in scope?"). Pure."""
+    return bool(_ASKS_SCOPE.search(question))
+
+
+def states_scope(text: str) -> bool:
+    """`text` says whom or what something applies to ("These Rules ... apply to every firm that provides investment
+    advice ..."; "This policy covers ..."). Pure."""
+    return bool(_STATES_SCOPE.search(text))
+
+
 def asks_party(question: str) -> bool:
     """The question asks who (a person, a role, a body): its first wh-word is "who", "whom" or "whose", at its
     start or after a comma, alone or after a preposition. Pure."""

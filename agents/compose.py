@@ -19,9 +19,28 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_how_often, asks_party, asks_time, states_frequency, states_what_is_asked
-from agents.duties import answers_apart, conflicting_figures, figures, kind, same_duty, same_matter
+from agents.asks import (
+    asks_exemption,
+    asks_how_often,
+    asks_party,
+    asks_scope,
+    asks_time,
+    states_frequency,
+    states_scope,
+    states_what_is_asked,
+)
+from agents.duties import (
+    answers_apart,
+    asked_family,
+    conflicting_figures,
+    figures,
+    kind,
+    same_duty,
+    same_matter,
+    states_family,
+)
 from agents.extract import Modality, Requirement
+from agents.modality import exempts
 from agents.parts import is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -250,14 +269,22 @@ def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> St
 
 
 def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool = False,
-           who: frozenset[str] = frozenset()) -> tuple[bool, bool, bool, int, float, str]:
+           who: frozenset[str] = frozenset(), action: str | None = None, exemption: bool = False,
+           scope: bool = False) -> tuple[bool, bool, bool, bool, bool, bool, int, float, str]:
     """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); for a
     question that asks how often, a quote that says how often before one that only sets a deadline ("review
-    access rights every quarter" before "revoke access within 24 hours"); for one that asks who, the quote that
+    access rights every quarter" before "revoke access within 24 hours"); for one that names the action it asks
+    about (`action`, agents.duties.asked_family), a quote of that action ("How quickly must complaints be
+    acknowledged?" is answered by "... acknowledge a complaint in writing within five business days ...", not by
+    "... procedures for the prompt handling of client complaints"); for one that asks when a duty does not apply
+    (`exemption`), a quote that frees someone from it; for one that asks whom a text applies to (`scope`), a
+    quote that says so; for one that asks who, the quote that
     holds more of its terms (`who`: "Who must approve shared accounts?" is answered by "... approved in writing by
     the Chief Information Security Officer", not by "System owners must review user access rights ...", each
     naming someone); then by score."""
     return (not r.binding, broad and r.requirement_id[4] != "S", often and not states_frequency(r.exact_quote),
+            action is not None and not states_family(r.exact_quote, action), exemption and not exempts(r.exact_quote),
+            scope and not states_scope(r.exact_quote),
             -len(who & set(key_terms(r.exact_quote))) if who else 0, -scores.get(r.requirement_id, 0.0),
             r.requirement_id)
 
@@ -300,7 +327,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
         mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
-                              often=asks_how_often(question),
+                              often=asks_how_often(question), action=None if broad else asked_family(question),
+                              exemption=asks_exemption(question), scope=asks_scope(question),
                               who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[

@@ -15,7 +15,7 @@ from functools import lru_cache
 from agents.asks import asked_action, asks_time
 from agents.modality import duty_verbs
 from engine.config import AnswerSettings
-from engine.terms import key_terms
+from engine.terms import key_terms, stem
 from engine.text import NUMBER, NUMBER_WORDS, PERIOD, normalize_ws
 
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
@@ -32,7 +32,7 @@ _FAMILIES = {stem: family for family, words in {
     "notify": "notifi report inform tell told alert submit communic escal",
     "destroy": "destroy delet dispos shred eras purg wipe sanitis sanit",
     "review": "review reassess re-assess updat check examin assess evalu audit inspect",
-    "provide": "provid give given send sent deliv suppli",
+    "provide": "provid give given send sent deliv suppli produc",
     "approve": "approv author authoris authoriz consent",
     "acknowledge": "acknowledg confirm",
     "test": "test exercis rehears drill simul verifi valid",
@@ -180,7 +180,7 @@ def kind(quote: str) -> tuple[str, str] | None:
 
 # The duties whose doer a who-question can be held to: keeping and providing are said of too much else ("Who keeps
 # ownership of the content?", "Who provides the service?").
-_ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}
+ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}
 
 
 def unasked_action(question: str, quote: str) -> str | None:
@@ -190,9 +190,36 @@ def unasked_action(question: str, quote: str) -> str | None:
     action = asked_action(question)
     stems = key_terms(action) if action else []
     family = _FAMILIES.get(stems[0]) if stems else None
-    if family not in _ACTIONS or any(_FAMILIES.get(t) == family for t in key_terms(quote)):
+    if family not in ACTIONS or any(_FAMILIES.get(t) == family for t in key_terms(quote)):
         return None
     return f"the question asks who is to {family}; the quote says only who does something else"
+
+
+# A question's verbs, not its nouns ("information", "provider", "risk assessment", "the author's death"): a word
+# after a modal, "to" or a subject pronoun ("must we notify", "have to tell", "do we review"), a participle after a
+# form of "be" or "get" ("be acknowledged", "is approved"), a gerund not after a determiner ("for approving").
+_VERB = re.compile(r"\b(?:must|shall|should|can|could|may|might|will|would|do|does|did|to|we|i|you|they|he|she|"
+                   r"it)\s+(?:\w+ly\s+|not\s+|still\s+|also\s+|first\s+)?([a-z]+)\b|"
+                   r"\b(?:be|been|being|is|are|was|were|get|gets|got)\s+(?:\w+ly\s+)?([a-z]+(?:ed|en|wn|t))\b|"
+                   r"(?<!\bthe\s)(?<!\ban\s)(?<!\ba\s)(?<!\bour\s)(?<!\bits\s)(?<!\bany\s)(?<!\btheir\s)"
+                   r"\b([a-z]+ing)\b", re.IGNORECASE)
+# "Can you tell me ...?" asks the engine, not about telling anyone
+_ASKS_US = re.compile(r"\btell\s+(?:me|us)\b", re.IGNORECASE)
+
+
+def asked_family(question: str) -> str | None:
+    """The one duty family a question's words name ("How quickly must complaints be acknowledged?" ->
+    acknowledge; "Do we have to tell customers when their data is breached?" -> notify; "When must a suitability
+    assessment be reviewed?" -> review), or None where they name none or more than one ("How long must we keep
+    incident reports?"). Pure."""
+    found = {_FAMILIES[s] for m in _VERB.finditer(_ASKS_US.sub(" ", question))
+             if (s := stem(m.group(1) or m.group(2) or m.group(3))) in _FAMILIES}
+    return found.pop() if len(found) == 1 else None
+
+
+def states_family(quote: str, family: str) -> bool:
+    """`quote` names an action of `family` ("communicate the breach to the affected data subjects": notify). Pure."""
+    return any(_FAMILIES.get(stem(w)) == family for w in re.findall(r"[A-Za-z][\w'-]*", quote))
 
 
 def _contained(a: set[str], b: set[str]) -> float:

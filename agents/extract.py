@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import states_what_is_asked
-from agents.modality import Modality, classify_modality
+from agents.modality import Modality, classify_modality, exempts
 from agents.quotes import (
     REFERS_ELSEWHERE,
     amends,
@@ -154,6 +154,11 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         if modal and questions:
             modal = sorted({*modal, *(i for i, s in enumerate(spans) if i not in in_table
                                       and states_what_is_asked(questions, text[s.start:s.end]))})
+        # ... and so is a sentence that frees someone from a duty ("A controller is not required to communicate a
+        # breach to data subjects if the personal data was encrypted ..."): the exception to the duty beside it
+        if modal:
+            modal = sorted({*modal, *(i for i, s in enumerate(spans) if i not in in_table
+                                      and exempts(text[s.start:s.end]))})
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
         # (Rows whose header another chunk holds are read as any other text.)

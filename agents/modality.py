@@ -385,6 +385,19 @@ def _party_duty(rest: list[str], future: bool, plural: bool, compound: bool) -> 
     return future and rest[0] == "will" and len(rest) > 1 and rest[1] in data["duties"]
 
 
+# Freedom from a duty stated outright: "is not required to", "need not", "is exempt from", "does not apply to"
+_EXEMPT = rx(r"\b(?:is|are|be|shall\s+be)\s+exempt(?:ed)?\s+from\b",
+             r"\b(?:does|do|shall)\s+not\s+apply\s+(?:to|where|if|when)\b")
+
+
+def exempts(sentence: str) -> bool:
+    """The sentence frees its subject from a duty ("A controller is not required to communicate a breach to data
+    subjects if the personal data was encrypted ..."; "need not"; "is exempt from"; "This Part does not apply
+    to ..."): modality none, but the answer to "When is a firm not required to ...?". Pure."""
+    text = normalize_ws(sentence)
+    return bool(_NOT_REQUIRED.search(_RELATIVE_REQUIREMENT.sub(" that", text)) or _EXEMPT.search(text))
+
+
 def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     """The deontic force of a sentence (`source_type`: the kind of document it stands in, where known).
 

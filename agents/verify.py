@@ -33,9 +33,27 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.asks import asks_amount, asks_time, asks_typed, states_time, states_what_is_asked, unstated
-from agents.duties import ANCHORED_TOPIC_OVERLAP, answers_apart, conflicting_figures, unasked_action
+from agents.asks import (
+    asks_amount,
+    asks_scope,
+    asks_time,
+    asks_typed,
+    states_scope,
+    states_time,
+    states_what_is_asked,
+    unstated,
+)
+from agents.duties import (
+    ACTIONS,
+    ANCHORED_TOPIC_OVERLAP,
+    answers_apart,
+    asked_family,
+    conflicting_figures,
+    states_family,
+    unasked_action,
+)
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
+from agents.modality import exempts
 from agents.parts import broad_topic, is_broad
 from agents.quotes import is_verbatim, leans_on_context, long_enough
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -190,7 +208,7 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         if checked is not None:
             judged[req.requirement_id] = checked.model_copy(update={"part": part.index, "relevance": relevance})
         elif (req.modality is Modality.NONE and states_requirement(chunks[req.chunk_id])
-              and not states_what_is_asked([part.question], req.exact_quote)):
+              and not states_what_is_asked([part.question], req.exact_quote) and not exempts(req.exact_quote)):
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "the text imposes, permits or recommends nothing (its passage has "
                                                  "a sentence that does)", 0.0, part.index, relevance)
@@ -266,6 +284,19 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.law and r.chunk_id in viable}
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
                    and r.chunk_id in viable}
+        # ... and, where no chosen passage does what the question asks done, the best passage under the cut whose
+        # quote does, above the floor ("How quickly must complaints be acknowledged?": "... acknowledge a complaint
+        # in writing within five business days ..." ranked under "procedures for the prompt handling of client
+        # complaints")
+        action = None if is_broad(question) else asked_family(question)
+        if action in ACTIONS and not any(states_family(r.exact_quote, action) for r, p, _ in eligible
+                                         if p.index == index and r.chunk_id in chosen
+                                         and quoted[(r.requirement_id, index)].verified):
+            doing = sorted({(-k.relevance, r.chunk_id) for r, p, k in eligible
+                            if p.index == index and r.chunk_id in viable and r.chunk_id not in chosen and not k.rival
+                            and k.relevance >= float(t["select_floor"]) and states_family(r.exact_quote, action)
+                            and quoted[(r.requirement_id, index)].verified})
+            chosen |= {c for _, c in doing[:1]}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             if part.index != index:
@@ -326,17 +357,13 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     return _speaks_of(topic, held, limits.broad_topic_coverage)
 
 
-# What a document's opening says of whom or what it covers: the answer to "Who does the policy apply to?"
-_SCOPE = re.compile(r"\b(?:appl(?:y|ies)|is\s+addressed)\s+to\b|\bcovers\b", re.IGNORECASE)
-
-
 def front_matter(chunk: EvidenceItem) -> bool:
     """The document's first chunk, under its top heading alone, stating no requirement at all: a catalogue's
     author and copyright lines, a policy's version line; not a numbered section ("1 Purpose", the body's first)
     nor one that says whom or what the document applies to. Pure."""
     path = chunk.get("section_path") or ""
     return (chunk.get("ordinal") == 0 and bool(path) and " > " not in path and not chunk.get("section_number")
-            and not re.match(r"\d", path) and not _SCOPE.search(chunk.get("text") or "")
+            and not re.match(r"\d", path) and not states_scope(chunk.get("text") or "")
             and not states_requirement(chunk))
 
 
@@ -404,6 +431,10 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])
            and share_of_gate((part.index, req.chunk_id)) >= limits.broad_gate_share}
     passing |= law
+    scoping: dict[int, float] = {}  # per scope question, the ranking's best chosen passage that states a scope
+    for req, part, ranked in eligible:
+        if ranked.selected and asks_scope(part.question) and states_scope(req.exact_quote):
+            scoping[part.index] = max(scoping.get(part.index, 0.0), ranked.relevance)
     for req, part, ranked in sorted(eligible, key=lambda e: -scores[(e[0].requirement_id, e[1].index)]):
         judged_key = (req.requirement_id, part.index)
         score, key = scores[judged_key], (part.index, req.chunk_id)
@@ -414,12 +445,17 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                         or share_of_gate(key) >= limits.broad_gate_share and _further_duty(
                             topics[part.index], req, held.setdefault(
                                 req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
+        # A scope question is answered by the scope statement the ranking put first among those it chose ("Which
+        # firms do the client assessment rules apply to?": "These Rules ... apply to every firm that provides
+        # investment advice ..."): the gate, fitted on duties, reads a statement of whom a text covers as off the
+        # question.
+        scope = ranked.selected and ranked.relevance >= scoping.get(part.index, 2.0) and states_scope(req.exact_quote)
         if (missing := _unsaid(part.question, req.exact_quote)) is not None:
             out[judged_key] = _reject(req, Rejection.INFERENCE, missing, score, part.index, ranked.relevance)
         elif leans_on_context(req.exact_quote):
             out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                       part.index, ranked.relevance)
-        elif not passes(key, ranked.relevance) and not further:
+        elif not passes(key, ranked.relevance) and not further and not scope:
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
                                       part.index, ranked.relevance)
         elif score < best[key] - limits.quote_gap or part.index not in topics and len(
@@ -435,7 +471,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
                           f"{part.best:.3f}) and the sentence {score:.3f}" + _passed_because(
-                              key, further, decided, head_cut, passage, gate, confident))
+                              key, further, decided, head_cut, passage, gate, confident) + (
+                    "; it says whom or what the text applies to, which the question asks, and the ranking put its "
+                    "passage first" if scope and not passes(key, ranked.relevance) else ""))
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from agents.asks import asked_action, asks_amount, asks_party, asks_time, names_party, states_amount, unstated
-from agents.duties import unasked_action
+from agents.duties import asked_family, states_family, unasked_action
 from agents.verify import Rejection, decide
 
 
@@ -222,3 +222,69 @@ def test_asked_action(question: str, action: str | None) -> None:
 ])
 def test_a_who_question_is_answered_by_who_does_what_it_asks(question: str, quote: str, answers: bool) -> None:
     assert (unasked_action(question, quote) is None) is answers
+
+
+@pytest.mark.parametrize(("question", "family"), [
+    ("How quickly must complaints be acknowledged?", "acknowledge"),  # sample corpus
+    ("Do we have to tell customers when their data is breached?", "notify"),
+    ("When must a suitability assessment be reviewed?", "review"),  # the noun and the verb: one family
+    ("How often do we need to test our disaster recovery plan?", "test"),  # company policies
+    ("How long do we have to fix a critical vulnerability once we've found it?", "remediate"),
+    ("How long can an account sit unused before we have to disable it?", "revoke"),  # control catalogue
+    ("What are the requirements for reviewing event logs to pick up security events?", "review"),
+    ("How long do we have to notify patients about a breach?", "notify"),  # US regulation
+    ("Are we obliged to tell the supervisor about cyber threats?", "notify"),  # EU regulation
+    # nouns name no action: information (inform), provider (provide), the author (authorise), a risk assessment
+    ("What information has each log entry got to contain?", None),
+    ("If an ICT provider asks to be treated as critical, how long can the ESAs take to decide?", None),
+    ("How many years after the author's death does copyright protection last in the EU?", None),
+    ("In which situations are we obliged to run a fresh ICT risk assessment?", None),
+    # two actions, or "tell me" (asks the engine): none
+    ("How long must we keep the records of each test?", None),
+    ("Can you tell me what the breach register must contain?", None),
+    ("Can employees trade shares on their own account?", None),
+])
+def test_asked_family_is_the_action_a_question_asks_about(question: str, family: str | None) -> None:
+    assert asked_family(question) == family
+
+
+@pytest.mark.parametrize(("quote", "family", "states"), [
+    ("Where a personal data breach is likely to result in a high risk ..., the controller shall communicate the "
+     "breach to the affected data subjects without undue delay.", "notify", True),
+    ("The controller must take immediate steps to contain a personal data breach and to limit its effects.",
+     "notify", False),
+    ("A firm must acknowledge a complaint in writing within five business days of receiving it.", "acknowledge",
+     True),
+    ("All Exceptions are reviewed every six months to re-assess its validity.", "review", True),
+])
+def test_states_family(quote: str, family: str, states: bool) -> None:
+    assert states_family(quote, family) is states
+
+
+@pytest.mark.parametrize(("question", "scope"), [
+    ("Which firms do the client assessment rules apply to?", True),  # sample corpus
+    ("We are a small, non-interconnected investment firm. Do the full ICT risk management requirements apply to "
+     "us?", True),  # EU regulation
+    ("We run a car dealership that also leases cars long term. Are we covered by the Safeguards Rule?", True),  # US
+    ("Is a domain registrar within the scope of the directive?", True),  # EU directive
+    ("What limits apply to the variable remuneration of management body members?", False),  # "apply to" a thing
+    ("Does the admin console need more than a password to get in?", False),  # standard
+])
+def test_asks_scope(question: str, scope: bool) -> None:
+    from agents.asks import asks_scope
+
+    assert asks_scope(question) is scope
+
+
+@pytest.mark.parametrize(("text", "scope"), [
+    ("These Rules are issued by the Northbridge Financial Services Authority and apply to every firm that provides "
+     "investment advice or portfolio management to clients in Northbridge.", True),  # sample corpus
+    ("This policy applies to all information systems operated by Harbor Point Capital.", True),  # sample corpus
+    ("This Regulation applies to the following financial entities:", True),  # EU regulation
+    ("This Directive is addressed to the Member States.", True),  # EU directive
+    ("A firm must retain transaction records for at least six years.", False),
+])
+def test_states_scope(text: str, scope: bool) -> None:
+    from agents.asks import states_scope
+
+    assert states_scope(text) is scope

@@ -214,6 +214,101 @@ def test_a_who_question_is_answered_first_by_the_quote_that_holds_its_terms() ->
     assert answer.statements[0].requirement_ids == ["REQ-P001"]
 
 
+@pytest.mark.parametrize(("question", "quotes", "lead"), [
+    # the sample corpus: "prompt handling" scored above the five business days, which answer how quickly
+    ("How quickly must complaints be acknowledged?",
+     {"REQ-S001": "A firm must establish and maintain effective procedures for the prompt handling of client "
+                  "complaints.",
+      "REQ-S002": "A firm must acknowledge a complaint in writing within five business days of receiving it."},
+     "REQ-S002"),
+    # a control catalogue's wording: how long an account may sit unused is answered by when it is disabled
+    ("How long can an account sit unused before we have to disable it?",
+     {"REQ-P001": "Privileged accounts are reviewed at least annually to confirm they are still required.",
+      "REQ-P002": "Accounts that have been inactive for 45 days are disabled."}, "REQ-P002"),
+    # a question naming no action keeps the score's order
+    ("What must a breach register contain?",
+     {"REQ-S001": "The controller must take immediate steps to contain a personal data breach and to limit its "
+                  "effects.",
+      "REQ-S002": "A controller must document every personal data breach in a breach register."}, "REQ-S001"),
+])
+def test_an_answer_opens_with_a_quote_of_the_action_asked(question: str, quotes: dict[str, str], lead: str) -> None:
+    verified = [_req(rid, quote) for rid, quote in quotes.items()]
+    scores = {rid: 0.5 - i / 10 for i, rid in enumerate(quotes)}  # the first scores best
+    answer = compose_rules(verified, parts=[question], scores=scores)
+    assert answer.statements[0].kind == "direct" and answer.statements[0].requirement_ids == [lead]
+    assert review_answer(answer, verified).passed
+
+
+class _Thresholds:
+    thresholds = {"select_floor": 0.1, "select_gap": 0.3, "select_max": 3}
+
+
+def _cut_for(question: str, passages: dict[str, tuple[float, str]]) -> dict[str, bool]:
+    """Which passages (chunk id -> (relevance, quote)) the selection cut keeps for `question`, every quote having
+    passed the gate."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import JudgedRequirement, _selection_cut
+
+    part = Part(index=0, question=question, ranked=[RankedChunk(chunk_id=c, relevance=r, selected=True)
+                                                     for c, (r, _) in passages.items()])
+    eligible, quoted = [], {}
+    for n, (chunk, (_, quote)) in enumerate(passages.items(), 1):
+        req = _req(f"REQ-S00{n}", quote).model_copy(update={"chunk_id": chunk})
+        eligible.append((req, part, part.relevance_of(chunk)))
+        quoted[(req.requirement_id, 0)] = JudgedRequirement(requirement=req, verified=True, rejection_reason=None,
+                                                            rationale="", score=0.5, part=0)
+    decided = _selection_cut(eligible, quoted, _Thresholds())  # type: ignore[arg-type]
+    return {r.chunk_id: decided[(r.requirement_id, 0)].verified for r, _, _ in eligible}
+
+
+def test_the_cut_keeps_a_passage_that_does_what_is_asked_where_no_chosen_one_does() -> None:
+    # the sample corpus's wording: "prompt handling" ranked first, the five business days under the cut
+    kept = _cut_for("How quickly must complaints be acknowledged?", {
+        "handling": (0.73, "A firm must establish and maintain effective procedures for the prompt handling of "
+                           "client complaints."),
+        "records": (0.45, "A firm must keep a record of each complaint and the measures taken to resolve it."),
+        "acknowledge": (0.39, "A firm must acknowledge a complaint in writing within five business days of "
+                              "receiving it.")})
+    assert kept == {"handling": True, "records": True, "acknowledge": True}
+    # a chosen passage already does what is asked: the cut stands (the control catalogue's rehearsal question)
+    kept = _cut_for("How often do we have to rehearse our incident response plan?", {
+        "exercised": (0.73, "The incident response plan is tested at least annually."),
+        "maintained": (0.39, "As part of maintaining the plan, it is tested after each major change.")})
+    assert kept == {"exercised": True, "maintained": False}
+    # under the floor, or a question that names no action: the cut stands
+    kept = _cut_for("How quickly must complaints be acknowledged?", {
+        "handling": (0.73, "A firm must establish procedures for the prompt handling of client complaints."),
+        "acknowledge": (0.05, "A firm must acknowledge a complaint in writing within five business days.")})
+    assert kept == {"handling": True, "acknowledge": False}
+    kept = _cut_for("Are complaint procedures needed?", {
+        "handling": (0.73, "A firm must establish procedures for the prompt handling of client complaints."),
+        "acknowledge": (0.39, "A firm must acknowledge a complaint in writing within five business days.")})
+    assert kept == {"handling": True, "acknowledge": False}
+
+
+def test_an_exemption_is_a_candidate_and_answers_when_a_duty_does_not_apply(deps: Deps) -> None:
+    # the sample corpus's section 4.2: "A controller is not required to communicate a breach to data subjects if
+    # the personal data was encrypted ..." was never offered (modality none beside a duty), so "What does the Act
+    # say about encryption?" was answered by the duty alone
+    result = _answer("When is a controller not required to tell data subjects about a breach?", deps)
+    cited = {r["requirement_id"]: r for r in result["verified_requirements"]}
+    lead = result["statements"][0]
+    assert lead["kind"] == "direct"
+    assert cited[lead["requirement_ids"][0]]["exact_quote"].startswith("A controller is not required to communicate")
+    result = _answer("What does the Act say about encryption?", deps)
+    assert any("personal data was encrypted" in r["exact_quote"] for r in result["verified_requirements"])
+
+
+def test_a_scope_question_is_answered_by_the_scope_statement_the_ranking_chose(deps: Deps) -> None:
+    # the sample corpus: "These Rules ... apply to every firm that provides investment advice ..." was ranked
+    # within the cut but set aside by the gate (0.183), and the question was answered by a suitability duty
+    result = _answer("Which firms do the client assessment rules apply to?", deps)
+    cited = {r["requirement_id"]: r for r in result["verified_requirements"]}
+    lead = cited[result["statements"][0]["requirement_ids"][0]]
+    assert "apply to every firm that provides investment advice" in lead["exact_quote"]
+    assert "applies to, which the question asks" in lead["rationale"]
+
+
 def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
     # the sample corpus: the direct answer gave the two times alone ("without undue delay and, where feasible, not
     # later than 72 hours ... while within 5 business days ..."), so "who must be told" went unanswered

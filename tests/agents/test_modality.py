@@ -291,6 +291,10 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
      "The controller shall notify the Commissioner not later than 72 hours after becoming aware of it.", False),
     ("High severity alerts are reviewed within 24 hours.",
      "A critical vulnerability must be remediated within 48 hours of its identification.", False),
+    # the sample corpus: producing records on request is not destroying them ("How long do we keep records?")
+    ("A firm must produce any record requested by the Authority within five business days of the request, as set "
+     "out in section 4.2 for the relevant retention period.", "Records that have reached the end of their "
+     "retention period should be destroyed securely within ninety days.", False),
     # one document abbreviates what the other spells out, behind a list label; a label is no subject term
     ("The business continuity and disaster recovery plan, including a full restoration from backup, must be "
      "tested at least twice in each calendar year.", "(b) BCDR shall be simulated and tested at least once a year.",
@@ -313,7 +317,7 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     ("Accounts shall be locked after five failed login attempts.",
      "User accounts are locked after 5 failed login attempts.", False),
 ], ids=["review-access", "retain-logs", "review-firewall", "bearer-not-topic", "same-bearer-only",
-        "notify-vs-keep", "other-recipients", "other-topics",
+        "notify-vs-keep", "other-recipients", "other-topics", "produce-vs-destroy",
         "acronym-and-label", "acronym-not-in-other", "consecutive-days", "password-length", "login-attempts",
         "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
@@ -827,3 +831,28 @@ def test_definitions_deeming_and_powers_conferred(sentence: str, expected: Modal
 ], ids=["lettered-point", "bulleted-point", "no-longer", "will-have"])
 def test_a_contract_partys_will_in_a_list_point(sentence: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type="contract") is expected
+
+
+@pytest.mark.parametrize(("sentence", "frees"), [
+    # the sample corpus
+    ("A controller is not required to communicate a breach to data subjects if the personal data was encrypted and "
+     "the key was not compromised.", True),
+    ("Nothing in this section requires the Authority to give advance notice of an inspection.", True),
+    # an EU regulation and an EU directive: what a provision leaves out
+    ("Articles 5 to 15 of this Regulation shall not apply to small and non-interconnected investment firms.", True),
+    ("This Directive does not apply to public administration entities that carry out their activities in the areas "
+     "of national security.", True),
+    # a US regulation and a licence
+    ("Substitute notice need not be provided in the case in which there is insufficient contact information.", True),
+    ("You are not required to accept this License in order to receive or run a copy of the Program.", True),
+    # ADGM rules
+    ("The persons set out in Schedule 3 are exempt from the General Prohibition.", True),
+    # counter-examples: a duty, a relative clause picking out things, a duty's scope
+    ("A controller must document every personal data breach in a breach register.", False),
+    ("All Production Systems must disable services that are not required to achieve the business purpose.", False),
+    ("This Regulation applies to the financial entities listed in paragraph 1.", False),
+])
+def test_exempts_reads_freedom_from_a_duty(sentence: str, frees: bool) -> None:
+    from agents.modality import exempts
+
+    assert exempts(sentence) is frees
