@@ -51,7 +51,13 @@ _NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+
                             r"(?:necessary|required|appropriate|needed|expected|considered|advisable)\b|"
                             # "When is a firm permitted to ...": the circumstances, not a time
                             r"^\W*when\s+(?:is|are)\s+(?:\w+\s+){1,8}?(?:permitted|allowed|entitled|eligible|exempt(?:ed)?)"
-                            r"\b", re.IGNORECASE)
+                            r"\b|"
+                            # "How long does a password have to be (at minimum)?": a length, not a time; but "How long
+                            # must the notice period be?" asks one
+                            r"\bhow\s+long\s+(?:must|should|shall|does|do|is|are|has|have|can|needs?)\b"
+                            r"(?:(?!\b(?:period|term|duration|notice|retention|interval|window|delay|timeout|session|"
+                            r"suspension|lockout|gap)s?\b)[^?.]){0,60}?\bbe"
+                            r"(?:\s+at\s+(?:a\s+|the\s+)?(?:minimum|least|most))?\s*(?:\?|$)", re.IGNORECASE)
 
 
 def asks_time(question: str) -> bool:

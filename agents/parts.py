@@ -122,8 +122,8 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
 
 # A second question of a question word alone, about what the first asks of: "What security training must our staff
 # complete, and how often?", "What must be reported, and when?".
-_ELLIPTICAL = re.compile(r"^(?:how\s+(?:often|frequently|long|soon|quickly)|when|by\s+when|who|to\s+whom)\W*$",
-                         re.IGNORECASE)
+_ELLIPTICAL = re.compile(r"^(?:how\s+(?:often|frequently|long|soon|quickly|fast|promptly)|when|by\s+when|who|"
+                         r"to\s+whom)\W*$", re.IGNORECASE)
 
 
 def _elliptical(piece: str, before: str) -> str:

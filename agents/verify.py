@@ -9,13 +9,13 @@ held-out ObliQA questions), in two steps:
   rejected as `does_not_address_question`, with both scores in the rationale;
 * the quote: its passage must pass the gate: the gate head (`engine.relevance.scorer.GATE_FEATURES`,
   fitted on passages the selection chose on every development corpus, bench/calibrate_gate.py) at
-  `gate_head`, reading the pair head, the cross-encoder, late interaction and the passage's ranking
-  beside its part's best; where the scorer has no gate head or no cross-encoder is loaded, the pair
-  head at `gate_selected` (calibrated for chosen passages) unless the ranking scores the passage at
-  least `gate_confident`; the pair head scores each sentence against the part; within a passage,
-  sentences far below its best one are set aside, and code rules still apply: a question that asks
-  for a time or an amount (a fee, a fine, a rate) needs a quote that states one (agents.asks:
-  `requires_inference`), a quote that leans on preceding
+  `gate_head` (or the ranking at `gate_confident`), reading the pair head, the cross-encoder, late
+  interaction and the passage's ranking beside its part's best; where the scorer has no gate head or
+  no cross-encoder is loaded, the pair head at `gate_selected` (calibrated for chosen passages) unless
+  the ranking scores the passage at least `gate_confident`; the pair head scores each sentence against
+  the part; within a passage, sentences far below its best one are set aside, and code rules still
+  apply: a question that asks for a time or an amount (a fee, a fine, a rate) needs a quote that
+  states one (agents.asks: `requires_inference`), a quote that leans on preceding
   text ("such records") is `incomplete_quote`, and a sentence that imposes nothing is cited only
   from a passage that imposes nothing either (a definition or statement that answers; its modality
   is `none`).
@@ -392,9 +392,13 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     decided = _gate_head(eligible, model, chunks)
     head_cut = float(model.thresholds.get("gate_head", 1.0)) if decided else 1.0
 
+    # The ranking's sure verdict (at least `gate_confident`, which the best passage retrieved for another document's
+    # question reaches for 1% of calibration questions) stands whatever the gate reads: "What should we do with
+    # drafts?" ranks "A firm is not required to retain drafts or working copies ..." at 0.940, and the gate head,
+    # which reads a statement of no duty as off the question, scored it 0.299.
     def passes(key: tuple[int, str], relevance: float) -> bool:
         if decided:
-            return decided[key] >= head_cut
+            return decided[key] >= head_cut or relevance >= confident
         return passage[key] >= gate or relevance >= confident
 
     def below(key: tuple[int, str], relevance: float) -> str:
@@ -471,19 +475,22 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                 relevance=ranked.relevance,
                 rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
                           f"{part.best:.3f}) and the sentence {score:.3f}" + _passed_because(
-                              key, further, decided, head_cut, passage, gate, confident) + (
+                              key, further, decided, head_cut, passage, gate, confident, ranked.relevance) + (
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "
                     "passage first" if scope and not passes(key, ranked.relevance) else ""))
     return out
 
 
 def _passed_because(key: tuple[int, str], further: bool, decided: dict[tuple[int, str], float], head_cut: float,
-                    passage: dict[tuple[int, str], float], gate: float, confident: float) -> str:
+                    passage: dict[tuple[int, str], float], gate: float, confident: float, relevance: float = 0.0
+                    ) -> str:
     """The end of a verified quote's rationale: what let its passage through the gate. Pure."""
     duty = "it states a further duty on the broad question's subject, which another passage of this part answers"
     if decided:
         return (f"; the gate scores its passage {decided[key]:.3f} (threshold {head_cut:.3f})"
-                + (f", under it, but {duty}" if further else ""))
+                + (f", under it, but {duty}" if further else "")
+                + (f", under it, but the ranking is sure of it (at least {confident:.3f})"
+                   if not further and decided[key] < head_cut and relevance >= confident else ""))
     if passage[key] >= gate:
         return ""
     return (f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but "

@@ -144,8 +144,9 @@ def answer_lines(record: dict[str, Any], *, width: int = 80, show_rejected: bool
         out += [Line(""), Line(f"Cited requirements ({len(cited)})", "bold")]
         for req in cited:
             out += _requirement(req, width)
-    missing = list(dict.fromkeys([*(answer.get("missing_evidence") or []),
-                                  *(m for p in answer.get("parts") or [] for m in p.get("missing_evidence") or [])]))
+    # the answer's own list names each part's ("part 2: ..."); the parts' lists are read only where it has none
+    missing = list(dict.fromkeys(answer.get("missing_evidence") or [
+        m for p in answer.get("parts") or [] for m in p.get("missing_evidence") or []]))
     if missing:
         out += [Line(""), Line("Missing evidence", "bold red")]
         for item in missing:

@@ -288,3 +288,19 @@ def test_states_scope(text: str, scope: bool) -> None:
     from agents.asks import states_scope
 
     assert states_scope(text) is scope
+
+
+@pytest.mark.parametrize(("question", "time"), [
+    # a thing's length is no time: the sample corpus, the application security standard, a catalogue's wording
+    ("How long must passwords be?", False),
+    ("How long does a password have to be at minimum?", False),
+    ("How long should an encryption key be?", False),
+    # ... but a period's, a term's, a timeout's length is, and so is how long a thing is kept or may stay so
+    ("How long must the notice period be?", True),
+    ("How long must the session timeout be?", True),
+    ("How long must records be kept?", True),
+    ("How long can an account be inactive before it is disabled?", True),
+    ("How long is the retention period?", True),
+])
+def test_how_long_a_thing_is_no_time(question: str, time: bool) -> None:
+    assert asks_time(question) is time

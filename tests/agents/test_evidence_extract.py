@@ -75,16 +75,17 @@ def _chunk(source_type: str = "regulation", text: str = CHUNK_TEXT, chunk_id: st
 def test_extract_verbatim_quotes_with_ids_and_flags() -> None:
     reqs = extract_from_chunks([_chunk(), _chunk("policy", "Staff must report every incident to the security "
                                                            "team within one hour of discovery.", "chk_b")])
-    assert [r.requirement_id for r in reqs] == ["REQ-S001", "REQ-S002", "REQ-P001"]
-    for req, text in zip(reqs, [CHUNK_TEXT, CHUNK_TEXT, None], strict=True):
+    assert [r.requirement_id for r in reqs] == ["REQ-S001", "REQ-S002", "REQ-S003", "REQ-P001"]
+    for req, text in zip(reqs, [CHUNK_TEXT, CHUNK_TEXT, CHUNK_TEXT, None], strict=True):
         source = text or "Staff must report every incident to the security team within one hour of discovery."
         assert source[req.char_start:req.char_end] == req.exact_quote
     assert reqs[0].modality is Modality.OBLIGATION and reqs[0].extraction_confidence == "high"
-    assert reqs[1].refers_elsewhere and reqs[1].extraction_confidence == "low"
-    assert all(not r.exact_quote.startswith("A firm is not required") for r in reqs)  # imposes nothing
+    # an exemption imposes nothing but is offered beside the duties: the answer to "What should we do with drafts?"
+    assert reqs[1].exact_quote.startswith("A firm is not required") and reqs[1].modality is Modality.NONE
+    assert reqs[2].refers_elsewhere and reqs[2].extraction_confidence == "low"
     # "Such records ..." leans on the sentence that names the records: quoted from there, its modality its own
-    assert reqs[1].exact_quote.startswith("A firm must retain transaction records") and reqs[1].exact_quote.endswith(
-        "section 4.1 of this Regulation.") and reqs[1].modality is Modality.OBLIGATION
+    assert reqs[2].exact_quote.startswith("A firm must retain transaction records") and reqs[2].exact_quote.endswith(
+        "section 4.1 of this Regulation.") and reqs[2].modality is Modality.OBLIGATION
     assert all(r.exact_quote != "The firm must act." for r in reqs)  # under 10 words
 
 

@@ -210,8 +210,11 @@ def test_a_who_question_is_answered_first_by_the_quote_that_holds_its_terms() ->
     answer = compose_rules([review, shared], parts=["Who must approve shared accounts?"], scores=scores)
     assert answer.statements[0].kind == "direct" and answer.statements[0].requirement_ids == ["REQ-P002"]
     # a question that does not ask who keeps the score's order
-    answer = compose_rules([review, shared], parts=["What must be done about shared accounts?"], scores=scores)
+    answer = compose_rules([review, shared], parts=["How is access to accounts controlled?"], scores=scores)
     assert answer.statements[0].requirement_ids == ["REQ-P001"]
+    # ... and a broad one leads with the quote that names its subject
+    answer = compose_rules([review, shared], parts=["What must be done about shared accounts?"], scores=scores)
+    assert answer.statements[0].requirement_ids == ["REQ-P002"]
 
 
 @pytest.mark.parametrize(("question", "quotes", "lead"), [
@@ -307,6 +310,37 @@ def test_a_scope_question_is_answered_by_the_scope_statement_the_ranking_chose(d
     lead = cited[result["statements"][0]["requirement_ids"][0]]
     assert "apply to every firm that provides investment advice" in lead["exact_quote"]
     assert "applies to, which the question asks" in lead["rationale"]
+
+
+def test_a_broad_answer_leads_with_the_quotes_that_name_its_subject() -> None:
+    # the sample corpus's section 4.2: the retention periods scored above the one sentence about drafts
+    quotes = {"REQ-S001": "A firm must retain transaction records for at least six years from the date of the "
+                          "transaction.",
+              "REQ-S002": "A firm must retain records of client assessments for at least five years after the end "
+                          "of the client relationship.",
+              "REQ-S003": "A firm is not required to retain drafts or working copies of documents once the final "
+                          "version has been recorded."}
+    verified = [_req(rid, quote) for rid, quote in quotes.items()]
+    scores = {"REQ-S001": 0.3, "REQ-S002": 0.4, "REQ-S003": 0.1}
+    answer = compose_rules(verified, parts=["What should we do with drafts?"], scores=scores)
+    assert [s.requirement_ids[0] for s in answer.statements[:2]] == ["REQ-S003", "REQ-S003"]
+    assert [s.requirement_ids[0] for s in answer.statements[2:]] == ["REQ-S002", "REQ-S001"]  # then by score
+    # the law before the policies still: a policy's quote on drafts comes after the law's on anything
+    policy = _req("REQ-P001", "Drafts must be deleted once the final version is approved.").model_copy(
+        update={"document_id": "pol", "source_type": "policy"})
+    answer = compose_rules([*verified, policy], parts=["What should we do with drafts?"],
+                           scores={**scores, "REQ-P001": 0.9})
+    assert [s.requirement_ids[0] for s in answer.statements[1:]] == ["REQ-S003", "REQ-S002", "REQ-S001", "REQ-P001"]
+
+
+def test_the_rankings_sure_verdict_stands_against_the_gate(deps: Deps) -> None:
+    # the sample corpus: the ranking put "A firm is not required to retain drafts ..." at 0.940 for "What should we
+    # do with drafts?", the gate head at 0.299 (under 0.383), and the question was refused
+    result = _answer("What should we do with drafts?", deps)
+    lead = next(r for r in result["verified_requirements"]
+                if r["requirement_id"] == result["statements"][0]["requirement_ids"][0])
+    assert lead["exact_quote"].startswith("A firm is not required to retain drafts")
+    assert "the ranking is sure of it" in lead["rationale"]
 
 
 def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
@@ -809,8 +843,8 @@ def test_a_passage_the_ranking_is_sure_of_passes_the_gate_whatever_the_pair_head
 
 def test_the_gate_head_decides_in_place_of_the_pair_head_and_the_ranking() -> None:
     """With a gate head, its probability against `gate_head` decides: a passage the pair head scores low passes
-    when the gate head is over its threshold, and one the ranking is sure of is refused under it; the reason
-    names the gate head's score and both others."""
+    when the gate head is over its threshold, and one it scores under is refused, the reason naming the gate
+    head's score and both others; but not one the ranking is sure of (at least `gate_confident`)."""
     chunk, req = _one_quote("Your licence is reinstated if you cure the violation within 30 days after the notice.",
                             "contract", Modality.NONE)
     question = "How can a terminated licence be reinstated?"
@@ -818,11 +852,14 @@ def test_the_gate_head_decides_in_place_of_the_pair_head_and_the_ranking() -> No
     cited = _verify_one(question, chunk, req, passes, 0.3)
     assert cited.verified and "the gate scores its passage 0.600 (threshold 0.400)" in cited.rationale
     assert passes.gate_calls == [(question, [0.3], 0.3)]
-    refused = _verify_one(question, chunk, req, _PairModel(0.9, gate=0.2, gate_selected=0.2, gate_confident=0.75,
-                                                           gate_head=0.4), 0.95)
+    vetoes = _PairModel(0.9, gate=0.2, gate_selected=0.2, gate_confident=0.75, gate_head=0.4)
+    refused = _verify_one(question, chunk, req, vetoes, 0.7)
     assert not refused.verified and refused.rejection_reason == "does_not_address_question"
-    assert "the gate scores its passage 0.200, below the gate (0.400; ranking 0.950, the passage alone 0.900)" \
+    assert "the gate scores its passage 0.200, below the gate (0.400; ranking 0.700, the passage alone 0.900)" \
         in refused.rationale
+    sure = _verify_one(question, chunk, req, vetoes, 0.95)
+    assert sure.verified and ("the gate scores its passage 0.200 (threshold 0.400), under it, but the ranking is sure "
+                              "of it (at least 0.750)") in sure.rationale
 
 
 @pytest.mark.parametrize(("question", "quote", "cited"), [

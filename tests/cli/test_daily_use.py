@@ -290,3 +290,21 @@ def test_a_broad_answer_says_how_many_requirements_it_found() -> None:
     assert "cited" not in "\n".join(line.text for line in answer_lines(record, width=80))
     record["answer"]["parts"][0]["found"] = None  # not a broad question: nothing said
     assert "found:" not in "\n".join(line.text for line in answer_lines(record, width=80))
+
+
+def test_missing_evidence_is_listed_once() -> None:
+    # the answer's list names each part ("part 2: ..."); the parts' own lists said the same again unnamed
+    record = {"question": "Who must notify a breach, and how fast?", "requirements": [], "answer": {
+        "status": "ANSWERED", "grounding_confidence": "low", "direct_answer": "The DPO [REQ-P001].",
+        "missing_evidence": ["part 2: a requirement that explicitly addresses: fast"],
+        "parts": [{"index": 0, "question": "Who must notify a breach?", "missing_evidence": []},
+                  {"index": 1, "question": "How fast?", "missing_evidence": [
+                      "a requirement that explicitly addresses: fast"]}]}}
+    text = "\n".join(line.text for line in answer_lines(record, width=80))
+    missing = text[text.index("Missing evidence"):]
+    assert "part 2: a requirement that explicitly addresses: fast" in missing
+    assert missing.count("explicitly addresses") == 1
+    # a record whose answer keeps no list of its own shows its parts'
+    del record["answer"]["missing_evidence"]
+    text = "\n".join(line.text for line in answer_lines(record, width=80))
+    assert text[text.index("Missing evidence"):].count("explicitly addresses: fast") == 1

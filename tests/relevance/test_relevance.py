@@ -316,6 +316,9 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["What must the contingency plan cover?", "Who approves it (contingency plan)?"]),
     ("Who signs off the system security plan, and when?",
      ["Who signs off the system security plan?", "When (signs system security plan)?"]),
+    ("Who is the Data Protection Officer required to notify about a breach, and how fast?",  # the sample corpus
+     ["Who is the Data Protection Officer required to notify about a breach?",
+      "How fast (Data Protection Officer notify breach)?"]),
     # a part with no subject of its own (what is asked of one: a deadline, penalties, exceptions) asks about the
     # part before's; one that names its own subject stays as it is
     ("Do we have to tell the FTC when hackers walk off with unencrypted customer data, and what is the deadline?",
@@ -333,7 +336,8 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
         "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
         "that-clause", "part-before", "late-pronoun", "and-how-often",
-        "context-and-how-often", "and-who", "and-when-alone", "bare-deadline", "bare-penalties", "bare-exceptions",
+        "context-and-how-often", "and-who", "and-when-alone", "and-how-fast",
+        "bare-deadline", "bare-penalties", "bare-exceptions",
         "own-subject"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
