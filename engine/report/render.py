@@ -35,7 +35,7 @@ from engine.config import Settings, load_settings, resource_dir
 from engine.errors import EngineError
 from engine.report import sign as report_sign
 from engine.report.pdf import Embedded
-from engine.report.terminal import found_line
+from engine.report.terminal import found_line, modality_label
 from engine.report.view import audit_view, batch_item_view
 from engine.trail import checkpoints, review
 from engine.trail import proofs as trail_proofs
@@ -76,6 +76,7 @@ def environment(markdown: bool = False) -> Environment:
         env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True)
     env.filters["utc"] = utc
     env.filters["found_line"] = found_line  # one wording of a broad answer's counts, in the terminal and reports
+    env.filters["modality_label"] = modality_label  # "none: exemption", as the terminal shows it
     return env
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any, NamedTuple
 
+from agents.asks import states_scope
+from agents.modality import exempts
 from engine.ingest.citations import derived_citation
 from engine.text import normalize_ws
 
@@ -43,8 +45,19 @@ def _cited_ids(answer: dict[str, Any]) -> list[str]:
     return list(seen)
 
 
+def modality_label(req: dict[str, Any]) -> str:
+    """A requirement's modality as a reader reads it: a quote that imposes nothing says what it does instead, where
+    it frees someone from a duty ("none: exemption") or says whom a text applies to ("none: scope"). The record
+    keeps the modality alone."""
+    kind = str(req.get("modality", ""))
+    if kind == "none":
+        quote = req.get("exact_quote", "")
+        kind += ": exemption" if exempts(quote) else ": scope" if states_scope(quote) else ""
+    return kind
+
+
 def _requirement(req: dict[str, Any], width: int, note: str = "") -> list[Line]:
-    kind = req.get("modality", "")
+    kind = modality_label(req)
     if req.get("binding") is False:
         kind += ", non-binding context"
     head = f"{req['requirement_id']}  {_source(req)} ({kind}){note}"

@@ -12,6 +12,7 @@ from jinja2 import Environment, FileSystemLoader
 
 from engine.config import resource_dir
 from engine.report.render import utc
+from engine.report.terminal import modality_label
 from engine.web.auth import take_flash
 
 
@@ -20,6 +21,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(resource_dir("templates") / "web"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["utc"] = utc  # a time as the reports print it
+    env.filters["modality_label"] = modality_label  # "none: exemption", as the terminal and reports show it
     return env
 
 

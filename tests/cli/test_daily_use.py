@@ -308,3 +308,23 @@ def test_missing_evidence_is_listed_once() -> None:
     del record["answer"]["missing_evidence"]
     text = "\n".join(line.text for line in answer_lines(record, width=80))
     assert text[text.index("Missing evidence"):].count("explicitly addresses: fast") == 1
+
+
+@pytest.mark.parametrize(("modality", "quote", "label"), [
+    ("none", "A controller is not required to communicate a breach to data subjects if the personal data was "
+             "encrypted and the key was not compromised.", "none: exemption"),  # sample corpus
+    ("none", "This Directive does not apply to public administration entities.", "none: exemption"),  # EU directive
+    ("none", "These Rules ... apply to every firm that provides investment advice or portfolio management.",
+     "none: scope"),
+    ("none", '"Suitability report" means the written statement a firm gives a client.', "none"),  # a definition
+    ("obligation", "A firm must retain transaction records for at least six years.", "obligation"),
+])
+def test_a_quote_that_imposes_nothing_says_what_it_does(modality: str, quote: str, label: str) -> None:
+    from engine.report.terminal import modality_label
+
+    req = {"requirement_id": "REQ-S001", "modality": modality, "exact_quote": quote, "document_title": "Act",
+           "section_path": "4.2"}
+    assert modality_label(req) == label
+    record = {"question": "Q?", "requirements": [{**req, "verified": True}], "answer": {
+        "status": "ANSWERED", "statements": [{"text": "x [REQ-S001].", "requirement_ids": ["REQ-S001"]}]}}
+    assert f"({label})" in " ".join(line.text for line in answer_lines(record, width=200))
