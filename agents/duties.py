@@ -180,7 +180,7 @@ def kind(quote: str) -> tuple[str, str] | None:
 
 # The duties whose doer a who-question can be held to: keeping and providing are said of too much else ("Who keeps
 # ownership of the content?", "Who provides the service?").
-ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}
+_ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}
 
 
 def unasked_action(question: str, quote: str) -> str | None:
@@ -190,7 +190,7 @@ def unasked_action(question: str, quote: str) -> str | None:
     action = asked_action(question)
     stems = key_terms(action) if action else []
     family = _FAMILIES.get(stems[0]) if stems else None
-    if family not in ACTIONS or any(_FAMILIES.get(t) == family for t in key_terms(quote)):
+    if family not in _ACTIONS or any(_FAMILIES.get(t) == family for t in key_terms(quote)):
         return None
     return f"the question asks who is to {family}; the quote says only who does something else"
 

@@ -44,12 +44,9 @@ from agents.asks import (
     unstated,
 )
 from agents.duties import (
-    ACTIONS,
     ANCHORED_TOPIC_OVERLAP,
     answers_apart,
-    asked_family,
     conflicting_figures,
-    states_family,
     unasked_action,
 )
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
@@ -284,19 +281,6 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.law and r.chunk_id in viable}
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
                    and r.chunk_id in viable}
-        # ... and, where no chosen passage does what the question asks done, the best passage under the cut whose
-        # quote does, above the floor ("How quickly must complaints be acknowledged?": "... acknowledge a complaint
-        # in writing within five business days ..." ranked under "procedures for the prompt handling of client
-        # complaints")
-        action = None if is_broad(question) else asked_family(question)
-        if action in ACTIONS and not any(states_family(r.exact_quote, action) for r, p, _ in eligible
-                                         if p.index == index and r.chunk_id in chosen
-                                         and quoted[(r.requirement_id, index)].verified):
-            doing = sorted({(-k.relevance, r.chunk_id) for r, p, k in eligible
-                            if p.index == index and r.chunk_id in viable and r.chunk_id not in chosen and not k.rival
-                            and k.relevance >= float(t["select_floor"]) and states_family(r.exact_quote, action)
-                            and quoted[(r.requirement_id, index)].verified})
-            chosen |= {c for _, c in doing[:1]}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             if part.index != index:

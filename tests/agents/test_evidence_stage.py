@@ -242,53 +242,6 @@ def test_an_answer_opens_with_a_quote_of_the_action_asked(question: str, quotes:
     assert review_answer(answer, verified).passed
 
 
-class _Thresholds:
-    thresholds = {"select_floor": 0.1, "select_gap": 0.3, "select_max": 3}
-
-
-def _cut_for(question: str, passages: dict[str, tuple[float, str]]) -> dict[str, bool]:
-    """Which passages (chunk id -> (relevance, quote)) the selection cut keeps for `question`, every quote having
-    passed the gate."""
-    from agents.select import Part, RankedChunk
-    from agents.verify import JudgedRequirement, _selection_cut
-
-    part = Part(index=0, question=question, ranked=[RankedChunk(chunk_id=c, relevance=r, selected=True)
-                                                     for c, (r, _) in passages.items()])
-    eligible, quoted = [], {}
-    for n, (chunk, (_, quote)) in enumerate(passages.items(), 1):
-        req = _req(f"REQ-S00{n}", quote).model_copy(update={"chunk_id": chunk})
-        eligible.append((req, part, part.relevance_of(chunk)))
-        quoted[(req.requirement_id, 0)] = JudgedRequirement(requirement=req, verified=True, rejection_reason=None,
-                                                            rationale="", score=0.5, part=0)
-    decided = _selection_cut(eligible, quoted, _Thresholds())  # type: ignore[arg-type]
-    return {r.chunk_id: decided[(r.requirement_id, 0)].verified for r, _, _ in eligible}
-
-
-def test_the_cut_keeps_a_passage_that_does_what_is_asked_where_no_chosen_one_does() -> None:
-    # the sample corpus's wording: "prompt handling" ranked first, the five business days under the cut
-    kept = _cut_for("How quickly must complaints be acknowledged?", {
-        "handling": (0.73, "A firm must establish and maintain effective procedures for the prompt handling of "
-                           "client complaints."),
-        "records": (0.45, "A firm must keep a record of each complaint and the measures taken to resolve it."),
-        "acknowledge": (0.39, "A firm must acknowledge a complaint in writing within five business days of "
-                              "receiving it.")})
-    assert kept == {"handling": True, "records": True, "acknowledge": True}
-    # a chosen passage already does what is asked: the cut stands (the control catalogue's rehearsal question)
-    kept = _cut_for("How often do we have to rehearse our incident response plan?", {
-        "exercised": (0.73, "The incident response plan is tested at least annually."),
-        "maintained": (0.39, "As part of maintaining the plan, it is tested after each major change.")})
-    assert kept == {"exercised": True, "maintained": False}
-    # under the floor, or a question that names no action: the cut stands
-    kept = _cut_for("How quickly must complaints be acknowledged?", {
-        "handling": (0.73, "A firm must establish procedures for the prompt handling of client complaints."),
-        "acknowledge": (0.05, "A firm must acknowledge a complaint in writing within five business days.")})
-    assert kept == {"handling": True, "acknowledge": False}
-    kept = _cut_for("Are complaint procedures needed?", {
-        "handling": (0.73, "A firm must establish procedures for the prompt handling of client complaints."),
-        "acknowledge": (0.39, "A firm must acknowledge a complaint in writing within five business days.")})
-    assert kept == {"handling": True, "acknowledge": False}
-
-
 def test_an_exemption_is_a_candidate_and_answers_when_a_duty_does_not_apply(deps: Deps) -> None:
     # the sample corpus's section 4.2: "A controller is not required to communicate a breach to data subjects if
     # the personal data was encrypted ..." was never offered (modality none beside a duty), so "What does the Act
