@@ -306,6 +306,14 @@ def states_scope(text: str) -> bool:
     return bool(_STATES_SCOPE.search(text))
 
 
+_ASKS_POLICY = re.compile(r"\b(?:polic(?:y|ies)|procedures?|handbook|guidelines?)\b", re.IGNORECASE)
+
+
+def asks_policy(question: str) -> bool:
+    """The question asks about the firm's own documents ("What does our records policy say about ...?"). Pure."""
+    return bool(_ASKS_POLICY.search(question))
+
+
 def asks_party(question: str) -> bool:
     """The question asks who (a person, a role, a body): its first wh-word is "who", "whom" or "whose", at its
     start or after a comma, alone or after a preposition. Pure."""

@@ -23,6 +23,7 @@ from agents.asks import (
     asks_exemption,
     asks_how_often,
     asks_party,
+    asks_policy,
     asks_scope,
     asks_time,
     states_frequency,
@@ -138,10 +139,6 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
             out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
                                 part=part_of.get(a.requirement_id, 0)))
     return out
-
-
-# A question about the firm's own documents: "What does our records policy say about ...?"
-_ASKS_POLICY = re.compile(r"\b(?:polic(?:y|ies)|procedures?|handbook|guidelines?)\b", re.IGNORECASE)
 
 
 def _other_kinds(ka: tuple[str, str] | None, kb: tuple[str, str] | None) -> bool:
@@ -342,7 +339,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # The law's statement of the best quote's matter answers before a policy's ("Do we need MFA for remote
         # access?": the Act's duty, then the policy's), unless the question asks what a policy says; a broad
         # answer orders all its quotes so.
-        law = next((r for r in mine[1:] if not broad and not _ASKS_POLICY.search(question)
+        law = next((r for r in mine[1:] if not broad and not asks_policy(question)
                     and mine[0].requirement_id[4] != "S"
                     and r.requirement_id[4] == "S" and r.binding and same_matter(mine[0].exact_quote, r.exact_quote)),
                    None)

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import (
     asks_amount,
+    asks_policy,
     asks_scope,
     asks_time,
     asks_typed,
@@ -47,6 +48,7 @@ from agents.duties import (
     ANCHORED_TOPIC_OVERLAP,
     answers_apart,
     conflicting_figures,
+    same_matter,
     unasked_action,
 )
 from agents.extract import Modality, Requirement, classify_modality, states_requirement
@@ -281,6 +283,18 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.law and r.chunk_id in viable}
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
                    and r.chunk_id in viable}
+        # The law's statement of a chosen policy quote's matter, under the cut ("Must remote access use MFA?": the
+        # Act's "A controller must require multi-factor authentication for any remote access ..." ranked 0.130
+        # beside the policy's "Multi-factor authentication must be used for all remote access ..." at 0.837): the
+        # law answers first (agents.compose), so the best such passage is cited too, unless a chosen passage is the
+        # law's already or the question asks what a policy says.
+        mine = [(r, k) for r, p, k in eligible if p.index == index and quoted[(r.requirement_id, index)].verified]
+        policy = [r.exact_quote for r, _ in mine if r.chunk_id in chosen and r.requirement_id[4] == "P"]
+        if (policy and not is_broad(question) and not asks_policy(question)
+                and not any(r.requirement_id[4] == "S" for r, _ in mine if r.chunk_id in chosen)):
+            law = sorted({(-k.relevance, r.chunk_id) for r, k in mine if r.chunk_id in viable and r.binding
+                          and r.requirement_id[4] == "S" and any(same_matter(q, r.exact_quote) for q in policy)})
+            chosen |= {c for _, c in law[:1]}
         best = max(viable.values(), default=0.0)
         for req, part, ranked in eligible:
             if part.index != index:

@@ -296,6 +296,19 @@ def test_the_rankings_sure_verdict_stands_against_the_gate(deps: Deps) -> None:
     assert "the ranking is sure of it" in lead["rationale"]
 
 
+def test_the_laws_statement_of_a_chosen_policys_matter_is_cited_from_under_the_cut(deps: Deps) -> None:
+    # the sample corpus: "MFA" ranked the policy's "Multi-factor authentication must be used for all remote access
+    # ..." at 0.837 and the Act's "A controller must require multi-factor authentication ..." at 0.130, under the cut
+    result = _answer("Must remote access use MFA?", deps)
+    lead = next(r for r in result["verified_requirements"]
+                if r["requirement_id"] == result["statements"][0]["requirement_ids"][0])
+    assert lead["requirement_id"].startswith("REQ-S")
+    assert lead["exact_quote"].startswith("A controller must require multi-factor authentication")
+    # ... not where the question asks what a policy says
+    result = _answer("What does our security policy say about MFA for remote access?", deps)
+    assert all(r["requirement_id"].startswith("REQ-P") for r in result["verified_requirements"])
+
+
 def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
     # the sample corpus: the direct answer gave the two times alone ("without undue delay and, where feasible, not
     # later than 72 hours ... while within 5 business days ..."), so "who must be told" went unanswered
