@@ -267,11 +267,8 @@ def _conflict_statement(conflict: Conflict, by_id: dict[str, Requirement]) -> St
 
 def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool = False,
            who: frozenset[str] = frozenset(), action: str | None = None, exemption: bool = False,
-           scope: bool = False, topic: frozenset[str] = frozenset()
-           ) -> tuple[bool, bool, bool, bool, bool, bool, bool, int, float, str]:
-    """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P), and in each
-    the quotes that name its subject first (`topic`, agents.parts.broad_topic: "What should we do with drafts?"
-    is answered by "A firm is not required to retain drafts ...", not by the retention periods beside it); for a
+           scope: bool = False) -> tuple[bool, bool, bool, bool, bool, bool, int, float, str]:
+    """Binding text first; for a broad question the law's before the policies' (REQ-S before REQ-P); for a
     question that asks how often, a quote that says how often before one that only sets a deadline ("review
     access rights every quarter" before "revoke access within 24 hours"); for one that names the action it asks
     about (`action`, agents.duties.asked_family), a quote of that action ("How quickly must complaints be
@@ -282,8 +279,7 @@ def _order(r: Requirement, *, broad: bool, scores: dict[str, float], often: bool
     holds more of its terms (`who`: "Who must approve shared accounts?" is answered by "... approved in writing by
     the Chief Information Security Officer", not by "System owners must review user access rights ...", each
     naming someone); then by score."""
-    return (not r.binding, broad and r.requirement_id[4] != "S", bool(topic) and topic.isdisjoint(tokenize(
-                r.exact_quote)), often and not states_frequency(r.exact_quote),
+    return (not r.binding, broad and r.requirement_id[4] != "S", often and not states_frequency(r.exact_quote),
             action is not None and not states_family(r.exact_quote, action), exemption and not exempts(r.exact_quote),
             scope and not states_scope(r.exact_quote),
             -len(who & set(key_terms(r.exact_quote))) if who else 0, -scores.get(r.requirement_id, 0.0),
@@ -330,7 +326,6 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
                               often=asks_how_often(question), action=None if broad else asked_family(question),
                               exemption=asks_exemption(question), scope=asks_scope(question),
-                              topic=frozenset(broad_topic(question)) if broad else frozenset(),
                               who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))
         if not mine:
             answers.append(PartAnswer(index=index, question=question, missing_evidence=[
@@ -346,6 +341,15 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         if law is not None:
             mine.remove(law)
             mine.insert(0, law)
+        # A broad answer opens with the first of the quotes it cites that names its subject ("What should we do with
+        # drafts?": "A firm is not required to retain drafts ...", not the retention periods beside it); the rest
+        # keep their order, and the quotes cited stay the same.
+        most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
+        topic = set(broad_topic(question)) if broad else set()
+        lead = next((r for r in mine[:most] if not topic.isdisjoint(tokenize(r.exact_quote))), None)
+        if lead is not None and lead.binding:
+            mine.remove(lead)
+            mine.insert(0, lead)
         # The answer opens with a conflict where its best quote is in one, else with the best quote itself: "Can
         # we keep client data after the relationship ends?" is answered by the client assessment records' five
         # years, and the transaction records' two periods follow it.
@@ -356,7 +360,6 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         else:
             statements.append(_direct(question, mine[0], index, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
-        most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
         support = [r for r in mine if r.requirement_id not in in_conflict][:most]
         statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"}'
                                          + (f', in the table with the columns "{normalize_ws(r.table_header)}",'

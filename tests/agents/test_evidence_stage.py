@@ -265,7 +265,7 @@ def test_a_scope_question_is_answered_by_the_scope_statement_the_ranking_chose(d
     assert "applies to, which the question asks" in lead["rationale"]
 
 
-def test_a_broad_answer_leads_with_the_quotes_that_name_its_subject() -> None:
+def test_a_broad_answer_leads_with_a_quote_that_names_its_subject() -> None:
     # the sample corpus's section 4.2: the retention periods scored above the one sentence about drafts
     quotes = {"REQ-S001": "A firm must retain transaction records for at least six years from the date of the "
                           "transaction.",
@@ -284,6 +284,10 @@ def test_a_broad_answer_leads_with_the_quotes_that_name_its_subject() -> None:
     answer = compose_rules([*verified, policy], parts=["What should we do with drafts?"],
                            scores={**scores, "REQ-P001": 0.9})
     assert [s.requirement_ids[0] for s in answer.statements[1:]] == ["REQ-S003", "REQ-S002", "REQ-S001", "REQ-P001"]
+    # ... from the quotes it cites (at most broad_max_supporting): which quotes are cited does not change
+    few = AnswerSettings(broad_max_supporting=2)
+    answer = compose_rules(verified, parts=["What should we do with drafts?"], scores=scores, limits=few)
+    assert [s.requirement_ids[0] for s in answer.statements] == ["REQ-S002", "REQ-S002", "REQ-S001"]
 
 
 def test_the_rankings_sure_verdict_stands_against_the_gate(deps: Deps) -> None:
