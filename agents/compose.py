@@ -36,6 +36,7 @@ from agents.duties import (
     conflicting_figures,
     figures,
     kind,
+    other_kinds,
     same_duty,
     same_matter,
     states_family,
@@ -125,7 +126,7 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
         part = part_of.get(a.requirement_id, 0)
         ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
         if (a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0)
-                or _other_kinds(ka, kb) and (ka in held[b.document_id] or kb in held[a.document_id])):
+                or other_kinds(ka, kb) and (ka in held[b.document_id] or kb in held[a.document_id])):
             continue
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
@@ -139,14 +140,6 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
             out.append(Conflict(requirement_ids=[first.requirement_id, second.requirement_id], reason=why,
                                 part=part_of.get(a.requirement_id, 0)))
     return out
-
-
-def _other_kinds(ka: tuple[str, str] | None, kb: tuple[str, str] | None) -> bool:
-    """Two duties fall on other kinds of one thing ("transaction records", "complaint records"). Where either
-    quote's document has a quote on the other's own kind, that one is its counterpart: the law's "transaction
-    records" are weighed against the policy's transaction records, not its "Complaint records". Two wordings of
-    one kind ("Cryptographic keys", "Encryption keys") have no counterpart and are still weighed. Pure."""
-    return ka is not None and kb is not None and ka[1] == kb[1] and ka[0] != kb[0]
 
 
 def _where(req: Requirement) -> str:

@@ -178,6 +178,14 @@ def kind(quote: str) -> tuple[str, str] | None:
     return (terms[-2], terms[-1]) if len(terms) >= 2 else None
 
 
+def other_kinds(ka: tuple[str, str] | None, kb: tuple[str, str] | None) -> bool:
+    """Two duties fall on other kinds of one thing ("transaction records", "complaint records"). Where either
+    quote's document has a quote on the other's own kind, that one is its counterpart: the law's "transaction
+    records" are weighed against the policy's transaction records, not its "Complaint records". Two wordings of
+    one kind ("Cryptographic keys", "Encryption keys") have no counterpart and are still weighed. Pure."""
+    return ka is not None and kb is not None and ka[1] == kb[1] and ka[0] != kb[0]
+
+
 # The duties whose doer a who-question can be held to: keeping and providing are said of too much else ("Who keeps
 # ownership of the content?", "Who provides the service?").
 _ACTIONS = frozenset(_FAMILIES.values()) - {"retain", "provide"}

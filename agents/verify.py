@@ -48,6 +48,8 @@ from agents.duties import (
     ANCHORED_TOPIC_OVERLAP,
     answers_apart,
     conflicting_figures,
+    kind,
+    other_kinds,
     same_matter,
     unasked_action,
 )
@@ -318,9 +320,18 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
     it gives a law's or a policy's other answer to it (agents.duties.answers_apart; `below_cut`: their IDs)."""
     verified = [j for j in judged.values() if j.verified]
     out = {}
+    # a kind of thing is weighed against its own kind where a document has both (agents.duties.other_kinds): the law's
+    # transaction records against the policy's transaction records, not its complaint records
+    kinds = {j.requirement.requirement_id: kind(j.requirement.exact_quote) for j in judged.values()}
+    held: dict[str, set[tuple[str, str] | None]] = {}
+    for v in verified:
+        held.setdefault(v.requirement.document_id, set()).add(kinds[v.requirement.requirement_id])
 
     def conflicts(v: JudgedRequirement, j: JudgedRequirement) -> bool:
         a, b = v.requirement, j.requirement
+        ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
+        if other_kinds(ka, kb) and (ka in held.get(b.document_id, set()) or kb in held.get(a.document_id, set())):
+            return False
         return conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or (
             b.requirement_id in below_cut and answers_apart(
                 a.exact_quote, b.exact_quote, questions.get(j.part),
