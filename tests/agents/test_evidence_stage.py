@@ -313,6 +313,19 @@ def test_the_laws_statement_of_a_chosen_policys_matter_is_cited_from_under_the_c
     assert all(r["requirement_id"].startswith("REQ-P") for r in result["verified_requirements"])
 
 
+def test_a_conflict_rescue_weighs_a_kind_of_thing_against_its_own_kind(deps: Deps) -> None:
+    # the sample corpus: the policy's "Complaint records must be kept for five years ..." was cited as conflicting
+    # with the Act's transaction records, beside the policy's own transaction records quote, their counterpart
+    result = _answer("How long must transaction records be kept?", deps)
+    quotes = [r["exact_quote"] for r in result["verified_requirements"]]
+    assert any(q.startswith("Transaction records must be kept for five years") for q in quotes)
+    assert any(q.startswith("A firm must retain transaction records") for q in quotes)
+    assert not any(q.startswith("Complaint records") for q in quotes)
+    assert [sorted(c["requirement_ids"]) for c in result["conflicts"]] == [sorted(
+        r["requirement_id"] for r in result["verified_requirements"] if "ransaction records" in r["exact_quote"]
+        and "years" in r["exact_quote"])]
+
+
 def test_a_conflict_answers_directly_with_both_clauses_whole() -> None:
     # the sample corpus: the direct answer gave the two times alone ("without undue delay and, where feasible, not
     # later than 72 hours ... while within 5 business days ..."), so "who must be told" went unanswered
