@@ -36,6 +36,7 @@ from agents.duties import (
     conflicting_figures,
     figures,
     kind,
+    kinds_held,
     other_kinds,
     same_duty,
     same_matter,
@@ -118,15 +119,13 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
     `overlap`: see `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
     kinds = {r.requirement_id: kind(r.exact_quote) for r in verified}
-    held: dict[str, set[tuple[str, str] | None]] = {}  # the kinds each document's quotes fall on
-    for r in verified:
-        held.setdefault(r.document_id, set()).add(kinds[r.requirement_id])
+    held = kinds_held([(r.document_id, kinds[r.requirement_id]) for r in verified])
     out = []
     for a, b in combinations(verified, 2):
         part = part_of.get(a.requirement_id, 0)
         ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
         if (a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0)
-                or other_kinds(ka, kb) and (ka in held[b.document_id] or kb in held[a.document_id])):
+                or other_kinds(ka, kb, held[a.document_id], held[b.document_id])):
             continue
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,

@@ -178,12 +178,25 @@ def kind(quote: str) -> tuple[str, str] | None:
     return (terms[-2], terms[-1]) if len(terms) >= 2 else None
 
 
-def other_kinds(ka: tuple[str, str] | None, kb: tuple[str, str] | None) -> bool:
-    """Two duties fall on other kinds of one thing ("transaction records", "complaint records"). Where either
-    quote's document has a quote on the other's own kind, that one is its counterpart: the law's "transaction
-    records" are weighed against the policy's transaction records, not its "Complaint records". Two wordings of
-    one kind ("Cryptographic keys", "Encryption keys") have no counterpart and are still weighed. Pure."""
-    return ka is not None and kb is not None and ka[1] == kb[1] and ka[0] != kb[0]
+Kind = tuple[str, str] | None
+
+
+def kinds_held(quotes: list[tuple[str, Kind]]) -> dict[str, set[Kind]]:
+    """The kinds each document's quotes fall on, from (document id, `kind`) pairs. Pure."""
+    held: dict[str, set[Kind]] = {}
+    for document, k in quotes:
+        held.setdefault(document, set()).add(k)
+    return held
+
+
+def other_kinds(ka: Kind, kb: Kind, held_a: set[Kind], held_b: set[Kind]) -> bool:
+    """Two duties fall on other kinds of one thing ("transaction records", "complaint records") and either
+    quote's document has a quote on the other's own kind (`held_a`, `held_b`: the kinds each one's document holds),
+    its counterpart: the law's "transaction records" are weighed against the policy's transaction records, not its
+    "Complaint records". Two wordings of one kind ("Cryptographic keys", "Encryption keys") have no counterpart and
+    are still weighed. Pure."""
+    return (ka is not None and kb is not None and ka[1] == kb[1] and ka[0] != kb[0]
+            and (ka in held_b or kb in held_a))
 
 
 # The duties whose doer a who-question can be held to: keeping and providing are said of too much else ("Who keeps

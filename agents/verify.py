@@ -49,6 +49,7 @@ from agents.duties import (
     answers_apart,
     conflicting_figures,
     kind,
+    kinds_held,
     other_kinds,
     same_matter,
     unasked_action,
@@ -323,14 +324,12 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
     # a kind of thing is weighed against its own kind where a document has both (agents.duties.other_kinds): the law's
     # transaction records against the policy's transaction records, not its complaint records
     kinds = {j.requirement.requirement_id: kind(j.requirement.exact_quote) for j in judged.values()}
-    held: dict[str, set[tuple[str, str] | None]] = {}
-    for v in verified:
-        held.setdefault(v.requirement.document_id, set()).add(kinds[v.requirement.requirement_id])
+    held = kinds_held([(v.requirement.document_id, kinds[v.requirement.requirement_id]) for v in verified])
 
     def conflicts(v: JudgedRequirement, j: JudgedRequirement) -> bool:
         a, b = v.requirement, j.requirement
-        ka, kb = kinds[a.requirement_id], kinds[b.requirement_id]
-        if other_kinds(ka, kb) and (ka in held.get(b.document_id, set()) or kb in held.get(a.document_id, set())):
+        if other_kinds(kinds[a.requirement_id], kinds[b.requirement_id], held.get(a.document_id, set()),
+                       held.get(b.document_id, set())):
             return False
         return conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or (
             b.requirement_id in below_cut and answers_apart(
