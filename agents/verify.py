@@ -486,13 +486,13 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                           f"{part.best:.3f}) and the sentence {score:.3f}" + _passed_because(
                               key, further, decided, head_cut, passage, gate, confident, ranked.relevance) + (
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "
-                    "passage first" if scope and not passes(key, ranked.relevance) else ""))
+                    "passage first of the chosen ones that say so" if scope and not passes(key, ranked.relevance)
+                    else ""))
     return out
 
 
 def _passed_because(key: tuple[int, str], further: bool, decided: dict[tuple[int, str], float], head_cut: float,
-                    passage: dict[tuple[int, str], float], gate: float, confident: float, relevance: float = 0.0
-                    ) -> str:
+                    passage: dict[tuple[int, str], float], gate: float, confident: float, relevance: float) -> str:
     """The end of a verified quote's rationale: what let its passage through the gate. Pure."""
     duty = "it states a further duty on the broad question's subject, which another passage of this part answers"
     if decided:
