@@ -29,7 +29,8 @@ _QUESTION_WORD = (r"(?:what|how|when|which|who|whom|whose|whether|where|why|does
 # "…, and in what situation …", "…, and under FCSA guidelines, when …", "…, and regarding X, what …"
 # ("and if so" continues the first).
 _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|during|as|with|given|once|upon|"
-            r"following|regarding|concerning|by|within)\b[^?,;]{0,120}?,?\s*\b" + _QUESTION_WORD)
+            r"following|regarding|concerning|by|within|according\s+to)\b[^?,;]{0,120}?,?\s*\b(?:to\s+)?"
+            + _QUESTION_WORD)
 # A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
 # "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
 _SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
@@ -51,6 +52,8 @@ _ANSWER = AnswerSettings()  # the defaults; parts_node passes its settings' grou
 # ...?"); asked in any sentence ("A statute prevents me from complying. What do I have to do?").
 _WHO = r"(?:we|i|you|a|an|the|our|they|it|firms?|entit(?:y|ies)|\w+)"
 _MODAL = r"(?:must|should|shall|has\s+to|have\s+to|needs?\s+to)"
+# Nouns that name many things in the singular ("What security training must staff complete?")
+_MASS = r"(?:training|information|documentation|evidence|data|reporting|paperwork)"
 _ASKS_ALL = "|".join([
     r"(?:must|should|has\s+to|needs\s+to)\s+(?:be\s+done|happen)\b",
     rf"(?:must|should|shall|do|does|is|are)\s+(?:{_WHO}\b.{{0,80}}?\b(?:do|happen|take\s+place)\b|(?:all\s+)?"
@@ -59,7 +62,7 @@ _ASKS_ALL = "|".join([
     r"(?:in|into)|put\s+in|in\s+place|weigh|consider|take\s+into\s+account)\b",
     rf"(?:do|does)\s+{_WHO}(?:\s+\w+)?\s+(?:need|have)\s+(?:to\s+(?:have|consider|weigh|do)\b|in\s+place)",
     r"(?:are|is)\s+(?:all\s+)?(?:the\s+|our\s+|my\s+)?(?:\w+\s+)?(?:rules|ways)\b",
-    rf"(?:\w+\s+)?(?:\w+s|\w+\s+and\s+\w+)\s+(?:(?:must|should|shall)\s+{_WHO}|(?:do|does)\s+{_WHO}(?:\s+\w+)?\s+"
+    rf"(?:\w+\s+)?(?:\w+s|{_MASS}|\w+\s+and\s+\w+)\s+(?:(?:must|should|shall)\s+{_WHO}(?:\s+\w+){{0,2}}|(?:do|does)\s+{_WHO}(?:\s+\w+)?\s+"
     r"(?:have|need)\s+to)\s+(?:give|provide|complete|submit|disclose|state)\b",
 ])
 _BROAD = re.compile(rf"(?:^|[.!?]\s+)\W*what\s+(?:exactly\s+)?(?:{_ASKS_ALL})", re.IGNORECASE)

@@ -383,6 +383,11 @@ def test_a_lead_in_and_its_points_are_quoted_together(text: str, points: list[st
     ("What are all the rules on reviewing who has access to our systems and data?", True),  # policies
     ("What are the accepted ways of making the source available to recipients?", True),  # licences
     ("What details must we give the regulator when we report a breach?", True),
+    # ... or a mass noun, singular but many things
+    ("What security training do our staff have to complete, and how often?", True),  # policies
+    ("What information must we disclose to clients before we provide the service?", True),  # an EU act
+    ("What documentation must a covered entity provide to the Secretary?", True),  # a US regulation
+    ("What notice must we give?", False),  # one thing
     ("What exactly is our management body required to do about ICT risk?", True),
     # ... asked after a sentence of context
     ("A court order prevents me from complying with the MPL for part of the code. What do I have to do?", True),

@@ -332,13 +332,24 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
       "Are there exceptions (privileged accounts separate credentials)?"]),
     ("How long must records be kept, and what is the penalty for late filing?",
      ["How long must records be kept?", "What is the penalty for late filing?"]),
+    # a lead-in clause of "according to" or one before "to what extent" (a rulebook, an EU act, a policy)
+    ("How must client money be segregated, and according to Part 21, what opportunity is given to an affected "
+     "person?", ["How must client money be segregated?",
+                 "According to Part 21, what opportunity is given to an affected person?"]),
+    ("Must we report major incidents, and in the context of cross-border investigations, to what extent must we "
+     "support other authorities?", ["Must we report major incidents?", "In the context of cross-border "
+                                    "investigations, to what extent must we support other authorities?"]),
+    ("What must the policy cover, and according to the HR procedures, who signs it off?",
+     ["What must the policy cover?", "According to the HR procedures, who signs it off (policy)?"]),  # "it": the policy
+    ("What rights and obligations does a party have according to the licence?",  # one question
+     ["What rights and obligations does a party have according to the licence?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
         "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
         "that-clause", "part-before", "late-pronoun", "and-how-often",
         "context-and-how-often", "and-who", "and-when-alone", "and-how-fast",
         "bare-deadline", "bare-penalties", "bare-exceptions",
-        "own-subject"])
+        "own-subject", "according-to", "to-what-extent", "according-to-who", "according-to-one-question"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
