@@ -71,6 +71,12 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          # ("on the date the Contributor first distributes"), a term ("for the term of copyright")
                          rf"{_DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)|"
                          r"for\s+the\s+(?:term|duration|life(?:time)?)\s+of|"
+                         # a period the text leaves to another rule or to need ("retain the data for such duration
+                         # as they are required to under ... record keeping", "archived for the time required by
+                         # law", "kept for as long as necessary")
+                         r"for\s+(?:such|the)\s+(?:duration|period|time|length\s+of\s+time)\s+(?:as|that|which|"
+                         r"(?:is\s+|are\s+)?(?:required|prescribed|specified|necessary|needed))\b|"
+                         r"for\s+(?:only\s+)?as\s+long\s+as|"
                          # minutes and seconds ("after 2 minutes or less of inactivity"), a frequency named as
                          # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
                          rf"(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)|frequenc(?:y|ies)|"
@@ -169,3 +175,32 @@ def read_pairs(pairs: list[tuple[str, str]]) -> str:
 def table_reading(header: str, row: str) -> str:
     """A row read with its header, cell by cell: "Sev Rating: P0; SLA: 3 days; ..." (empty cells left out)."""
     return read_pairs(table_pairs(header, row))
+
+
+# --- text that points back ------------------------------------------------------------------------
+
+_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
+# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
+# "It is important for firms to ...", "It is imperative to adhere ...".
+_EXPLETIVE_IT = re.compile(
+    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
+    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
+    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
+    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
+    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
+
+
+# "This Chapter", "these Rules": the document speaking of itself, which the citation names.
+_SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
+                             r"polic(?:y|ies)|document|schedule|appendix|annex|article|paragraph|module|"
+                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
+
+
+def leans_on_context(quote: str) -> bool:
+    """The quote starts with a word that points back at text before it ("Such records", "They must");
+    "IT" in capitals is information technology, not the pronoun; "It is expected that" and "This Chapter"
+    point at nothing before them."""
+    match = _LEANS_ON_CONTEXT.search(quote)
+    if match is None or _EXPLETIVE_IT.search(quote) or _SELF_REFERENCE.search(quote):
+        return False
+    return match.group(1) != "IT" or quote.isupper()

@@ -8,7 +8,7 @@ import re
 from engine.ingest.formats import ParsedDocument
 from engine.ingest.sentences import Span, split_sentences, word_count
 from engine.models import ChunkDraft
-from engine.text import REQUIREMENT_ID
+from engine.text import REQUIREMENT_ID, leans_on_context
 
 
 def chunk_id(document_id: str, start: int, end: int, text: str) -> str:
@@ -67,21 +67,35 @@ def _split_oversized(text: str, span: Span, limit: int, max_chars: int) -> list[
     return [p for p in pieces if p.end > p.start]
 
 
+# A sentence that points back by a determiner or a plural pronoun ("Such incident response plan shall ...", "These
+# measures ...", "They must ..."): "This" and "It" open as many sentences that point at nothing before them ("This
+# MNDA constitutes the entire agreement", "It is expected that ...") and are left where the words fall.
+_POINTS_BACK = re.compile(r"^\W*(?:such|these|those|they|the\s+foregoing|the\s+above)\b", re.IGNORECASE)
+
+
+def points_back(sentence: str) -> bool:
+    """The sentence opens by pointing at the one before it (`_POINTS_BACK`, and `leans_on_context`). Pure."""
+    return _POINTS_BACK.match(sentence) is not None and leans_on_context(sentence)
+
+
 def _pack(text: str, spans: list[Span], max_words: int, max_chars: int) -> list[Span]:
+    """Consecutive spans packed into groups of at most `max_words` words and `max_chars` characters (a span
+    longer than that is a group of its own). A sentence that points back at the one before it ("Such incident
+    response plan shall address the following areas: ...") never opens a group: the sentence it points at moves
+    with it, so that a chunk, and every quote of it, says what it speaks of."""
     groups: list[Span] = []
-    start = end = None
-    words = 0
+    group: list[Span] = []
+    words: list[int] = []
     for span in spans:
         n = word_count(text[span.start : span.end])
-        if start is not None and (words + n > max_words or span.end - start > max_chars):
-            groups.append(Span(start, end))  # type: ignore[arg-type]
-            start = None
-        if start is None:
-            start, words = span.start, 0
-        end = span.end
-        words += n
-    if start is not None:
-        groups.append(Span(start, end))  # type: ignore[arg-type]
+        if group and (sum(words) + n > max_words or span.end - group[0].start > max_chars):
+            carried = 1 if len(group) > 1 and points_back(text[span.start : span.end]) else 0
+            groups.append(Span(group[0].start, group[-1 - carried].end))
+            group, words = group[len(group) - carried:], words[len(words) - carried:]
+        group.append(span)
+        words.append(n)
+    if group:
+        groups.append(Span(group[0].start, group[-1].end))
     return groups
 
 

@@ -17,7 +17,7 @@ from agents.research import run_research
 from agents.review import review_answer
 from agents.select import cut
 from agents.verify import judge, leans_on_context, states_time
-from engine.config import AnswerSettings
+from engine.config import AnswerSettings, EvidenceSettings
 
 
 @pytest.fixture()
@@ -715,6 +715,12 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("Unverified accounts are deleted after a further month.", True),           # a service's terms
     ("A firm must keep a register of complaints for a client.", False),         # no unit of time
     ("The licence applies to the market for the product as a whole.", False),
+    # a period left to another rule or to need: a rulebook, a policy, a contract
+    ("Persons are required to retain the data for such duration as they are required to under record keeping.", True),
+    ("Any patient data that is marked for deletion will be archived for the time required by law.", True),
+    ("The Recipient may keep Confidential Information for as long as the Purpose requires.", True),
+    ("You may use the software as long as you comply with this licence.", False),  # a condition, not a period
+    ("The firm must keep such records as the Regulator requires.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states
@@ -1536,3 +1542,25 @@ def test_a_broad_answer_keeps_a_duty_and_the_quote_that_spells_it_out_together()
     narrow = compose_rules(verified, parts=["How often must security reminders be sent?"], scores=scores,
                            limits=limits)
     assert narrow.parts[0].requirement_ids[:2] == ["REQ-S001", "REQ-S004"]  # not broad: by its own score
+
+
+def test_a_point_offered_on_its_own_is_judged_with_its_lists_lead_in() -> None:
+    from agents.extract import POINT_OF_LIST, extract_from_chunks
+    from agents.verify import _leads_of_points
+
+    text = ("2. The management body shall:\n(a) bear the ultimate responsibility for managing ICT risk;\n(b) put in "
+            "place policies that aim to ensure the availability, authenticity, integrity and confidentiality of data, "
+            "with the governance to match;\n(c) set clear roles and responsibilities for all ICT-related functions;\n"
+            "(d) approve and periodically review the ICT internal audit plans;\n(e) allocate the appropriate budget.")
+    reqs = extract_from_chunks([{"chunk_id": "chk", "text": text, "source_type": "regulation", "document_id": "d",
+                                 "document_version": 1, "document_title": "Act", "section_path": "Article 5"}],
+                               EvidenceSettings(max_quote_words=40))
+    points = [r for r in reqs if r.confidence_reason.startswith(POINT_OF_LIST)]
+    assert points  # the lead-in's quote could not hold every point
+    leads = _leads_of_points(reqs)
+    assert {leads[p.requirement_id] for p in points} == {reqs[0].requirement_id}  # each point's lead-in
+    assert reqs[0].requirement_id not in leads
+    # a point of another passage has no lead-in here
+    other = reqs[0].model_copy(update={"requirement_id": "REQ-S099", "chunk_id": "chk_other",
+                                       "confidence_reason": POINT_OF_LIST + "whole"})
+    assert "REQ-S099" not in _leads_of_points([*reqs, other])

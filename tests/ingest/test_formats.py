@@ -77,6 +77,31 @@ def test_long_passage_becomes_several_chunks_with_same_ids(tmp_path: Path) -> No
         assert any(s[1] == chunk.char_end for s in sentences)
 
 
+@pytest.mark.parametrize("pointer", [
+    "Such incident response plan shall address the following areas: its goals and its processes.",  # US regulation
+    "These measures shall be proportionate to the risks posed to the network and information systems.",  # EU act
+    "They must be kept in a locked cabinet for the whole period of the engagement with the client.",  # a policy
+])
+def test_a_sentence_that_points_back_never_opens_a_chunk(tmp_path: Path, pointer: str) -> None:
+    lead = "Establish a written incident response plan designed to respond to and recover from any security event."
+    filler = "The firm must keep a record of every complaint it receives from a client. "
+    path = write_obliqa(tmp_path / "9.json", 9, [("3.1", filler * 4 + lead + " " + pointer)])
+    parsed = parse(path, path.read_bytes(), "obliqa")
+    chunks = chunk_document("doc_p", parsed, max_words=75)
+    assert len(chunks) == 2
+    assert chunks[1].text.startswith(lead) and chunks[1].text.endswith(pointer)  # the sentence it points at moves
+    assert all(not c.text.startswith(pointer[:4]) for c in chunks)
+    # ... while a sentence that points at nothing before it opens one where the words fall (a rule, a contract
+    # speaking of itself, an expletive "It")
+    for i, plain in enumerate(("A regulated entity shall maintain a documented incident response plan for every "
+                               "system it runs.", "This MNDA (including the Cover Page) constitutes the entire "
+                               "agreement of the parties.", "It is expected that the plan is tested at least once "
+                               "in every calendar year by the firm.")):
+        path = write_obliqa(tmp_path / f"1{i}.json", 10 + i, [("3.1", filler * 4 + lead + " " + plain)])
+        parsed = parse(path, path.read_bytes(), "obliqa")
+        assert chunk_document("doc_q", parsed, max_words=75)[1].text == plain
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("Mr. Smith said no. The firm must act.", ["Mr. Smith said no.", "The firm must act."]),
     ("A firm shall:\n(a) keep records; and\n(b) report.", ["A firm shall:\n(a) keep records; and\n(b) report."]),
