@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import states_what_is_asked
-from agents.modality import Modality, classify_modality, exempts
+from agents.modality import Modality, classify_modality, defines, exempts
 from agents.quotes import (
     REFERS_ELSEWHERE,
     amends,
@@ -21,6 +21,8 @@ from agents.quotes import (
     lead_in_of,
     locate,
     non_binding,
+    open_lead_in,
+    opening_points,
     points_after,
     with_context,
     with_list,
@@ -30,6 +32,7 @@ from agents.select import Part
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
+from engine.search import store
 from engine.text import PERIOD, is_table_separator, normalize_ws, table_header, table_pairs, table_reading
 
 if TYPE_CHECKING:
@@ -37,6 +40,10 @@ if TYPE_CHECKING:
 
 STATUTE_TYPES = frozenset({"statute", "regulation"})
 _EVIDENCE = EvidenceSettings()  # the defaults (quote lengths); extract_node passes its settings' group
+
+
+# How a point of a list that its lead-in's quote could not hold begins its confidence reason (offered one by one)
+POINT_OF_LIST = "a point of its list: "
 
 
 class Requirement(BaseModel):
@@ -94,10 +101,11 @@ class _Numbering:
 
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
                  limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None,
-                 sentence_end: int | None = None, table_header: str | None = None) -> Requirement:
+                 sentence_end: int | None = None, table_header: str | None = None, lead_in: str = "") -> Requirement:
     """`sentence_start`/`sentence_end`: the requirement's own sentence, when the quote opens with the text it
     leans on (its modality is the sentence's, not the context's) or is an excerpt of it (a sentence chosen
-    for its modality keeps it when the excerpt leaves out the deciding words)."""
+    for its modality keeps it when the excerpt leaves out the deciding words). `lead_in`: for a point of a list
+    whose lead-in the chunk before holds, that lead-in (the point's force is the lead-in's)."""
     quote = chunk["text"][start:end]
     own = chunk["text"][max(start, sentence_start or start):end]
     modality = classify_modality(table_reading(table_header, own) if table_header else own,
@@ -115,6 +123,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         modality = next((m for a, b in points_after(chunk["text"], start, end)
                          if (m := classify_modality(chunk["text"][a:b], source_type=chunk["source_type"]))
                          is not Modality.NONE), Modality.NONE)
+    if modality is Modality.NONE and lead_in and not defines(own):
+        modality = classify_modality(f"{lead_in}\n{own}", source_type=chunk["source_type"])
+        words = lead_in.split()
+        origin = origin or f'a point of the list under "{" ".join(words[:8])}{" ..." if len(words) > 8 else ""}" ' \
+                           "(in the passage before): "
     elsewhere = bool(REFERS_ELSEWHERE.search(own))
     level, reason = _confidence(modality, excerpted, elsewhere, limits.max_quote_words)
     opening = chunk["text"].rfind("\n\n", 0, start)
@@ -131,10 +144,12 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
 
 
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE,
-                        questions: list[str] | None = None) -> list[Requirement]:
+                        questions: list[str] | None = None, lead_ins: dict[str, str] | None = None
+                        ) -> list[Requirement]:
     """Requirement sentences of the evidence chunks, in evidence order, numbered per answer (quote
     lengths: `limits`, the run's `Settings.evidence`). `questions`: the parts asked; a sentence that states
-    the time or amount one of them asks for alone is a candidate whatever its modality."""
+    the time or amount one of them asks for alone is a candidate whatever its modality. `lead_ins`: chunk id ->
+    the lead-in of the list its opening points go on (`list_lead_ins`)."""
     numbering = _Numbering()
     seen: set[str] = set()
     out: list[Requirement] = []
@@ -145,8 +160,14 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # of data needs, a severity's SLA); the header row and the separator are not.
         headers = {i: h for i, s in enumerate(spans) if (h := table_header(text, s.start)) is not None}
         in_table = {i for i, s in enumerate(spans) if text.startswith("|", s.start)}
+        # The points a chunk opens with go on a list whose lead-in the chunk before holds ("(e) approve and
+        # periodically review ...;" under "... the management body shall:"): each is read with that lead-in.
+        lead_in = (lead_ins or {}).get(chunk["chunk_id"], "")
+        led = opening_points(text) if lead_in else 0
         modal = [i for i, s in enumerate(spans) if i not in in_table
-                 and classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE]
+                 and (classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE
+                      or i < led and not defines(text[s.start:s.end]) and classify_modality(
+                          f"{lead_in}\n{text[s.start:s.end]}", source_type=chunk["source_type"]) is not Modality.NONE)]
         # A policy states its rule in the present tense beside its duties ("Information systems automatically
         # lock users ... after 2 minutes or less of inactivity" among "Users are required to ..."): to "how
         # fast", that sentence is the answer, and Verify decides as for any other quote.
@@ -195,7 +216,8 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
                 continue
             seen.add(normalize_ws(text[cut[0]:cut[1]]))
             out.append(_requirement(chunk, numbering, cut[0], cut[1], cut != (start, end), limits,
-                                    sentence_start=span.start, sentence_end=span.end))
+                                    sentence_start=span.start, sentence_end=span.end,
+                                    lead_in=lead_in if i < led else ""))
             # The points of a list the excerpt could not hold are offered one by one: each is a duty of the
             # lead-in ("shall designate ... where: ... (b) the core activities ... consist of ..."), with its
             # modality.
@@ -204,7 +226,7 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
                 if point is not None and normalize_ws(text[point[0]:point[1]]) not in seen:
                     seen.add(normalize_ws(text[point[0]:point[1]]))
                     out.append(_requirement(chunk, numbering, point[0], point[1], True, limits,
-                                            origin="a point of its list: ", sentence_start=span.start,
+                                            origin=POINT_OF_LIST, sentence_start=span.start,
                                             sentence_end=span.end))
             # A long sentence whose time falls outside its excerpt ("... is reinstated permanently if ...,
             # and you cure the violation prior to 30 days after ...") is offered around the time too: a
@@ -300,6 +322,24 @@ def with_rejected_proposals(rules: list[Requirement], proposals: list[Requiremen
     return [*rules, *(p.model_copy(update={"requirement_id": numbering.next(p.source_type)}) for p in proposals)]
 
 
+def list_lead_ins(conn: Any, chunks: list[EvidenceItem]) -> dict[str, str]:
+    """Chunk id -> the lead-in of the list that the chunk's opening points go on, where the chunk before it in
+    the same section ends inside that list (`agents.quotes.open_lead_in`): a list longer than a chunk is cut
+    between its points, and a point read without its lead-in imposes nothing."""
+    opening = [c["chunk_id"] for c in chunks if opening_points(c["text"])]
+    if conn is None or not opening:
+        return {}
+    by_id = {c["chunk_id"]: c for c in chunks}
+    out: dict[str, str] = {}
+    for chunk_id, around in store.adjoining_chunks(conn, opening).items():
+        mine = by_id[chunk_id]
+        before = next((c for c in around if c.ordinal == mine.get("ordinal", -2) - 1
+                       and c.section_path == mine["section_path"]), None)
+        if before is not None and (lead := open_lead_in(before.text, mine["text"])) is not None:
+            out[chunk_id] = lead
+    return out
+
+
 def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     """Graph node: requirement sentences of each part's candidate chunks (the parts ranked by
     `agents.select.select_node`). Rules: modal sentences. LLM: proposed quotes, located and numbered by code.
@@ -312,10 +352,11 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     limits = deps.settings.evidence
     chunks = candidate_chunks(state["evidence"], [Part.model_validate(p) for p in state["parts"]])
     questions = [p["question"] for p in state["parts"]]
+    lead_ins = list_lead_ins(getattr(deps, "conn", None), chunks)
     needed = [c for c in chunks if states_requirement(c)] if deps.llm is not None else []
     if not needed:
         return evidence_update([], 0, requirements=[r.model_dump(mode="json") for r in extract_from_chunks(
-            chunks, limits=limits, questions=questions)])
+            chunks, limits=limits, questions=questions, lead_ins=lead_ins)])
     unlocated: list[Requirement] = []
 
     def accept(reply: ExtractReply) -> list[Requirement] | None:
@@ -327,7 +368,8 @@ def extract_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
 
     requirements, fallbacks, calls = llm_or_rules_within(
         deps, evidence_allowance(state, deps), "extract", "extract", ExtractReply,
-        rules=lambda: extract_from_chunks(chunks, limits=limits, questions=questions), accept=accept,
+        rules=lambda: extract_from_chunks(chunks, limits=limits, questions=questions, lead_ins=lead_ins),
+        accept=accept,
         question=state["stem"], chunks=[_prompt_chunk(c) for c in needed])
     if unlocated:
         requirements = with_rejected_proposals(requirements, unlocated)

@@ -398,6 +398,12 @@ def exempts(sentence: str) -> bool:
     return bool(_NOT_REQUIRED.search(_RELATIVE_REQUIREMENT.sub(" that", text)) or _EXEMPT.search(text))
 
 
+def defines(sentence: str) -> bool:
+    """The sentence defines a term or says what a text describes ("(3) 'legacy ICT system' means ..."): it binds
+    no one, whatever the lead-in of its list says. Pure."""
+    return _DEFINITION.search(normalize_ws(sentence)) is not None
+
+
 def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     """The deontic force of a sentence (`source_type`: the kind of document it stands in, where known).
 

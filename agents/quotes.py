@@ -17,24 +17,7 @@ from agents.modality import rx
 from agents.state import EvidenceItem
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.text import MODAL_ANCHOR, normalize_ws
-
-_LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
-# "It" as a dummy subject leans on nothing: "It is expected that ...", "It should also be noted that ...",
-# "It is important for firms to ...", "It is imperative to adhere ...".
-_EXPLETIVE_IT = re.compile(
-    r"^\s*it\s+(?:is|was|will\s+be|would\s+be|(?:should|must|may|might|can|could)\s+(?:also\s+)?be|"
-    r"has\s+(?:also\s+)?been)\s+(?:also\s+|not\s+|therefore\s+)?(?:\w+ly\s+)?"
-    r"(?:\w+\s+(?:that|whether)\b|(?:important|essential|imperative|necessary|advisable|vital|critical|crucial|"
-    r"prudent|appropriate|possible|impossible|permissible|acceptable|unacceptable|sufficient|insufficient|"
-    r"recommended|expected|required|good\s+practice|best\s+practice)\s+(?:for\s+|to\b))", re.I)
-
-
-# "This Chapter", "these Rules": the document speaking of itself, which the citation names.
-_SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
-                             r"polic(?:y|ies)|document|schedule|appendix|annex|article|paragraph|module|"
-                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
-
+from engine.text import MODAL_ANCHOR, leans_on_context, normalize_ws
 
 # An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
 # the following:", "Article 7 is amended as follows:"): the text after it is another act's, inserted.
@@ -46,16 +29,6 @@ def amends(sentence: str) -> bool:
     """The sentence is an amending instruction: quoted as it stands, never run on over the text it inserts nor
     read with the sentence before it. Pure."""
     return _AMENDING.search(sentence) is not None
-
-
-def leans_on_context(quote: str) -> bool:
-    """The quote starts with a word that points back at text before it ("Such records", "They must");
-    "IT" in capitals is information technology, not the pronoun; "It is expected that" and "This Chapter"
-    point at nothing before them."""
-    match = _LEANS_ON_CONTEXT.search(quote)
-    if match is None or _EXPLETIVE_IT.search(quote) or _SELF_REFERENCE.search(quote):
-        return False
-    return match.group(1) != "IT" or quote.isupper()
 
 
 REFERS_ELSEWHERE = rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+to|defined)\s+in\s+"
@@ -257,6 +230,44 @@ def lead_in_of(text: str, spans: list[Any], i: int, most: int) -> int | None:
     if k < 0 or i - k > 12:
         return None
     return k if with_list(text, spans, k, most) >= spans[i].end else None
+
+
+def opening_points(text: str) -> int:
+    """How many sentences at the start of `text` are points of a list (a chunk that opens inside a list whose
+    lead-in the chunk before holds: "(e) approve and periodically review ...;"). Pure."""
+    spans = split_sentences(text)
+    n = 0
+    while n < len(spans) and _opens_point(text, spans[n].start):
+        n += 1
+    return n
+
+
+def open_lead_in(before: str, after: str) -> str | None:
+    """The lead-in of a list still open where `before` ends ("The management body ... shall:" over "(a) ..." to
+    "(d) ...;") and whose points go on in `after`, the text that follows it: the last sentence that does not open
+    with a point, up to its first point, where it ends with a colon or a dash, and either `before` ends with it
+    unfinished or its last sentence is a point numbered as the one `after` opens with ("(d)" then "(e)", not "(4)"
+    then "(b)", a new paragraph). None where `before` does not end inside that list. Pure."""
+    spans = split_sentences(before)
+    k = len(spans) - 1
+    while k >= 0 and _opens_point(before, spans[k].start):
+        k -= 1
+    if k < 0 or k == len(spans) - 1 and before.rstrip().endswith((".", "?", "!")):  # a list held in the last
+        return None  # sentence, ended with it
+    start, end = spans[k].start, spans[k].end
+    points = [start + m.end() for m in re.finditer(r"\n[ \t]*", before[start:])
+              if _opens_point(before, start + m.end())]
+    first = next((p for p in points if p < end), end)
+    lead = before[start:first].rstrip()
+    if not lead.endswith(_LIST_LEAD_IN):
+        return None
+    opening = _labels(after, len(after) - len(after.lstrip()))
+    if points and opening:
+        levels: set[str] = set()
+        kinds = {_kind(labels[0], levels) for p in points if (labels := _labels(before, p))}
+        if _kind(opening[0], kinds) not in kinds:
+            return None
+    return lead
 
 
 def _inner_levels(text: str, span: Any, levels: set[str]) -> None:

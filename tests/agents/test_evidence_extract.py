@@ -454,3 +454,51 @@ def test_a_lead_in_over_points_that_impose_nothing_is_not_offered_beside_a_duty(
     text = ("The Provider shall keep a register of sub-processors.\n\nThe register lists:\n- the name of each "
             "sub-processor;\n- its address.\n")
     assert not any(r.exact_quote.startswith("The register lists") for r in extract_from_chunks([_chunk(text=text)]))
+
+
+@pytest.mark.parametrize(("before", "after", "lead"), [
+    # an EU act: the lead-in and its first points end one chunk, the next opens with the list's next point
+    ("2. For the purposes of the first subparagraph, the management body shall:\n(a) bear the ultimate "
+     "responsibility for managing ICT risk;\n(b) put in place policies on data;",
+     "(c) approve and periodically review the ICT internal audit plans;\n(d) allocate the budget.",
+     "For the purposes of the first subparagraph, the management body shall:"),
+    # a policy: the chunk before ends with the lead-in itself
+    ("Offboarding\n\nWhen an employee leaves, the IT team must:", "- revoke all system access within one day;\n"
+     "- recover every company device.", "When an employee leaves, the IT team must:"),
+    # a US regulation: the chunk before ends the numbered list; a new lettered paragraph goes on no list
+    ("(a) General requirements. Covered entities must do the following:\n(1) Ensure the confidentiality of all "
+     "ePHI.\n(2) Protect against reasonably anticipated threats.",
+     "(b) Flexibility of approach. Covered entities may use any security measures.", None),
+    # ... nor one whose chunk before ended its list with a full stop in the lead-in's own sentence
+    ("The firm must keep records:\n(a) of trades; and\n(b) of complaints.", "(c) Records are kept in English.",
+     None),
+    # ... nor after a sentence that introduces no list
+    ("The firm must keep records of every trade.", "(1) The records are kept for six years.", None),
+], ids=["eu-act", "policy", "us-regulation-new-paragraph", "list-ended", "no-lead-in"])
+def test_the_lead_in_of_a_list_the_chunk_before_leaves_open(before: str, after: str, lead: str | None) -> None:
+    from agents.quotes import open_lead_in
+
+    assert open_lead_in(before, after) == lead
+
+
+@pytest.mark.parametrize(("text", "lead", "modality"), [
+    # an EU act: the management body's duties go on from the chunk before
+    ("(c) the ICT internal audit plans;\n\n(d) the appropriate budget for digital operational resilience.",
+     "For the purposes of the first subparagraph, the management body shall approve:", Modality.OBLIGATION),
+    # a policy: what must be in every contract
+    ("- the right to audit the vendor's security controls;\n- notice of any breach within 24 hours.",
+     "Every vendor contract must include:", Modality.OBLIGATION),
+    # ... but a definition binds no one, whatever its list's lead-in says (an EU act's Article 3)
+    ("(3) \u2018legacy ICT system\u2019 means an ICT system that has reached the end of its lifecycle;",
+     "For the purposes of this Regulation, the following definitions shall apply:", Modality.NONE),
+], ids=["eu-act", "policy", "definitions"])
+def test_points_that_go_on_a_list_from_the_chunk_before_are_read_with_its_lead_in(
+        text: str, lead: str, modality: Modality) -> None:
+    alone = extract_from_chunks([_chunk(text=text)])
+    led = extract_from_chunks([_chunk(text=text)], lead_ins={"chk_a": lead})
+    assert all(r.modality is Modality.NONE for r in alone)  # read alone, the points impose nothing
+    assert led and all(r.modality is modality for r in led)
+    assert [r.exact_quote for r in led] == [r.exact_quote for r in alone]  # the quotes stay the chunk's own text
+    assert all(is_verbatim(text, r.char_start, r.char_end, r.exact_quote) for r in led)
+    if modality is Modality.OBLIGATION:  # the reader is told which lead-in binds them
+        assert lead.split()[0] in led[0].confidence_reason
