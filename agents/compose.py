@@ -295,6 +295,20 @@ def _with_the_quote_before(quotes: list[Requirement], scores: dict[str, float]) 
     return out
 
 
+def _passages_together(quotes: list[Requirement]) -> list[Requirement]:
+    """A broad answer's quotes after its lead in their order, but each passage's quotes together, in the order
+    its text states them, where the first of them stands: a list's points read "(e) ...", "(f) ...", not
+    "(h) ...", "(g) ..." as their scores fell. Which quotes are cited does not change. Pure."""
+    by_chunk: dict[str, list[Requirement]] = {}
+    for r in quotes:
+        by_chunk.setdefault(r.chunk_id, []).append(r)
+    out: list[Requirement] = []
+    for r in quotes:
+        if r.chunk_id in by_chunk:
+            out.extend(sorted(by_chunk.pop(r.chunk_id), key=lambda q: (q.char_start, q.char_end)))
+    return out
+
+
 def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
                   part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
                   limits: AnswerSettings = _ANSWER, also: dict[str, list[int]] | None = None) -> ComposedAnswer:
@@ -353,6 +367,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
             statements.append(_direct(question, mine[0], index, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
         support = [r for r in mine if r.requirement_id not in in_conflict][:most]
+        support = [*support[:1], *_passages_together(support[1:])] if broad else support  # the lead stays first
         statements.extend(Statement(text=f'{_where(r)}{"" if r.binding else " (non-binding context)"}'
                                          + (f', in the table with the columns "{normalize_ws(r.table_header)}",'
                                             if r.table_header else "")

@@ -75,6 +75,25 @@ class Requirement(BaseModel):
         return table_reading(self.table_header, self.exact_quote) if self.table_header else self.exact_quote
 
 
+def leads_of_points(requirements: list[Requirement]) -> dict[str, str]:
+    """Each point of a list offered on its own (`POINT_OF_LIST`) -> the requirement that quotes its lead-in: the
+    nearest one before it in its passage that is not itself such a point. A broad question's part judges a point
+    with its lead-in ("The management body ... shall: (a) ... (d) ..." and then "(e) approve and periodically review
+    the ... ICT internal audit plans ..."): a list is one requirement, whatever words each point states. Pure."""
+    out: dict[str, str] = {}
+    unique = sorted({r.requirement_id: r for r in requirements}.values(), key=lambda r: (r.chunk_id, r.char_start))
+    lead: Requirement | None = None
+    for req in unique:
+        if lead is not None and lead.chunk_id != req.chunk_id:
+            lead = None
+        if req.confidence_reason.startswith(POINT_OF_LIST):
+            if lead is not None:
+                out[req.requirement_id] = lead.requirement_id
+        else:
+            lead = req
+    return out
+
+
 def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words: int) -> tuple[str, str]:
     if elsewhere:
         return "low", "points to text elsewhere"

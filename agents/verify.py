@@ -54,7 +54,7 @@ from agents.duties import (
     same_matter,
     unasked_action,
 )
-from agents.extract import POINT_OF_LIST, Modality, Requirement, classify_modality, states_requirement
+from agents.extract import Modality, Requirement, classify_modality, leads_of_points, states_requirement
 from agents.modality import exempts
 from agents.parts import broad_topic, is_broad
 from agents.quotes import is_verbatim, leans_on_context, long_enough
@@ -423,7 +423,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
 
     kept: dict[tuple[int, str], list[str]] = {}
     best: dict[tuple[int, str], float] = {}
-    lead_of = _leads_of_points([req for req, _, _ in eligible])
+    lead_of = leads_of_points([req for req, _, _ in eligible])
     for req, part, _ in eligible:
         key = (part.index, req.chunk_id)
         best[key] = max(best.get(key, 0.0), scores[(req.requirement_id, part.index)])
@@ -492,25 +492,6 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "
                     "passage first of the chosen ones that say so" if scope and not passes(key, ranked.relevance)
                     else ""))
-    return out
-
-
-def _leads_of_points(requirements: list[Requirement]) -> dict[str, str]:
-    """Each point of a list offered on its own (`POINT_OF_LIST`) -> the requirement that quotes its lead-in: the
-    nearest one before it in its passage that is not itself such a point. A broad question's part judges a point
-    with its lead-in ("The management body ... shall: (a) ... (d) ..." and then "(e) approve and periodically review
-    the ... ICT internal audit plans ..."): a list is one requirement, whatever words each point states. Pure."""
-    out: dict[str, str] = {}
-    unique = sorted({r.requirement_id: r for r in requirements}.values(), key=lambda r: (r.chunk_id, r.char_start))
-    lead: Requirement | None = None
-    for req in unique:
-        if lead is not None and lead.chunk_id != req.chunk_id:
-            lead = None
-        if req.confidence_reason.startswith(POINT_OF_LIST):
-            if lead is not None:
-                out[req.requirement_id] = lead.requirement_id
-        else:
-            lead = req
     return out
 
 

@@ -273,20 +273,26 @@ def test_a_broad_answer_leads_with_a_quote_that_names_its_subject() -> None:
                           "of the client relationship.",
               "REQ-S003": "A firm is not required to retain drafts or working copies of documents once the final "
                           "version has been recorded."}
-    verified = [_req(rid, quote) for rid, quote in quotes.items()]
+    verified = [_req(rid, quote).model_copy(update={"char_start": 200 * i, "char_end": 200 * i + len(quote)})
+                for i, (rid, quote) in enumerate(quotes.items())]  # one passage, in this order
     scores = {"REQ-S001": 0.3, "REQ-S002": 0.4, "REQ-S003": 0.1}
     answer = compose_rules(verified, parts=["What should we do with drafts?"], scores=scores)
     assert [s.requirement_ids[0] for s in answer.statements[:2]] == ["REQ-S003", "REQ-S003"]
-    assert [s.requirement_ids[0] for s in answer.statements[2:]] == ["REQ-S002", "REQ-S001"]  # then by score
+    # then the passage's other quotes in the order it states them (a broad answer), not by score
+    assert [s.requirement_ids[0] for s in answer.statements[2:]] == ["REQ-S001", "REQ-S002"]
+    # ... and quotes of two passages by score
+    apart = [r.model_copy(update={"chunk_id": f"chk_{r.requirement_id}"}) for r in verified]
+    answer = compose_rules(apart, parts=["What should we do with drafts?"], scores=scores)
+    assert [s.requirement_ids[0] for s in answer.statements[2:]] == ["REQ-S002", "REQ-S001"]
     # the law before the policies still: a policy's quote on drafts comes after the law's on anything
     policy = _req("REQ-P001", "Drafts must be deleted once the final version is approved.").model_copy(
-        update={"document_id": "pol", "source_type": "policy"})
+        update={"document_id": "pol", "source_type": "policy", "chunk_id": "chk_pol"})
     answer = compose_rules([*verified, policy], parts=["What should we do with drafts?"],
                            scores={**scores, "REQ-P001": 0.9})
-    assert [s.requirement_ids[0] for s in answer.statements[1:]] == ["REQ-S003", "REQ-S002", "REQ-S001", "REQ-P001"]
+    assert [s.requirement_ids[0] for s in answer.statements[1:]] == ["REQ-S003", "REQ-S001", "REQ-S002", "REQ-P001"]
     # ... from the quotes it cites (at most broad_max_supporting): which quotes are cited does not change
     few = AnswerSettings(broad_max_supporting=2)
-    answer = compose_rules(verified, parts=["What should we do with drafts?"], scores=scores, limits=few)
+    answer = compose_rules(apart, parts=["What should we do with drafts?"], scores=scores, limits=few)
     assert [s.requirement_ids[0] for s in answer.statements] == ["REQ-S002", "REQ-S002", "REQ-S001"]
 
 
@@ -1545,8 +1551,7 @@ def test_a_broad_answer_keeps_a_duty_and_the_quote_that_spells_it_out_together()
 
 
 def test_a_point_offered_on_its_own_is_judged_with_its_lists_lead_in() -> None:
-    from agents.extract import POINT_OF_LIST, extract_from_chunks
-    from agents.verify import _leads_of_points
+    from agents.extract import POINT_OF_LIST, extract_from_chunks, leads_of_points
 
     text = ("2. The management body shall:\n(a) bear the ultimate responsibility for managing ICT risk;\n(b) put in "
             "place policies that aim to ensure the availability, authenticity, integrity and confidentiality of data, "
@@ -1557,10 +1562,10 @@ def test_a_point_offered_on_its_own_is_judged_with_its_lists_lead_in() -> None:
                                EvidenceSettings(max_quote_words=40))
     points = [r for r in reqs if r.confidence_reason.startswith(POINT_OF_LIST)]
     assert points  # the lead-in's quote could not hold every point
-    leads = _leads_of_points(reqs)
+    leads = leads_of_points(reqs)
     assert {leads[p.requirement_id] for p in points} == {reqs[0].requirement_id}  # each point's lead-in
     assert reqs[0].requirement_id not in leads
     # a point of another passage has no lead-in here
     other = reqs[0].model_copy(update={"requirement_id": "REQ-S099", "chunk_id": "chk_other",
                                        "confidence_reason": POINT_OF_LIST + "whole"})
-    assert "REQ-S099" not in _leads_of_points([*reqs, other])
+    assert "REQ-S099" not in leads_of_points([*reqs, other])
