@@ -113,6 +113,9 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   # a party that stays answerable for a duty it hands on: "the financial entity remains fully
                   # responsible for the fulfilment of ...", "the covered entity remains accountable for ..."
                   r"\bremains?\s+(?:\w+ly\s+)?(?:responsible|accountable)\s+for\b",
+                  # ... or is answerable for it in the first place: "The board of a regulated firm is accountable for
+                  # its operational resilience", "The management body is ultimately responsible for ICT risk"
+                  r"\b(?:is|are)\s+(?:\w+ly\s+|solely\s+|fully\s+|jointly\s+)?(?:responsible|accountable)\s+for\b",
                   # a named party's requirement of others: "Corvid Labs requires all employees to take ..."; not a
                   # condition's ("where the law requires a firm to ...")
                   rf"^(?:(?!\b(?:if|where|when|whenever|unless|that|which|who|whom)\b)[^;])*?\b[A-Z][\w&-]*"

@@ -42,6 +42,11 @@ OBL, P, N, PERM = Modality.OBLIGATION, Modality.PROHIBITION, Modality.NONE, Moda
     ("The covered entity remains accountable for the acts of its agents.", OBL),
     ("The Licensee remains responsible for any sublicensee's compliance.", OBL),
     ("The report remains available on the website for five years.", N),
+    # ... or is answerable for it in the first place (a regulation, an EU act, a policy); not a thing's use
+    ("The board of a regulated firm is accountable for its operational resilience.", OBL),
+    ("The management body is ultimately responsible for managing the entity's ICT risk.", OBL),
+    ("Data owners are responsible for classifying the data they hold.", OBL),
+    ("The report is available for inspection at the registered office.", N),
     # an EU act and licences: modal verbs as before
     ("The Commission shall adopt delegated acts.", OBL),
     ("You may redistribute copies.", PERM),
