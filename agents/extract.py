@@ -118,6 +118,11 @@ class _Numbering:
         return f"REQ-{kind}{self.counters[kind]:03d}"
 
 
+def _under_lead_in(point: str, lead_in: str, source_type: str) -> Modality:
+    """A list point's force read with the lead-in of its list (in the chunk before); a definition has none. Pure."""
+    return Modality.NONE if defines(point) else classify_modality(f"{lead_in}\n{point}", source_type=source_type)
+
+
 def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: int, excerpted: bool,
                  limits: EvidenceSettings, origin: str = "", sentence_start: int | None = None,
                  sentence_end: int | None = None, table_header: str | None = None, lead_in: str = "") -> Requirement:
@@ -142,8 +147,8 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         modality = next((m for a, b in points_after(chunk["text"], start, end)
                          if (m := classify_modality(chunk["text"][a:b], source_type=chunk["source_type"]))
                          is not Modality.NONE), Modality.NONE)
-    if modality is Modality.NONE and lead_in and not defines(own):
-        modality = classify_modality(f"{lead_in}\n{own}", source_type=chunk["source_type"])
+    if modality is Modality.NONE and lead_in:
+        modality = _under_lead_in(own, lead_in, chunk["source_type"])
         words = lead_in.split()
         origin = origin or f'a point of the list under "{" ".join(words[:8])}{" ..." if len(words) > 8 else ""}" ' \
                            "(in the passage before): "
@@ -185,8 +190,8 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         led = opening_points(text) if lead_in else 0
         modal = [i for i, s in enumerate(spans) if i not in in_table
                  and (classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE
-                      or i < led and not defines(text[s.start:s.end]) and classify_modality(
-                          f"{lead_in}\n{text[s.start:s.end]}", source_type=chunk["source_type"]) is not Modality.NONE)]
+                      or i < led and _under_lead_in(text[s.start:s.end], lead_in, chunk["source_type"])
+                      is not Modality.NONE)]
         # A policy states its rule in the present tense beside its duties ("Information systems automatically
         # lock users ... after 2 minutes or less of inactivity" among "Users are required to ..."): to "how
         # fast", that sentence is the answer, and Verify decides as for any other quote.
