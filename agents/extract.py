@@ -23,6 +23,7 @@ from agents.quotes import (
     non_binding,
     open_lead_in,
     opening_points,
+    opens_with_point,
     points_after,
     with_context,
     with_list,
@@ -350,7 +351,7 @@ def list_lead_ins(conn: Any, chunks: list[EvidenceItem]) -> dict[str, str]:
     """Chunk id -> the lead-in of the list that the chunk's opening points go on, where the chunk before it in
     the same section ends inside that list (`agents.quotes.open_lead_in`): a list longer than a chunk is cut
     between its points, and a point read without its lead-in imposes nothing."""
-    opening = [c["chunk_id"] for c in chunks if opening_points(c["text"])]
+    opening = [c["chunk_id"] for c in chunks if opens_with_point(c["text"])]
     if conn is None or not opening:
         return {}
     by_id = {c["chunk_id"]: c for c in chunks}

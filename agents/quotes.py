@@ -242,6 +242,12 @@ def opening_points(text: str) -> int:
     return n
 
 
+def opens_with_point(text: str) -> bool:
+    """`text` opens with a point of a list (`opening_points` is not 0), read without splitting it into sentences.
+    Pure."""
+    return _opens_point(text, len(text) - len(text.lstrip()))
+
+
 def open_lead_in(before: str, after: str) -> str | None:
     """The lead-in of a list still open where `before` ends ("The management body ... shall:" over "(a) ..." to
     "(d) ...;") and whose points go on in `after`, the text that follows it: the last sentence that does not open

@@ -476,9 +476,10 @@ def test_a_lead_in_over_points_that_impose_nothing_is_not_offered_beside_a_duty(
     ("The firm must keep records of every trade.", "(1) The records are kept for six years.", None),
 ], ids=["eu-act", "policy", "us-regulation-new-paragraph", "list-ended", "no-lead-in"])
 def test_the_lead_in_of_a_list_the_chunk_before_leaves_open(before: str, after: str, lead: str | None) -> None:
-    from agents.quotes import open_lead_in
+    from agents.quotes import open_lead_in, opening_points, opens_with_point
 
     assert open_lead_in(before, after) == lead
+    assert opens_with_point(after) is (opening_points(after) > 0)  # the cheap test agrees with the sentences
 
 
 @pytest.mark.parametrize(("text", "lead", "modality"), [
