@@ -324,7 +324,7 @@ def _expanded(text: str, other: str) -> str:
     return re.sub(r"\b[A-Z]{3,6}\b", spelled, text)
 
 
-def _shared_topic(a: str, b: str) -> float:
+def shared_topic(a: str, b: str) -> float:
     """The share of the smaller quote's subject terms the other holds, acronyms spelled out both ways. Pure."""
     return _contained(_topic(_expanded(a, b)), _topic(_expanded(b, a)))
 
@@ -358,7 +358,7 @@ SAME_MATTER = 0.5
 def same_matter(a: str, b: str) -> bool:
     """`a` and `b` state a duty on one matter: they share `SAME_MATTER` of their subject terms and their duties
     are not known to differ. Pure."""
-    return _shared_topic(a, b) >= SAME_MATTER and not other_duties(a, b)
+    return shared_topic(a, b) >= SAME_MATTER and not other_duties(a, b)
 
 
 def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_question: bool = False) -> bool:
@@ -374,7 +374,7 @@ def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_quest
         return True
     if not same_question or other_duties(a, b):
         return False
-    return _shared_topic(a, b) >= (TOPIC_OVERLAP if apart else COUNT_TOPIC_OVERLAP)
+    return shared_topic(a, b) >= (TOPIC_OVERLAP if apart else COUNT_TOPIC_OVERLAP)
 
 
 def answers_apart(a: str, b: str, question: str | None, *, families_differ: bool, topic: float = 0.0) -> bool:
@@ -388,4 +388,4 @@ def answers_apart(a: str, b: str, question: str | None, *, families_differ: bool
     pa, pb = periods(a), periods(b)
     if not (pa and pb) or pa & pb or other_duties(a, b):
         return False
-    return not topic or _shared_topic(a, b) >= topic
+    return not topic or shared_topic(a, b) >= topic

@@ -52,12 +52,13 @@ from agents.duties import (
     kinds_held,
     other_kinds,
     same_matter,
+    shared_topic,
     unasked_action,
 )
 from agents.extract import Modality, Requirement, classify_modality, leads_of_points, states_requirement
 from agents.modality import exempts
 from agents.parts import broad_topic, is_broad
-from agents.quotes import is_verbatim, leans_on_context, long_enough
+from agents.quotes import is_verbatim, leans_on_context, long_enough, non_binding
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.select import Part, RankedChunk, cut, cut_limits, relevance_model
 from agents.state import EvidenceItem, EvidenceState
@@ -253,6 +254,9 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     below_cut -= {r.requirement_id for r, p, k in eligible
                   if k.rival and not _speaks_of(subjects[p.index], set(tokenize(r.exact_quote)),
                                                 limits.broad_topic_coverage)}
+    guidance = frozenset(r.requirement_id for r in requirements if not r.binding and r.chunk_id in chunks
+                         and non_binding(chunks[r.chunk_id], r.exact_quote) == "guidance")
+    judged.update(_binding_first(judged, guidance))
     judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
     for rid, j in judged.items():  # the later parts a cited quote answers too
         if j.verified and (also := [p.index for p in parts if p.index != j.part
@@ -309,6 +313,40 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
             out[(req.requirement_id, index)] = _reject(
                 req, Rejection.OFF_QUESTION, f"{_BELOW_CUT} for this part (relevance {ranked.relevance:.3f}; "
                 f"best answering passage {best:.3f})", verdict.score, part.index, ranked.relevance)
+    return out
+
+
+def _binding_first(judged: dict[str, JudgedRequirement],
+                   guidance: frozenset[str] = frozenset()) -> dict[str, JudgedRequirement]:
+    """Binding text first: a part answered by non-binding text alone (a recital, a control's discussion, a note)
+    cites the binding quote that states the same matter (agents.duties.same_matter) where the gate or the selection
+    cut set it aside: a recital explains the article it goes with ("... a final report within one month of their
+    handling of the significant incident" beside the article's own words), and the article is what binds. Not a
+    quote set aside for what it does not state (a time, a party) nor one that imposes nothing; the closest one per
+    non-binding quote. A regulator's guidance (its REQ-IDs in `guidance`) answers as it is, as beside a policy
+    (`_selection_cut`): on ObliQA, whose answers are often the guidance itself, a rule was added beside 20 of 406
+    answers and was the answer to none. Returns the changed verdicts."""
+    by_part: dict[int, list[JudgedRequirement]] = {}
+    for j in judged.values():
+        by_part.setdefault(j.part, []).append(j)
+    out: dict[str, JudgedRequirement] = {}
+    for mine in by_part.values():
+        context = [j.requirement for j in mine if j.verified]
+        if not context or any(r.binding or r.requirement_id in guidance for r in context):
+            continue
+        for note in context:
+            matching = [j for j in mine if not j.verified and j.requirement.binding and j.decided_by != "code"
+                        and j.rejection_reason == Rejection.OFF_QUESTION and j.requirement.requirement_id not in out
+                        and j.requirement.modality is not Modality.NONE
+                        and same_matter(note.exact_quote, j.requirement.exact_quote)]
+            if not matching:
+                continue
+            best = max(matching, key=lambda j: (shared_topic(note.exact_quote, j.requirement.exact_quote),
+                                                j.relevance or 0.0, j.score or 0.0))
+            out[best.requirement.requirement_id] = best.model_copy(update={
+                "verified": True, "rejection_reason": None,
+                "rationale": f"states in binding text the matter that the non-binding {note.requirement_id} explains "
+                             f"(binding text answers first; set aside before: {best.rationale})"})
     return out
 
 
