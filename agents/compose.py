@@ -181,6 +181,9 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     return _unlabelled(_span(question, normalize_ws(quote).rstrip(".;: "), max_words))
 
 
+_ITEM_OPENING = re.compile(r"\((?:[A-Z]{2,}|\d+)\)|\d")
+
+
 def _span(question: str, text: str, max_words: int) -> str:
     """`direct_span` of a normalised quote, its label and all."""
     clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
@@ -198,7 +201,10 @@ def _span(question: str, text: str, max_words: int) -> str:
     else:
         first = next((i for i, w in enumerate(words) if _DECIDING.fullmatch(w.strip(",()").lower())), 0)
         last = first + 5
-    opens = [0] + [i + 1 for i, w in enumerate(words[:first]) if w.endswith((",", ":"))]
+    # ... not inside a list of names or numbers ("Regulations (EU) No 1093/2010, (EU) No 1094/2010 and ..."): a
+    # clause does not open with a parenthesised abbreviation or a figure
+    opens = [0] + [i + 1 for i, w in enumerate(words[:first]) if w.endswith((",", ":"))
+                   and not _ITEM_OPENING.match(words[i + 1])]
     start = next((i for i in opens if first - i <= most - 12), first)
     ends = [i + 1 for i, w in enumerate(words) if i > last and w.endswith((",", ":"))]
     end = next((i for i in reversed(ends) if i - start <= most + 15), ends[0] if ends else len(words))
@@ -226,6 +232,7 @@ def _direct(question: str, req: Requirement, part: int, max_words: int) -> State
                      part=part, kind="direct")
 
 
+_DUTIES = (Modality.OBLIGATION, Modality.PROHIBITION)
 _OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|These|Such|No|Within|For)\b")
 
 
@@ -352,7 +359,14 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # keep their order, and the quotes cited stay the same.
         most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
         topic = set(broad_topic(question)) if broad else set()
-        lead = next((r for r in mine[:most] if not topic.isdisjoint(tokenize(r.exact_quote))), None)
+        naming = [r for r in mine[:most] if not topic.isdisjoint(tokenize(r.exact_quote))]
+        lead = naming[0] if naming else None
+        # ... and of those from the same family (the law's, else the policies'), a duty before a definition or a
+        # permission ("What must a financial institution do to keep its service providers in line on security?":
+        # "Oversee service providers, by: ...", not "Service provider means any person or entity that ...")
+        if lead is not None and lead.modality not in _DUTIES:
+            lead = next((r for r in naming if r.modality in _DUTIES and r.binding
+                         and r.requirement_id[4] == lead.requirement_id[4]), lead)
         if lead is not None and lead.binding:
             mine.remove(lead)
             mine.insert(0, lead)

@@ -296,6 +296,32 @@ def test_a_broad_answer_leads_with_a_quote_that_names_its_subject() -> None:
     assert [s.requirement_ids[0] for s in answer.statements] == ["REQ-S002", "REQ-S002", "REQ-S001"]
 
 
+def test_a_broad_answer_leads_with_a_duty_of_the_same_family() -> None:
+    # a definition names the subject too, and scored higher ("Service provider means ..."): the duty leads
+    question = "What must a financial institution do to keep its service providers in line on security?"
+    definition = _req("REQ-S001", "Service provider means any person or entity that receives, maintains or "
+                                  "processes customer information through its provision of services.").model_copy(
+        update={"modality": Modality.NONE, "chunk_id": "chk_def"})
+    duty = _req("REQ-S002", "Oversee service providers, by taking reasonable steps to select and retain service "
+                            "providers that are capable of maintaining appropriate safeguards.").model_copy(
+        update={"chunk_id": "chk_duty"})
+    answer = compose_rules([definition, duty], parts=[question], scores={"REQ-S001": 0.5, "REQ-S002": 0.2})
+    assert answer.statements[0].requirement_ids == ["REQ-S002"]
+    # ... a permission likewise ("break glass accounts can be used to gain access" before "are only used when")
+    may = _req("REQ-P001", "In these situations, break glass accounts can be used to gain access.").model_copy(
+        update={"modality": Modality.PERMISSION, "source_type": "policy", "chunk_id": "chk_may"})
+    rule = _req("REQ-P002", "Break glass accounts are only used when normal authentication processes cannot be "
+                            "used.").model_copy(update={"source_type": "policy", "chunk_id": "chk_rule"})
+    answer = compose_rules([may, rule], parts=["What are the requirements for break glass accounts?"],
+                           scores={"REQ-P001": 0.6, "REQ-P002": 0.1})
+    assert answer.statements[0].requirement_ids == ["REQ-P002"]
+    # but the law's statement leads before a policy's duty, whatever it is
+    policy = _req("REQ-P003", "Each service provider must be reviewed for its security safeguards every "
+                              "year.").model_copy(update={"source_type": "policy", "chunk_id": "chk_pol"})
+    answer = compose_rules([definition, policy], parts=[question], scores={"REQ-S001": 0.5, "REQ-P003": 0.9})
+    assert answer.statements[0].requirement_ids == ["REQ-S001"]
+
+
 def test_the_rankings_sure_verdict_stands_against_the_gate(deps: Deps) -> None:
     # the sample corpus: the ranking put "A firm is not required to retain drafts ..." at 0.940 for "What should we
     # do with drafts?", the gate head at 0.299 (under 0.383), and the question was refused
@@ -570,6 +596,20 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     assert "the firm must notify the Regulator" in span and span in long
     # it opens and ends where a clause does, never inside one
     assert (long.startswith(span) or f", {span}" in long) and (long.endswith(span) or f"{span}," in long)
+    # ... and never inside a list of acts or figures, whose commas open no clause
+    acts = ("In accordance with Article 16 of Regulations (EU) No 1093/2010, (EU) No 1094/2010 and (EU) No "
+            "1095/2010, the ESAs shall by 17 July 2024 issue, for the purposes of this Section, guidelines on the "
+            "cooperation between the ESAs and the competent authorities covering the detailed procedures and "
+            "conditions for the allocation and execution of tasks between competent authorities and the ESAs and the "
+            "details on the exchanges of information which are necessary for competent authorities to ensure the "
+            "follow-up of recommendations pursuant to Article 35(1), point (d), addressed to critical ICT third-party "
+            "service providers.")
+    span = direct_span("If an ICT provider asks to be treated as critical, how long can the ESAs take to decide?", acts)
+    assert span.startswith(("In accordance", "the ESAs shall")) and span in acts
+    listed = ("The firm shall report the figures for 2023, 2024 and 2025, broken down by product line, "
+              "and shall publish the total of the three years in its annual report, alongside its audited accounts, "
+              "the auditor's opinion and the statement of the governing body on the firm's internal controls.")
+    assert not direct_span("What must the firm publish?", listed).startswith(("2024", "2025"))
     # a time question's quote is its answer whole, what its time follows and the condition it is under included
     item = ("- conducting vulnerability assessments and penetration tests for systems prior to deployment, including "
             "prior to deployment of significant changes, and at least annually thereafter")
