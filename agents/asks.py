@@ -3,7 +3,7 @@ which answers only with more than it says (`requires_inference`).
 
 * A time: "how long", "how often", "by when", a deadline or a period (`asks_time`) is answered only by a
   quote that states a time (`states_time`: engine.text.TIME_PHRASE, or for a deadline the event it falls
-  before or after).
+  before or after); "From which date ...?" only by a date or the day a thing takes effect.
 * A party: "who must ...", "to whom ...", "..., who approves ...?" (`asks_party`) is answered only by a quote
   that names someone (`names_party`): "Passwords must be at least twelve characters long" says nothing of who
   approves an exception to them; where it asks who does a duty of a known family, the quote must state that
@@ -25,7 +25,16 @@ import re
 
 from agents.modality import party_words
 from engine.terms import key_terms
-from engine.text import ASSIGNED_TIME, DURATION, FREQUENCY, FREQUENCY_ADVERBS, LEADING_LABELS, NUMBER_WORDS, TIME_PHRASE
+from engine.text import (
+    ASSIGNED_TIME,
+    DATE,
+    DURATION,
+    FREQUENCY,
+    FREQUENCY_ADVERBS,
+    LEADING_LABELS,
+    NUMBER_WORDS,
+    TIME_PHRASE,
+)
 
 # A question asks for a time only with a time phrase: "when" and "within" alone are mostly conditions,
 # circumstances and places ("when assessing ..., what must ...", "within the ADGM": 527 of the 585 ObliQA dev
@@ -38,6 +47,8 @@ _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often
                         r"^\W*when\s+(?:must|should|shall|is|are|does|do|will)\b[^?]{0,120}?\b(?:due|payable|"
                         r"expire[sd]?|lapse[sd]?|take\s+effect|come\s+into\s+force|begins?|ends?|starts?)\b|"
                         r"\b(?:by|until|till)\s+when\b|\bwithin\s+(?:what|which|how)\b|"
+                        # a date: "From which date do we owe the notices?", "As of when ..."
+                        r"\b(?:what|which)\s+date\b|\b(?:since|as\s+of|from)\s+when\b|"
                         r"\b(?:deadline|time\s*limits?|time\s*frames?|timeframes?|timelines?|frequency|intervals?)\b|"
                         r"\b(?:what|which|retention|notice|minimum|maximum|time|holding)\s+(?:\w+\s+)?periods?\b",
                         re.IGNORECASE)
@@ -108,6 +119,18 @@ _STATES_COUNT = re.compile(rf"{DURATION.pattern}|{ASSIGNED_TIME}|\b(?:\d+|{NUMBE
                            re.IGNORECASE)
 
 
+# "From which date ...?" is answered by a date or the day a thing takes effect ("is effective as of May 13, 2024",
+# "shall apply from 17 January 2025", "on the twentieth day following that of its publication"), not by a period
+# ("within 30 days of discovery" says when a notice is due, not from when the duty applies) nor by a delay counted
+# from an event ("a delay of up to 30 days following the date when notice was provided").
+# A deadline ("By what date ...?") is answered by the event it falls before or after as well.
+_ASKS_DATE = re.compile(r"\b(?:from|since|as\s+of|on|with\s+effect\s+from)\s+(?:what|which)\s+date\b|"
+                        r"\b(?:since|as\s+of|from)\s+when\b", re.IGNORECASE)
+_STATES_DATE = re.compile(rf"{DATE}|\b(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)\b|"
+                          r"\b[a-z]+(?:th|st|nd|rd)\s+day\s+(?:following|after)\b|\bentry\s+into\s+force\b",
+                          re.IGNORECASE)
+
+
 def states_time(text: str, question: str = "") -> bool:
     """The quote states a time: a period, a frequency or words that fix when (TIME_PHRASE), but for a question
     that asks how often, not a deadline's words alone (`_DEADLINE_ONLY`); for one that asks how long a thing is
@@ -116,6 +139,8 @@ def states_time(text: str, question: str = "") -> bool:
     often, also the event it falls before or after."""
     if question and _ASKS_COUNT.search(question) and not _STATES_COUNT.search(text):
         return False
+    if question and _ASKS_DATE.search(question):
+        return _STATES_DATE.search(text) is not None
     frequency = asks_how_often(question)
     kept = bool(question) and _ASKS_HOW_LONG_KEPT.search(question) is not None
     if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0)) or kept and _URGENCY_ONLY.fullmatch(m.group(0)))

@@ -304,3 +304,37 @@ def test_states_scope(text: str, scope: bool) -> None:
 ])
 def test_how_long_a_thing_is_no_time(question: str, time: bool) -> None:
     assert asks_time(question) is time
+
+
+@pytest.mark.parametrize(("question", "quote", "answers"), [
+    # from which date a rule applies: a US rule's effective date, an EU act's date of application and its entry into
+    # force, a regulator's commencement
+    ("From which date do we owe the FTC breach notices?", "Section 314.4(j) is effective as of May 13, 2024.", True),
+    ("From which date do we owe the FTC breach notices?", "The notice shall be provided as soon as possible, and no "
+     "later than 30 days after discovery of the event.", False),
+    ("From what date do we actually have to comply?", "It shall apply from 17 January 2025.", True),
+    ("From what date do we actually have to comply?", "This Regulation shall enter into force on the twentieth day "
+     "following that of its publication in the Official Journal of the European Union.", True),
+    ("As of which date are the Rules in force?", "These Rules come into force on 1 March 2024.", True),
+    ("Since when must firms keep these records?", "A firm must keep these records for six years.", False),
+    # a deadline's date may be the event it falls before, as any deadline's
+    ("By what date must the annual return be filed?", "The annual return must be filed within four months after the "
+     "end of the financial year.", True),
+    ("By what date did small health plans have to comply?", "A small health plan must comply with the applicable "
+     "requirements of this subpart no later than April 20, 2006.", True),
+])
+def test_a_date_question_is_answered_by_a_date(question: str, quote: str, answers: bool) -> None:
+    assert asks_time(question)
+    assert (unstated(question, quote) is None) is answers
+
+
+@pytest.mark.parametrize("question", ["What data must we date-stamp?", "Which dates appear on the notice?",
+                                      "When is the notice sent?"])
+def test_no_date_is_asked(question: str) -> None:
+    assert not asks_time(question)
+
+
+def test_a_delay_counted_from_an_event_is_no_date() -> None:
+    question = "From which date do we owe the FTC breach notices?"
+    assert unstated(question, "A law enforcement official may request an initial delay of up to 30 days following "
+                              "the date when notice was provided to the Federal Trade Commission.") is not None
