@@ -218,6 +218,17 @@ def _opens_point(text: str, at: int) -> bool:
     return not text[text.rfind("\n", 0, at) + 1:at].strip(" \t") and _ANY_POINT.match(text, at) is not None
 
 
+def _in_point(text: str, span: Any) -> bool:
+    """The sentence `span` is a point of a list or goes on one on the point's own line ("(A) Security reminders
+    (Addressable). Periodic security updates.": the second sentence is the point's too), unless it opens a list
+    of its own ("(ii) Implementation specifications. Implement:" is the lead-in of "(A) ...")."""
+    if _opens_point(text, span.start):
+        return True
+    line = text.rfind("\n", 0, span.start) + 1
+    return (_opens_point(text, line + len(text[line:span.start]) - len(text[line:span.start].lstrip(" \t")))
+            and not text[span.start:span.end].split("\n", 1)[0].rstrip().endswith(_LIST_LEAD_IN))
+
+
 def lead_in_of(text: str, spans: list[Any], i: int, most: int) -> int | None:
     """The index of the lead-in whose list holds the point `spans[i]` ("Upon any expiration or termination:" over
     "b. Upon Customer's request, Provider will delete ..."), where it runs on over that point; None where the
@@ -225,7 +236,7 @@ def lead_in_of(text: str, spans: list[Any], i: int, most: int) -> int | None:
     if not _opens_point(text, spans[i].start):
         return None
     k = i - 1
-    while k >= 0 and _opens_point(text, spans[k].start):
+    while k >= 0 and _in_point(text, spans[k]):
         k -= 1
     if k < 0 or i - k > 12:
         return None
@@ -237,7 +248,7 @@ def opening_points(text: str) -> int:
     lead-in the chunk before holds: "(e) approve and periodically review ...;"). Pure."""
     spans = split_sentences(text)
     n = 0
-    while n < len(spans) and _opens_point(text, spans[n].start):
+    while n < len(spans) and _in_point(text, spans[n]):
         n += 1
     return n
 
@@ -256,7 +267,7 @@ def open_lead_in(before: str, after: str) -> str | None:
     then "(b)", a new paragraph). None where `before` does not end inside that list. Pure."""
     spans = split_sentences(before)
     k = len(spans) - 1
-    while k >= 0 and _opens_point(before, spans[k].start):
+    while k >= 0 and _in_point(before, spans[k]):
         k -= 1
     if k < 0 or k == len(spans) - 1 and before.rstrip().endswith((".", "?", "!")):  # a list held in the last
         return None  # sentence, ended with it

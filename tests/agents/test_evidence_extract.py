@@ -474,7 +474,17 @@ def test_a_lead_in_over_points_that_impose_nothing_is_not_offered_beside_a_duty(
      None),
     # ... nor after a sentence that introduces no list
     ("The firm must keep records of every trade.", "(1) The records are kept for six years.", None),
-], ids=["eu-act", "policy", "us-regulation-new-paragraph", "list-ended", "no-lead-in"])
+    # a US regulation's points of two sentences each, the lead-in on a point's own line: the second sentence of a
+    # point goes on the point, it is no lead-in
+    ("(ii) Implementation specifications. Implement:\n\n(A) Security reminders (Addressable). Periodic security "
+     "updates.\n\n(B) Protection from malicious software (Addressable). Procedures for guarding against, detecting, "
+     "and reporting malicious software.", "(C) Log-in monitoring (Addressable). Procedures for monitoring log-in "
+     "attempts and reporting discrepancies.", "Implement:"),
+    # ... but a sentence after the list on a line of its own closes it
+    ("Implement:\n\n(A) Security reminders (Addressable). Periodic security updates.\n\nThe reminders are kept on "
+     "file.", "(B) Protection from malicious software (Addressable).", None),
+], ids=["eu-act", "policy", "us-regulation-new-paragraph", "list-ended", "no-lead-in", "points-of-two-sentences",
+        "closed-by-a-paragraph"])
 def test_the_lead_in_of_a_list_the_chunk_before_leaves_open(before: str, after: str, lead: str | None) -> None:
     from agents.quotes import open_lead_in, opening_points, opens_with_point
 
