@@ -65,6 +65,10 @@ _DEFINITION = rx(r'^\s*(?:\(\d{1,3}\)\s*)?(?:["\u201c\u2018][^"\u201d\u2019]{1,8
                   # a legal effect, no one bound to act: "shall be deemed to have knowledge", "shall be construed as"
                   r"\bshall\s+(?:mean|be\s+(?:deemed|construed|interpreted|treated\s+as|regarded\s+as|"
                   r"considered\s+(?:as|to)))\b",
+                  # ... what a thing is in law: "Penalty payments shall be of an administrative nature and shall be
+                  # enforceable"
+                  r"\bshall\s+be\s+of\s+(?:an?\s+)?[\w-]+\s+(?:nature|character)(?:\s+and\s+shall\s+be\s+"
+                  r"enforceable)?\W*$",
                   # what a provision leaves untouched: "It shall not affect the validity of ...", "This Article shall be
                   # without prejudice to ..."
                   r"(?:^|[,;]\s+)(?:\(?\w{1,4}[.)]\s+)?(?:it|(?:this|that|such|the)\s+(?:[\w-]+\s+){0,3}?(?:article|"
@@ -115,7 +119,9 @@ r"\b(?:is|are|remains?)\s+(?:required|obliged|obligated|bound)\s+to\b",
                   r"\bremains?\s+(?:\w+ly\s+)?(?:responsible|accountable)\s+for\b",
                   # ... or is answerable for it in the first place: "The board of a regulated firm is accountable for
                   # its operational resilience", "The management body is ultimately responsible for ICT risk"
-                  r"\b(?:is|are)\s+(?:\w+ly\s+|solely\s+|fully\s+|jointly\s+)?(?:responsible|accountable)\s+for\b",
+                  r"\b(?:is|are)\s+(?:\w+ly\s+|solely\s+|fully\s+|jointly\s+)?(?:responsible|accountable)"
+                  # ... and with a phrase between ("is responsible, within the framework of ..., for ...")
+                  r"(?:\s*,[^,;]{1,120},)?\s+for\b",
                   # a named party's requirement of others: "Corvid Labs requires all employees to take ..."; not a
                   # condition's ("where the law requires a firm to ...")
                   rf"^(?:(?!\b(?:if|where|when|whenever|unless|that|which|who|whom)\b)[^;])*?\b[A-Z][\w&-]*"
@@ -234,11 +240,17 @@ _CLAUSE_WORDS = frozenset("when if where whenever unless before after until with
 _SUBORDINATE = frozenset("why how what whether that which who when where if".split())
 
 
+# A procedure step's title of one to four capitalised words and a colon, before the step's own imperative
+_STEP_TITLE = re.compile(r"^(?:[A-Z][\w-]*\s+){0,3}[A-Z][\w-]*:\s+(?=[A-Z][a-z]+\s+[a-z])")
+
+
 def _imperative(text: str) -> Modality | None:
     """Obligation for "Disable accounts ...", prohibition for "Do not use ..." / "Never share ...", None
     for a sentence that does not open with a requirement verb in its base form."""
     label = _LABEL.match(text)  # it matches the empty string at least
     body = text[label.end():] if label else text
+    # a step's short title before it ("Technical Event: Assign the issue to a technical resource ...")
+    body = _STEP_TITLE.sub("", body, count=1)
     if re.match(r"(?:Do\s+not|Don't|Never)\s+[a-z]", body):
         return Modality.PROHIBITION
     # "(g) test, on a regular basis, the plans ...": the verb's object after an inserted phrase
@@ -463,11 +475,21 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     if rule_text and _NEGATED_PRACTICE.search(_PURPOSE.sub(" ", _CONDITION_CLAUSE.sub(" ", main))) and (
             not _DESCRIBES.search(main)):
         return Modality.PROHIBITION  # "Temporary access is not granted to systems that ...", "... are not accessed"
+    if rule_text and _CONTENT_CONTROL.match(text):
+        return Modality.OBLIGATION  # "A cyber security incident register contains the following for each ...:"
     practice = (_states_practice(main) or _practice_active(main, future=source_type == "policy")
                 or _plural_practice(main) or _party_inside(text)
                 or _has_practice(main)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
     return Modality.OBLIGATION if rule_text and practice else Modality.NONE
+
+
+# In a rule text, what a record or a plan of a kind holds, over the list of it: "A cyber security incident register
+# contains the following for each cyber security incident:", "An outsourced cloud service register contains the
+# following ..." (a control setting its content; "This section contains the following" describes, and has no "A")
+_CONTENT_CONTROL = re.compile(r"^(?:\W*\w{1,4}[.)]\s+)?(?:An?|Each|Every)\s+(?:[\w'-]+\s+){0,6}?(?:contains|"
+                              r"includes|covers|records|lists|specifies)\s+(?:at\s+(?:a\s+)?minimum\s+|at\s+least\s+)?"
+                              r"the\s+following\b[^.]*:\s*$")
 
 
 # A contract's party and what it "will" do: "Provider will delete Customer Content within 60 days", "each party
@@ -571,7 +593,8 @@ _DESCRIBES = re.compile(r"\b(?:is|are)\s+(?:\w+ly\s+)?(?:defined|described|based
                         r"available|considered|known|called|referred|listed|shown|included|provided\s+in|set\s+out|"
                         r"outlined|explained|summari[sz]ed|derived|expected|likely|able|subject)\b|"
                         r"\bappl(?:y|ies)\s+(?:only\s+|also\s+|equally\s+)?(?:to|in|for|where|when)\b|"
-                        r"\b(?:scope|means|refers|describes|outlines|contains|consists)\b|"
+                        r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)\b(?:scope|means|refers|describes|outlines|contains|"
+                        r"consists)\b|"
                         # a pointer to more: "Additional details are documented on the [Development Wiki]"
                         r"^\W*(?:additional|more|further)\s+(?:details|information|guidance)\b|"
                         # a document describing itself: "This section provides procedures for recovering ..."

@@ -866,3 +866,34 @@ def test_exempts_reads_freedom_from_a_duty(sentence: str, frees: bool) -> None:
     from agents.modality import exempts
 
     assert exempts(sentence) is frees
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # round ten (bench/modality/labels-dev7.yaml): a control setting what a record of a kind holds
+    ("A cyber security incident register contains the following for each cyber security incident:", "standard", OBL),
+    ("An outsourced cloud service register contains the following for each outsourced cloud service:", "standard",
+     OBL),
+    ("Each incident response plan covers at a minimum the following:", "policy", OBL),
+    ("This section contains the following:", "standard", N),  # a document describing itself
+    ("The register contains the names of all suppliers.", "standard", N),  # no list of what it must hold
+    # a relative clause's "contains" describes the thing, not the sentence
+    ("Access to any on-premise server that contains ePHI is restricted and monitored.", "policy", OBL),
+    ("This policy contains the rules for access to servers.", "policy", N),
+    # a procedure step under its short title
+    ("Technical Event: Assign the issue to an technical resource for resolution.", "policy", OBL),
+    ("Purpose: To define the rules for handling incidents.", "policy", N),
+    ("Scope: This policy applies to all workforce members.", "policy", N),
+    # "put in place" is a duty in a list point; "put" alone is not
+    ("(i) put in place, at corporate level, reporting channels enabling it to be duly informed of the following:",
+     "regulation", OBL),
+    ("(b) put the data in a safe place;", "regulation", N),
+    # what a thing is in law
+    ("Penalty payments shall be of an administrative nature and shall be enforceable.", "regulation", N),
+    ("The assessment shall be of a proportionate nature and the entity shall document it.", "regulation", OBL),
+    # answerable with a phrase between
+    ("Furthermore, the Commission is responsible, within the framework of the Union Civil Protection Mechanism, for "
+     "general preparedness actions.", "regulation", OBL),
+    ("The Security Officer is responsible, with the IT team, for maintaining the asset inventory.", "policy", OBL),
+], ids=lambda x: x if isinstance(x, (Modality, str)) and len(str(x)) < 12 else str(x)[:40])
+def test_round_ten(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
