@@ -249,15 +249,17 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     # ... but a rival (agents.select.with_rivals) gives another answer to the part's time only where its quote speaks
     # of the part's subject (at least `limits.broad_topic_coverage` of its terms): the other family's best passage
     # that states a time may state it of another matter ("produce any record ... within five business days" to
-    # "How long must transaction records be kept?")
+    # "How long must transaction records be kept?", "Internet-facing systems shall be scanned for vulnerabilities at
+    # least once every week" to "How often does the anti-malware agent scan a machine?"), and is no conflict then
     subjects = {p.index: broad_topic(p.question) for p in parts}
-    below_cut -= {r.requirement_id for r, p, k in eligible
-                  if k.rival and not _speaks_of(subjects[p.index], set(tokenize(r.exact_quote)),
-                                                limits.broad_topic_coverage)}
+    astray = {r.requirement_id for r, p, k in eligible if k.rival and not _speaks_of(
+        subjects[p.index], set(tokenize(r.exact_quote)), limits.broad_topic_coverage)}
+    below_cut -= astray
     guidance = frozenset(r.requirement_id for r in requirements if not r.binding and r.chunk_id in chunks
                          and non_binding(chunks[r.chunk_id], r.exact_quote) == "guidance")
     judged.update(_binding_first(judged, guidance))
-    judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut))
+    judged.update(_conflicting_sources(judged, same_duty_overlap, {p.index: p.question for p in parts}, below_cut,
+                                       astray))
     for rid, j in judged.items():  # the later parts a cited quote answers too
         if j.verified and (also := [p.index for p in parts if p.index != j.part
                                     and (v := decided.get((rid, p.index))) is not None and v.verified]):
@@ -351,12 +353,13 @@ def _binding_first(judged: dict[str, JudgedRequirement],
 
 
 def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, questions: dict[int, str],
-                         below_cut: set[str]) -> dict[str, JudgedRequirement]:
+                         below_cut: set[str], astray: set[str] | None = None) -> dict[str, JudgedRequirement]:
     """A requirement set aside as not addressing the question (below the selection cut or the gate) is cited
     after all when it imposes the same duty as a verified one of another document with different figures: a
     conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year"). One that
     passed the gate and fell only under the selection cut is cited too where its part asks only for a time and
-    it gives a law's or a policy's other answer to it (agents.duties.answers_apart; `below_cut`: their IDs)."""
+    it gives a law's or a policy's other answer to it (agents.duties.answers_apart; `below_cut`: their IDs). Not a
+    rival the other family's own search found that does not speak of its part's subject (`astray`)."""
     verified = [j for j in judged.values() if j.verified]
     out = {}
     # a kind of thing is weighed against its own kind where a document has both (agents.duties.other_kinds): the law's
@@ -375,7 +378,8 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
                 families_differ=a.requirement_id[4] != b.requirement_id[4], topic=ANCHORED_TOPIC_OVERLAP))
 
     for j in judged.values():
-        if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION:
+        if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION or (
+                j.requirement.requirement_id in (astray or set())):
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
                       and conflicts(v, j)), None)

@@ -1470,7 +1470,11 @@ def test_one_passage_answers_each_part_with_its_own_sentence(first_part: str, it
     # another matter with a time, ranked as high as the law's answer: never chosen by the cut, so not cited
     ("How often must security logs be reviewed?", "Security logs shall be reviewed for anomalies at least once every "
      "seven days.", "Visitor badges must be returned within one day of the visit.", False),
-], ids=["review-periods", "cure-periods", "another-subject", "another-matter"])
+    # another scan, sharing the verb and the systems but not the subject (malware, the agent): no conflict
+    ("How often does the anti-malware agent scan a machine?", "If supported, the agent is set to scan the system every "
+     "2 hours and at reboot to assure no malware is present.", "Internet-facing systems shall be scanned for "
+     "vulnerabilities at least once every week.", False),
+], ids=["review-periods", "cure-periods", "another-subject", "another-matter", "another-scan"])
 def test_a_rival_from_the_other_family_is_cited_only_as_another_answer_to_the_same_time(
         question: str, law: str, rival: str, shown: bool) -> None:
     """A rival (agents.select.with_rivals) is never chosen by the cut: it is cited only as a conflict, where it gives
