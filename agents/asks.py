@@ -27,7 +27,7 @@ from agents.modality import party_words
 from engine.terms import key_terms
 from engine.text import (
     ASSIGNED_TIME,
-    DATE,
+    DATE_PHRASE,
     DURATION,
     FREQUENCY,
     FREQUENCY_ADVERBS,
@@ -126,7 +126,7 @@ _STATES_COUNT = re.compile(rf"{DURATION.pattern}|{ASSIGNED_TIME}|\b(?:\d+|{NUMBE
 # A deadline ("By what date ...?") is answered by the event it falls before or after as well.
 _ASKS_DATE = re.compile(r"\b(?:from|since|as\s+of|on|with\s+effect\s+from)\s+(?:what|which)\s+date\b|"
                         r"\b(?:since|as\s+of|from)\s+when\b", re.IGNORECASE)
-_STATES_DATE = re.compile(rf"{DATE}|\b(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)\b|"
+_STATES_DATE = re.compile(rf"\b(?:{DATE_PHRASE})\b|"
                           r"\b[a-z]+(?:th|st|nd|rd)\s+day\s+(?:following|after)\b|\bentry\s+into\s+force\b",
                           re.IGNORECASE)
 

@@ -51,7 +51,10 @@ ASSIGNED_TIME = (r"\[(?:assignment|selection)[^\]]{0,200}?(?:frequenc|time|perio
                  r"year|annual)[^\]]{0,200}\]|\borgani[sz]ation[- ]defined\s+(?:frequency|time\s+period|period|"
                  r"interval)")
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
+_DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
+# A date, or the day a thing takes effect ("on the date the Contributor first distributes", "as of the day ..."): one
+# of the ways a text states a time (TIME_PHRASE), and what answers "From which date ...?" (agents.asks)
+DATE_PHRASE = rf"{_DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)"
 # What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
 # word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
 # states when without a figure. A quote states a time when it names a period or a point in time ("before
@@ -69,7 +72,7 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          r"(?:the\s+)?(?:same|next|following)\s+(?:business\s+|working\s+|calendar\s+)?day|"
                          # a date ("prior to 28 March 2007", "by 17 January 2024"), the day a thing takes effect
                          # ("on the date the Contributor first distributes"), a term ("for the term of copyright")
-                         rf"{DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)|"
+                         rf"{DATE_PHRASE}|"
                          r"for\s+the\s+(?:term|duration|life(?:time)?)\s+of|"
                          # a period the text leaves to another rule or to need ("retain the data for such duration
                          # as they are required to under ... record keeping", "archived for the time required by
