@@ -252,8 +252,8 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
     # "How long must transaction records be kept?", "Internet-facing systems shall be scanned for vulnerabilities at
     # least once every week" to "How often does the anti-malware agent scan a machine?"), and is no conflict then
     subjects = {p.index: broad_topic(p.question) for p in parts}
-    astray = {r.requirement_id for r, p, k in eligible if k.rival and not _speaks_of(
-        subjects[p.index], set(tokenize(r.exact_quote)), limits.broad_topic_coverage)}
+    astray = frozenset(r.requirement_id for r, p, k in eligible if k.rival and not _speaks_of(
+        subjects[p.index], set(tokenize(r.exact_quote)), limits.broad_topic_coverage))
     below_cut -= astray
     guidance = frozenset(r.requirement_id for r in requirements if not r.binding and r.chunk_id in chunks
                          and non_binding(chunks[r.chunk_id], r.exact_quote) == "guidance")
@@ -353,7 +353,7 @@ def _binding_first(judged: dict[str, JudgedRequirement],
 
 
 def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, questions: dict[int, str],
-                         below_cut: set[str], astray: set[str] | None = None) -> dict[str, JudgedRequirement]:
+                         below_cut: set[str], astray: frozenset[str] = frozenset()) -> dict[str, JudgedRequirement]:
     """A requirement set aside as not addressing the question (below the selection cut or the gate) is cited
     after all when it imposes the same duty as a verified one of another document with different figures: a
     conflict is shown, never hidden (a policy's "is tested annually" beside the law's "twice a year"). One that
@@ -379,7 +379,7 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
 
     for j in judged.values():
         if j.verified or j.decided_by == "code" or j.rejection_reason != Rejection.OFF_QUESTION or (
-                j.requirement.requirement_id in (astray or set())):
+                j.requirement.requirement_id in astray):
             continue
         rival = next((v for v in verified if v.part == j.part and v.requirement.document_id != j.requirement.document_id
                       and conflicts(v, j)), None)
