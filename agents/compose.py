@@ -42,8 +42,8 @@ from agents.duties import (
     same_matter,
     states_family,
 )
-from agents.extract import Modality, Requirement
-from agents.modality import exempts
+from agents.extract import Requirement
+from agents.modality import DUTIES, exempts
 from agents.parts import broad_topic, is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -130,7 +130,7 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
             families_differ=a.requirement_id[4] != b.requirement_id[4])
-        opposite = {a.modality, b.modality} == {Modality.OBLIGATION, Modality.PROHIBITION} and same_duty(
+        opposite = {a.modality, b.modality} == DUTIES and same_duty(
             a.exact_quote, b.exact_quote, overlap)
         if differ or opposite:
             first, second = sorted((a, b), key=lambda r: (r.requirement_id[4] != "S", r.requirement_id))
@@ -232,7 +232,6 @@ def _direct(question: str, req: Requirement, part: int, max_words: int) -> State
                      part=part, kind="direct")
 
 
-_DUTIES = (Modality.OBLIGATION, Modality.PROHIBITION)
 _OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|These|Such|No|Within|For)\b")
 
 
@@ -364,8 +363,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # ... and of those from the same family (the law's, else the policies'), a duty before a definition or a
         # permission ("What must a financial institution do to keep its service providers in line on security?":
         # "Oversee service providers, by: ...", not "Service provider means any person or entity that ...")
-        if lead is not None and lead.modality not in _DUTIES:
-            lead = next((r for r in naming if r.modality in _DUTIES and r.binding
+        if lead is not None and lead.modality not in DUTIES:
+            lead = next((r for r in naming if r.modality in DUTIES and r.binding
                          and r.requirement_id[4] == lead.requirement_id[4]), lead)
         if lead is not None and lead.binding:
             mine.remove(lead)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import states_what_is_asked
-from agents.modality import Modality, classify_modality, defines, exempts
+from agents.modality import DUTIES, Modality, classify_modality, defines, exempts
 from agents.quotes import (
     REFERS_ELSEWHERE,
     amends,
@@ -100,7 +100,7 @@ def _confidence(modality: Modality, excerpted: bool, elsewhere: bool, max_words:
         return "low", "points to text elsewhere"
     if excerpted:
         return "medium", f"sentence longer than {max_words} words: excerpted"
-    if modality in (Modality.OBLIGATION, Modality.PROHIBITION):
+    if modality in DUTIES:
         return "high", f"whole sentence with an explicit {modality.value}"
     if modality is Modality.NONE:  # a statement of a passage that imposes nothing, or an LLM proposal
         return "low", "a statement: no obligation, prohibition, permission or recommendation found by code"

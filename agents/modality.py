@@ -32,6 +32,10 @@ class Modality(StrEnum):
     NONE = "none"
 
 
+# The forces that state a duty: what a broad question asks for, what a conflict sets side by side
+DUTIES = frozenset({Modality.OBLIGATION, Modality.PROHIBITION})
+
+
 def rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
-from agents.extract import Modality, Requirement
+from agents.extract import Requirement
+from agents.modality import DUTIES
 from agents.parts import is_broad
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
@@ -74,7 +75,7 @@ def duties_found(question: str, verified: list[Requirement]) -> dict[str, int] |
         return None
     return {"total": len(verified), "law": sum(r.requirement_id.startswith("REQ-S") for r in verified),
             "other": sum(r.requirement_id.startswith("REQ-P") for r in verified),
-            "duties": sum(r.modality in (Modality.OBLIGATION, Modality.PROHIBITION) for r in verified)}
+            "duties": sum(r.modality in DUTIES for r in verified)}
 
 
 def _with_cited(found: dict[str, int] | None, cited: int) -> dict[str, int] | None:

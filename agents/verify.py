@@ -56,7 +56,7 @@ from agents.duties import (
     unasked_action,
 )
 from agents.extract import Modality, Requirement, classify_modality, leads_of_points, states_requirement
-from agents.modality import exempts
+from agents.modality import DUTIES, exempts
 from agents.parts import broad_topic, is_broad
 from agents.quotes import is_verbatim, leans_on_context, long_enough, non_binding
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
@@ -402,8 +402,7 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     """For a broad question with subject terms `topic`: the passage (its terms `held`) holds
     `limits.broad_topic_coverage` of them, is weighed (relevance at least `limits.broad_floor`) and the
     quote imposes a duty or a prohibition. Pure."""
-    if not topic or relevance < limits.broad_floor or req.modality not in (Modality.OBLIGATION,
-                                                                           Modality.PROHIBITION):
+    if not topic or relevance < limits.broad_floor or req.modality not in DUTIES:
         return False
     return _speaks_of(topic, held, limits.broad_topic_coverage)
 
@@ -495,7 +494,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         judged_key = (req.requirement_id, part.index)
         score, key = scores[judged_key], (part.index, req.chunk_id)
         # ... and so is every duty of the section of a passage that passes (agents.select.with_sections)
-        duty = req.modality in (Modality.OBLIGATION, Modality.PROHIBITION)
+        duty = req.modality in DUTIES
         further = (part.index in anchored and not passes(key, ranked.relevance)
                    and (duty and (key in law or (part.index, ranked.section_of) in passing)
                         or share_of_gate(key) >= limits.broad_gate_share and _further_duty(
