@@ -16,7 +16,9 @@ memory). A passage is *cited* when an answer statement cites a verified quote fr
 * two-part questions (`--two-part N`): two held-out questions from different documents joined as
   "…, and …?"; the share split at the join (`two_part_detected`; each question may itself be answered
   in more than one part) and the share whose both questions cite a gold passage of their own in their
-  own parts.
+  own parts; beside it, the share of pairs whose two questions each cite a gold passage when asked alone
+  (`two_part_both_cited_alone`, unless `--two-part-only`) and the pairs that do alone but not joined
+  (`two_part_lost_by_joining`).
 
 The last line is one JSON object with every figure.
 """
@@ -125,6 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     questions = [q for q in json.loads(args.questions.read_text()) if obliqa_split(q, by=args.split_by) == "heldout"]
     questions = questions[: args.limit]
     answer, tops = Tally(), {k: Tally() for k in (1, 2, 3)}
+    alone: dict[str, bool] = {}  # each question asked alone: does it cite a gold passage
     seconds: list[float] = []
     out = args.out.open("w") if args.out else None
     with dbmod.connection(settings) as conn:
@@ -145,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
             keys = passage_keys(conn, [r["chunk_id"] for r in result.get("extracted_requirements", [])])
             cited = cited_passages(result, keys)
             answer.add(cited, gold)
+            alone[q["QuestionID"]] = bool(cited & gold)
             if out:
                 extracted = [{"chunk": keys.get(r["chunk_id"]) or r["chunk_id"],
                               **{k: r.get(k) for k in ("verified", "rejection_reason", "relevance", "part", "score")}}
@@ -155,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
             if i % 25 == 0:
                 print(f"{i}/{len(questions)} {json.dumps(answer.figures())}", file=sys.stderr, flush=True)
         two_part = _two_part(questions, args.two_part, args.seed, deps, conn, run_research,
-                             out) if args.two_part else {}
+                             out, alone) if args.two_part else {}
         if out:
             out.close()
     seconds.sort()
@@ -169,13 +173,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: object, run_research: object,
-              out: Any = None) -> dict:
+              out: Any = None, alone: dict[str, bool] | None = None) -> dict:
     """Join pairs of held-out questions about different documents; both parts must cite their own gold. `out`:
-    a file that gets one JSON line per joined question (each question's id, the parts, what each cited)."""
+    a file that gets one JSON line per joined question (each question's id, the parts, what each cited).
+    `alone`: whether each question, asked alone, cited a gold passage; then the share of pairs whose questions
+    both did so alone is given beside (`two_part_both_cited_alone`), and the pairs that did alone but not
+    joined (`two_part_lost_by_joining`): what joining costs, apart from what each question costs alone."""
     rng = random.Random(seed)
     pool = list(questions)
     both = detected = 0
     asked = 0
+    both_alone = lost = 0
     for _ in range(n):
         a, b = rng.sample(pool, 2)
         if {p["DocumentID"] for p in a["Passages"]} & {p["DocumentID"] for p in b["Passages"]}:
@@ -193,14 +201,23 @@ def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: obje
         detected += split
         cited_a = set().union(*(cited_passages(result, keys, i) for i in of_a)) if split else set()
         cited_b = set().union(*(cited_passages(result, keys, i) for i in of_b)) if split else set()
-        both += bool(cited_a & gold_of(a)) and bool(cited_b & gold_of(b))
+        joined_ok = bool(cited_a & gold_of(a)) and bool(cited_b & gold_of(b))
+        both += joined_ok
+        if alone is not None:
+            alone_ok = alone.get(a["QuestionID"], False) and alone.get(b["QuestionID"], False)
+            both_alone += alone_ok
+            lost += alone_ok and not joined_ok
         if out is not None:
             out.write(json.dumps({"two_part": [a["QuestionID"], b["QuestionID"]], "question": joined(a, b),
                                   "parts": [p["question"] for p in parts], "split": split,
                                   "gold": [sorted(gold_of(a)), sorted(gold_of(b))],
                                   "cited": [sorted(cited_a), sorted(cited_b)]}) + "\n")
-    return {"two_part_questions": asked, "two_part_detected": round(detected / asked, 4) if asked else None,
-            "two_part_both_cited": round(both / asked, 4) if asked else None}
+    figures = {"two_part_questions": asked, "two_part_detected": round(detected / asked, 4) if asked else None,
+               "two_part_both_cited": round(both / asked, 4) if asked else None}
+    if alone:
+        figures |= {"two_part_both_cited_alone": round(both_alone / asked, 4) if asked else None,
+                    "two_part_lost_by_joining": lost}
+    return figures
 
 
 if __name__ == "__main__":
