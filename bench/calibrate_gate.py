@@ -13,13 +13,15 @@ the label (the passage is in a right section; for ObliQA, a gold passage). Out-o
 `fit` fits the gate head on all rows and reports, leaving one corpus out at a time (the head and its threshold
 fitted on the others only): per corpus, the right passages passed (recall), the wrong ones passed, the
 questions whose best right passage is passed, and out-of-scope questions with any passage passed, beside
-today's gate on the same rows. The threshold maximises, on the fitting rows, the mean over corpora of the
-share of answerable questions whose right passage passes less the share of out-of-scope questions with any
-passage passed (Youden's J at the question level: a false refusal and a near-miss answered weigh alike),
-among those that pass at most `OUT_OF_SCOPE_PASS` of out-of-scope questions and at most the share of wrong
-passages today's gate lets through. (Until 0.5.0 it was the threshold passing the most right passages with at
-most 15% of out-of-scope questions passed; with the 0.5.0 encoder that refused the right passage of 16% of
-ObliQA calibration questions and of half of two development corpora's.)
+today's gate on the same rows. A judge corpus (`judge: true` in its questions.yaml) is only reported, by the
+head fitted on the development corpora: no head is fitted on it and no threshold chosen by it. The threshold
+maximises, on the fitting rows, the mean over corpora of the share of answerable questions whose right passage
+passes less the share of out-of-scope questions with any passage passed (Youden's J at the question level: a
+false refusal and a near-miss answered weigh alike), among those that pass at most `OUT_OF_SCOPE_PASS` of
+out-of-scope questions and at most the share of wrong passages today's gate lets through. (Until 0.5.0 it was
+the threshold passing the most right passages with at most 15% of out-of-scope questions passed; with the
+0.5.0 encoder that refused the right passage of 16% of ObliQA calibration questions and of half of two
+development corpora's.)
 `--write` stores the head fitted on every row and its threshold (`gate_head`) in the model's
 scorer.json. Figures of corpora a head was fitted on are development figures, not held-out ones.
 """
@@ -235,9 +237,17 @@ def _fit_head(rows: list[dict[str, Any]], l2: float, features: tuple[str, ...] =
                     weights=[1.0 / count[r["corpus"]] for r in rows])
 
 
+def judges() -> frozenset[str]:
+    """The corpora whose questions.yaml says `judge: true`: no head is fitted on them, nor a threshold chosen."""
+    return frozenset(f.parent.name for f in CORPORA.glob("*/questions.yaml")
+                     if yaml.safe_load(f.read_text(encoding="utf-8")).get("judge"))
+
+
 def fit(args: argparse.Namespace) -> None:
     every = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = [r for r in every if args.with_obliqa or r["corpus"] != "obliqa"]  # what the head is fitted on
+    held_out = judges()
+    # what the head is fitted on: never a judge corpus, ObliQA only when asked
+    rows = [r for r in every if (args.with_obliqa or r["corpus"] != "obliqa") and r["corpus"] not in held_out]
     corpora = sorted({r["corpus"] for r in every})
     features = tuple(args.features.split(",")) if args.features else GATE_FEATURES
     report: dict[str, Any] = {}
