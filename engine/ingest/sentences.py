@@ -13,7 +13,9 @@ whole sentences or contiguous spans of one). Rules, in order:
   its width, unless it ends with `.`, `!` or `?`;
 * `.`, `!` or `?` (optionally followed by a closing quote or bracket) ends a sentence when
   whitespace follows, unless the word before it is a known abbreviation or a single letter, or (for `.`)
-  a lower-case word follows on the same line.
+  a lower-case word follows on the same line; and where a numbered item's label ("2.") that opens a line
+  ends a sentence so, the line break before it ends the item before it, if that one ends with `,` `;` or
+  the like.
 """
 
 from __future__ import annotations
@@ -132,14 +134,27 @@ def _in_table_row(text: str, at: int) -> bool:
     return text.startswith("|", text.rfind("\n", 0, at) + 1)
 
 
+# What stands before a numbered item's label's period on its line: "     2" of "     2. Existing workforce ..."
+_NUMBER_LABEL = re.compile(r"[ \t]*\(?[0-9]{1,3}")
+
+
 def _terminals(text: str) -> list[int]:
-    """Sentence ends within lines; a pipe table's row is one sentence however many its cells hold."""
+    """Sentence ends within lines; a pipe table's row is one sentence however many its cells hold. Where the
+    period of a numbered item's label that opens a line ends a sentence, and the line before ends as an item
+    that goes on (`;`, `,`, `and`: "New workforce members within their first month of employment;" over "2.
+    Existing workforce members annually;"), the line break ends that item: it never takes the next item's label
+    as its end. Not a wrapped sentence's number ("conditions added under section" over "7.  This requirement
+    ...": the line before ends with a word)."""
     cuts = []
     for match in _TERMINAL.finditer(text):
         if text[match.start()] == "." and (_is_abbreviation(text, match.start()) or _lower_follows(text, match.end())):
             continue
         if _in_table_row(text, match.start()):
             continue
+        line = text.rfind("\n", 0, match.start()) + 1
+        if (line and match.end() - match.start() == 1 and _NUMBER_LABEL.fullmatch(text, line, match.start())
+                and _CONTINUATION.search(text, text.rfind("\n", 0, line - 1) + 1, line - 1)):
+            cuts.append(line - 1)
         cuts.append(match.end())
     return cuts
 

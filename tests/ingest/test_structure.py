@@ -317,6 +317,29 @@ def test_a_list_items_lines_indented_under_its_text_are_one_sentence(text: str, 
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a policy's nested list (items ending with ";"), a regulation's numbered points under "shall:", a
+    # catalogue's under "must:": no item ends at the next one's label
+    ("     1. New workforce members within their first month of employment;\n     2. Existing workforce members "
+     "annually;",
+     ["1.", "New workforce members within their first month of employment;", "2.", "Existing workforce members "
+                                                                                    "annually;"]),
+    ("The entity shall:\n1. Keep a register of incidents; and\n2. Report each incident to the Authority.",
+     ["The entity shall:", "1.", "Keep a register of incidents; and", "2.", "Report each incident to the Authority."]),
+    ("Security personnel must:\n  1. Review alerts daily,\n  2. Escalate confirmed incidents.",
+     ["Security personnel must:", "1.", "Review alerts daily,", "2.", "Escalate confirmed incidents."]),
+    # counter-examples: points in lower case stay one sentence with their lead-in; a sentence that ended already
+    ("Access is reviewed by:\n1. the data owner;\n2. the security team.",
+     ["Access is reviewed by:\n1. the data owner;\n2. the security team."]),
+    ("1. Keys must be rotated yearly.\n2. Records of rotation are kept.",
+     ["1.", "Keys must be rotated yearly.", "2.", "Records of rotation are kept."]),
+], ids=["policy-nested", "regulation-points", "catalogue-points", "lower-case-points", "ended-sentence"])
+def test_an_item_never_ends_at_the_next_items_label(text: str, expected: list[str]) -> None:
+    from engine.ingest.sentences import split_sentences
+
+    assert [text[s.start:s.end] for s in split_sentences(text)] == expected
+
+
 def test_a_markdown_contracts_bold_clause_titles_are_its_sections(tmp_path: Path) -> None:
     """A contract in Markdown as published ("1. **Introduction**. This ...", "4.2 **Invoicing.** ..."): each
     clause is a section with its number and cites it; a bold subject with no stop after it ("1. **IT** is
