@@ -203,7 +203,7 @@ def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: obje
         cited_b = set().union(*(cited_passages(result, keys, i) for i in of_b)) if split else set()
         joined_ok = bool(cited_a & gold_of(a)) and bool(cited_b & gold_of(b))
         both += joined_ok
-        if alone is not None:
+        if alone:
             alone_ok = alone.get(a["QuestionID"], False) and alone.get(b["QuestionID"], False)
             both_alone += alone_ok
             lost += alone_ok and not joined_ok
