@@ -49,6 +49,7 @@ from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_wit
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
+from engine.ingest.sentences import split_sentences
 from engine.terms import key_terms, key_words, tokenize
 from engine.text import LEADING_LABELS, PERIOD, normalize_ws, read_pairs, table_pairs
 
@@ -175,20 +176,38 @@ def _unlabelled(span: str) -> str:
 def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_words) -> str:
     """The words of `quote` that answer `question` directly, verbatim: its first clause (up to a ";"), or for a
     question that asks a time ("how long", "how often", "by when", "When must ...") the clause that states its
-    first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one is cut around
+    first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one of several
+    sentences (a list and its points) is the sentence that states the period, and a longer sentence is cut around
     what answers (the period, else the deciding verb), opening and ending where a clause does; without the list
     label it opens with. Pure."""
-    return _unlabelled(_span(question, normalize_ws(quote).rstrip(".;: "), max_words))
+    text = normalize_ws(quote).rstrip(".;: ")
+    timed = asks_time(question) or bool(_WHEN.match(question))
+    if not timed or len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(
+            sentences := split_sentences(quote)) < 2:
+        return _unlabelled(_span(question, text, max_words))
+    # A clause over `WHOLE_CLAUSE` words made of several sentences (a list's lead-in, its points and their
+    # points: "The onboarding process should include ...: 1. Training. * ... * The training and acceptance must
+    # be completed within 30 days of employment. 2. Access. ..."): the sentence that answers, whole, where the cut
+    # below would open inside it ("30 days of employment. 2. Access. ...").
+    own = [normalize_ws(quote[s.start:s.end]).rstrip(".;: ") for s in sentences]
+    return _unlabelled(_span(question, next((o for o in own if PERIOD.search(o)), text), max_words))
 
 
 _ITEM_OPENING = re.compile(r"\((?:[A-Z]{2,}|\d+)\)|\d")
 
 
-def _span(question: str, text: str, max_words: int) -> str:
-    """`direct_span` of a normalised quote, its label and all."""
+def _clause(question: str, text: str) -> str:
+    """The clause of `text` (up to a ";") that answers `question`: the first, or for a time question the first
+    that states a period. Pure."""
     clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
     timed = asks_time(question) or bool(_WHEN.match(question))
-    clause = next((c for c in clauses if PERIOD.search(c)), clauses[0]) if timed else clauses[0]
+    return next((c for c in clauses if PERIOD.search(c)), clauses[0]) if timed else clauses[0]
+
+
+def _span(question: str, text: str, max_words: int) -> str:
+    """`direct_span` of a normalised quote, its label and all."""
+    clause = _clause(question, text)
+    timed = asks_time(question) or bool(_WHEN.match(question))
     words = clause.split()
     if len(words) <= WHOLE_CLAUSE:
         return " ".join(words)

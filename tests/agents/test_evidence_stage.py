@@ -650,6 +650,31 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
            "directly or indirectly infringes any patent, then the rights granted to You by any and all Contributors "
            "for the Covered Software under Section 2.1 of this License shall terminate.")
     assert direct_span("What happens to my rights if I file a patent suit?", mpl) == mpl.rstrip(".")
+    # a list over 90 words whose point states the time: that point's sentence, whole (a policy's onboarding list
+    # gave "30 days of employment. 2. Access. * Standard access is provisioned ...")
+    onboarding = ("The onboarding process should include the following\nIT/Security items:\n1. Training.\n\n"
+                  "* New workforce member is provided training on the security policy,\n      acceptable use policy, "
+                  "and given access to the Employee\n      Handbook.\n\n* Awareness training is provided to new "
+                  "workforce member.\n\n* Records of training and policy acceptance is kept in the HR system\n"
+                  "      (currently EaseCentral).\n    * The training and acceptance must be completed within 30 days "
+                  "of\n      employment.\n\n2. Access.\n\n* Standard access is provisioned according to the job role "
+                  "and approval as\n      specified in the HR onboarding ticket.\n    * Non-standard access requires "
+                  "additional approval following the access\n      request procedures.")
+    assert direct_span("How soon must a new starter finish their training?", onboarding) == (
+        "The training and acceptance must be completed within 30 days of employment")
+    # ... a plan's activation criteria, each a point of its own
+    plan = ("* The Contingency Plan is to be activated if one or more of the\n  following criteria are met:\n\n"
+            "* The company will be unavailable for more than 48 hours.\n    * On-premise hosting facility or cloud "
+            "infrastructure service is damaged and\n      will be unavailable for more than 24 hours.\n    * Other "
+            "criteria, as appropriate and as defined by the company.\n\n* If the plan is to be activated, the COO "
+            "is to notify and inform team members\n  of the details of the event and if relocation is required. "
+            "The COO keeps a log of every activation, its cause, its duration, the teams called and the costs "
+            "incurred, and reviews the log with the board at the end of each quarter, together with the lessons "
+            "learned and the changes made to the plan since the last review.")
+    assert direct_span("How long must an outage last before the plan is activated?", plan) == (
+        "The company will be unavailable for more than 48 hours")
+    # a question that asks no time keeps the clause as before
+    assert direct_span("What does onboarding include?", onboarding).startswith("The onboarding process should")
 
 
 def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
