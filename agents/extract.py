@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.asks import states_what_is_asked
-from agents.modality import DUTIES, Modality, classify_modality, defines, exempts
+from agents.modality import DUTIES, Modality, classify_modality, defines, exempts, sets_time
 from agents.quotes import (
     REFERS_ELSEWHERE,
     amends,
@@ -136,10 +136,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
     modality = classify_modality(table_reading(table_header, own) if table_header else own,
                                  source_type=chunk["source_type"])
     if modality is Modality.NONE and table_header:  # a cell that states the row's rule ("Description: Verify that
-        # ...", "Requirement: Keys must be rotated ..."), read alone as it opens
+        # ...", "Requirement: Keys must be rotated ..."), read alone as it opens, else a period under a column that
+        # sets a time ("SLA: 3 days", "Retention period: 7 years"; `sets_time`)
         modality = next((m for _, cell in table_pairs(table_header, own)
                          if (m := classify_modality(cell, source_type=chunk["source_type"])) is not Modality.NONE),
-                        Modality.NONE)
+                        Modality.OBLIGATION if sets_time(table_pairs(table_header, own)) else Modality.NONE)
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
                                      source_type=chunk["source_type"])

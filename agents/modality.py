@@ -417,6 +417,21 @@ def exempts(sentence: str) -> bool:
     return bool(_NOT_REQUIRED.search(_RELATIVE_REQUIREMENT.sub(" that", text)) or _EXEMPT.search(text))
 
 
+@lru_cache(maxsize=1)
+def _time_column() -> re.Pattern[str]:
+    words = sorted(_words_file()["time_columns"], key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in words) + r")\b",
+                      re.IGNORECASE)
+
+
+def sets_time(pairs: list[tuple[str, str]]) -> bool:
+    """A table row that sets a time limit or a frequency: a cell stating a period under a column its header names
+    for one ("Sev Rating: P0; SLA: 3 days", "Record: Payroll; Retention period: 7 years", "Review frequency:
+    Annually"; agents/requirement_verbs.json's time_columns), which the row's words alone never say is a rule.
+    `pairs`: the row's (column header, cell) pairs (engine.text.table_pairs). Pure."""
+    return any(header and _time_column().search(header) and PERIOD.search(cell) for header, cell in pairs)
+
+
 def defines(sentence: str) -> bool:
     """The sentence defines a term or says what a text describes ("(3) 'legacy ICT system' means ..."): it binds
     no one, whatever the lead-in of its list says. Pure."""

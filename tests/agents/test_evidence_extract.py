@@ -315,6 +315,34 @@ def test_a_table_rows_are_requirements_read_under_their_header(text: str, rows: 
     assert "SLA: 3 days" in table[0].reading() or "Retention Period: 7 years" in table[0].reading()
 
 
+@pytest.mark.parametrize(("header", "row", "duty"), [
+    # a policy's vulnerability SLAs (the development corpora's policies)
+    ("| Sev Rating | Priority Level | SLA | Definition |", "| P0 | Highest | 3 days | Privilege escalation. |", True),
+    ("| Sev Rating | Priority Level | SLA | Definition |", "| P3 | Low | Best Effort | Singular users. |", False),
+    # a records retention schedule, a continuity plan's recovery objectives, an access review cycle
+    ("| Record type | Retention period |", "| Payroll records | 7 years |", True),
+    ("| System | Tier | RTO | RPO |", "| Payments | 1 | 4 hours | 15 minutes |", True),
+    ("| Access type | Review frequency |", "| Privileged accounts | Quarterly |", True),
+    # counter-examples: a standard's levels, a revision history, a cover page, a period under no time column
+    ("| # | Description | L1 | L2 | L3 | CWE |",
+     "| 2.1.1 | User set passwords are 12 characters long. | ✓ | ✓ | ✓ | 521 |", False),
+    ("| Version | Date | Author | Changes |",
+     "| 1.2 | 2023-04-01 | J. Smith | Added a 3 days grace period note |", False),
+    ("|| PARTY 1 | PARTY 2 |", "| Term | 2 years | 2 years |", False),
+    ("| Data | Examples |", "| Logs | Kept for 90 days by the vendor |", False),
+], ids=["sla", "best-effort", "retention", "rto", "review-cycle", "asvs-levels", "revision-history", "cover-page",
+        "no-time-column"])
+def test_a_period_under_a_time_column_is_the_rows_duty(header: str, row: str, duty: bool) -> None:
+    """A table row whose words impose nothing ("P0 | Highest | 3 days") is an obligation when a cell states a
+    period under a column its header names for a time limit or frequency (SLA, retention period, RTO, review
+    frequency); a period elsewhere, a date, a level mark are not."""
+    text = f"These apply as set out below.\n\n{header}\n|{'---|' * (header.count('|') - 1)}\n{row}"
+    reqs = [r for r in extract_from_chunks([_chunk("policy", text)], questions=["What applies?"])
+            if r.exact_quote.startswith("|")]
+    assert [r.exact_quote for r in reqs] == [row]
+    assert (reqs[0].modality is Modality.OBLIGATION) is duty
+
+
 def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts() -> None:
     # an EU act that amends others: the instruction is not a lead-in, the inserted text is another act's
     text = ("\u20181. A CCP shall establish, implement and maintain an adequate business continuity policy and "
