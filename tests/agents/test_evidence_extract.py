@@ -440,9 +440,15 @@ def test_a_standards_requirement_rows_are_whole_quotes_with_the_modality_of_thei
     assert [r.exact_quote.split(" | ")[0] for r in table] == ["| 2.1.1", "| 2.1.2"]
     assert table[0].exact_quote.endswith("| \u2713 | 521 |")
     assert [r.modality for r in table] == [Modality.OBLIGATION, Modality.OBLIGATION]
-    # a matrix row's cells state no duty of their own: its modality stays what the row's reading gives
+    # a matrix row's cells state no duty of their own: its modality stays what the row's reading gives ...
+    matrix = ("| Data | Labeling | Encrypt At Rest |\n|---|---|---|\n| Public | N/R | N/R |\n"
+              "| Customer | Required | Required |")
+    rows = [r for r in extract_from_chunks([_chunk("policy", matrix)]) if r.exact_quote.startswith("|")]
+    assert [r.modality for r in rows] == [classify_modality(r.reading(), source_type="policy") for r in rows]
+    # ... unless a cell states a period under a column that sets a time ("SLA: 3 days")
     rows = [r for r in extract_from_chunks([_chunk("policy", VULN_TABLE)]) if r.exact_quote.startswith("|")]
-    assert {r.modality for r in rows} == {classify_modality(rows[0].reading(), source_type="policy")}
+    assert [r.modality for r in rows] == [Modality.OBLIGATION, Modality.OBLIGATION]
+    assert classify_modality(rows[0].reading(), source_type="policy") is Modality.NONE
 
 
 def test_a_tables_separator_row_is_never_a_quote() -> None:
