@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import sys
 import time
@@ -172,6 +173,12 @@ def main(argv: list[str] | None = None) -> None:
     }))
 
 
+def _as_asked(part: str) -> str:
+    """A part as the question words it, without the subject `agents.parts` completed it with ("By when is the final
+    write-up due (major incident)?" -> "By when is the final write-up due?")."""
+    return re.sub(r"\s*\([^()]*\)\?$", "?", part)
+
+
 def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: object, run_research: object,
               out: Any = None, alone: dict[str, bool] | None = None) -> dict:
     """Join pairs of held-out questions about different documents; both parts must cite their own gold. `out`:
@@ -195,7 +202,9 @@ def _two_part(questions: list[dict], n: int, seed: int, deps: object, conn: obje
         # A part belongs to the second question when its words open a stretch of it; either question may
         # itself be answered in several parts (ObliQA questions often ask two things).
         second = " ".join(b["Question"].lower().split())
-        of_b = [i for i, p in enumerate(parts) if " ".join(p["question"].lower().split())[:40].rstrip("?") in second]
+        # (without the subject a completion added to a part: "Are due to mature within 30 days (transactions ...)?")
+        of_b = [i for i, p in enumerate(parts)
+                if " ".join(_as_asked(p["question"]).lower().split())[:40].rstrip("?") in second]
         of_a = [i for i in range(len(parts)) if i not in of_b]
         split = bool(of_a and of_b and max(of_a) < min(of_b))
         detected += split
