@@ -33,7 +33,9 @@ def citation_of(req: dict[str, Any]) -> str:
 
 
 def _source(req: dict[str, Any]) -> str:
-    where = citation_of(req)
+    """Where a quote stands, as a reader looks for it: its citation ("Section 3.1(a)", "Article 5(2)", "AC-2(1)"),
+    else its section's heading ("Employee Onboarding"), then the document and its version."""
+    where = citation_of(req) or (req.get("section_path") or "").split(" > ")[-1]
     return f"{where + ', ' if where else ''}{req.get('document_title', '?')} v{req.get('document_version', '?')}"
 
 

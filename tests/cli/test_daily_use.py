@@ -328,3 +328,19 @@ def test_a_quote_that_imposes_nothing_says_what_it_does(modality: str, quote: st
     record = {"question": "Q?", "requirements": [{**req, "verified": True}], "answer": {
         "status": "ANSWERED", "statements": [{"text": "x [REQ-S001].", "requirement_ids": ["REQ-S001"]}]}}
     assert f"({label})" in " ".join(line.text for line in answer_lines(record, width=200))
+
+
+@pytest.mark.parametrize(("req", "shown"), [
+    # a policy's unnumbered section: its heading, where the citation has nothing to say
+    ({"section_path": "HR Management and Reporting > Employee Onboarding"}, "REQ-P001 Employee Onboarding, HR v1"),
+    # a numbered one keeps its citation, not its heading
+    ({"section_path": "Part 3 People > 3.1 Security training", "section_number": "3.1"},
+     "REQ-P001 Section 3.1, HR v1"),
+    ({"section_path": ""}, "REQ-P001 HR v1"),  # a document with no headings at all
+], ids=["heading", "numbered", "no-section"])
+def test_a_cited_quote_says_where_it_stands(req: dict[str, str], shown: str) -> None:
+    quote = {"requirement_id": "REQ-P001", "modality": "obligation", "exact_quote": "Training is completed.",
+             "document_title": "HR", "document_version": 1, "verified": True, **req}
+    record = {"question": "Q?", "requirements": [quote], "answer": {
+        "status": "ANSWERED", "statements": [{"text": "x [REQ-P001].", "requirement_ids": ["REQ-P001"]}]}}
+    assert any(line.text.strip().startswith(shown) for line in answer_lines(record, width=200))
