@@ -337,11 +337,17 @@ def _opens_its_list(text: str, span: Any) -> bool:
 # a modal verb, or words that announce a list.
 _ANNOUNCES = re.compile(r"\b(?:must|shall|should|may|will|need\s+to|required\s+to|following|as\s+follows|"
                         r"includes?|including)\b", re.I)
+# A sentence that stops on a word no sentence ends with (a preposition, an article, a conjunction, a copula) goes on
+# in the list below it: "The scanning and identification of system vulnerabilities is performed by" over "1.
+# Automated security agent installed on all Linux servers."
+_UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|into|onto|through|via|under|upon|than|"
+                         r"the|an?|that|which|whether|is|are|be)\s*$", re.I)
 
 
 def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
     """The sentence introduces a list though it ends with no colon: it ends with a word, announces something
-    (`_ANNOUNCES`), and the next sentence opens a line with a list's first point ("- ...", "1.", "(a)")."""
+    (`_ANNOUNCES`) or stops where no sentence ends (`_UNFINISHED`), and the next sentence opens a line with a list's
+    first point ("- ...", "1.", "(a)")."""
     span = spans[i]
     sentence = text[span.start:span.end]
     if i + 1 >= len(spans) or not re.search(r"\w$", sentence.rstrip()) or sentence.lstrip().startswith("#"):
@@ -349,7 +355,8 @@ def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
     if "\n" not in text[span.end:spans[i + 1].start]:  # the points open lines of their own
         return False
     labels = _labels(text, spans[i + 1].start) or []
-    return bool(labels) and labels[0] in _FIRST_LABELS and _ANNOUNCES.search(sentence) is not None
+    return bool(labels) and labels[0] in _FIRST_LABELS and (_ANNOUNCES.search(sentence) is not None or (
+        _UNFINISHED.search(sentence) is not None and not _opens_point(text, span.start)))
 
 
 def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:

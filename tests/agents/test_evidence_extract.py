@@ -363,6 +363,7 @@ def test_an_amending_instruction_is_quoted_alone_never_with_the_text_it_inserts(
     "Password Requirements\n- Passwords are at least 12 characters long.\n- Passwords are rotated every year.",  # title
     "Access reviews are done by the system owner\n- Reviews are recorded in the ticket system.",  # announces nothing
     "Any conditions added under section\n    7.  This requirement must be met by every licensee.",  # wrapped text
+    "## Single Sign On\n1. Staff sign in through the identity provider.",  # a heading that ends on "On"
 ])
 def test_a_line_without_a_colon_that_leads_into_nothing_is_not_run_on(text: str) -> None:
     quotes = [r.exact_quote for r in extract_from_chunks([_chunk(text=text)])]
@@ -420,8 +421,18 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
      "Collect the laptop and badge\n\nOther text follows here.", "2. Collect the laptop and badge", "Other text"),
     ("The licensee shall\n(a) keep records of all copies;\n(b) report annually to the licensor.",
      "(b) report annually to the licensor.", None),
+    # ... and so does one that stops where no sentence ends (a preposition, "that", an article): a policy's scanning
+    # tools, its rules, a regulation's conditions
+    ("The scanning and identification of system vulnerabilities is performed by\n\n1. Automated security agent "
+     "installed on all Linux servers.\n2. Quarterly external scans.\n\nFindings are tracked in tickets.",
+     "2. Quarterly external scans.", "Findings"),
+    ("Company policy requires that\n\n(a) All laptops are encrypted.\n(b) Screens lock after ten minutes.",
+     "(b) Screens lock after ten minutes.", None),
+    ("An operator is exempt where the incident is notified to\n(a) the competent authority; or\n(b) the CSIRT.",
+     "(b) the CSIRT.", None),
 ], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number",
-        "unpunctuated-points", "no-colon-bullets", "no-colon-steps", "no-colon-points"])
+        "unpunctuated-points", "no-colon-bullets", "no-colon-steps", "no-colon-points", "unfinished-by",
+        "unfinished-that", "unfinished-to"])
 def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
     quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
     assert quote.startswith(text.strip()[:12]), quote
