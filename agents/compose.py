@@ -181,8 +181,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     what answers (the period, else the deciding verb), opening and ending where a clause does; without the list
     label it opens with. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
-    timed = asks_time(question) or bool(_WHEN.match(question))
-    if not timed or len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(
+    if not _timed(question) or len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(
             sentences := split_sentences(quote)) < 2:
         return _unlabelled(_span(question, text, max_words))
     # A clause over `WHOLE_CLAUSE` words made of several sentences (a list's lead-in, its points and their
@@ -200,14 +199,18 @@ def _clause(question: str, text: str) -> str:
     """The clause of `text` (up to a ";") that answers `question`: the first, or for a time question the first
     that states a period. Pure."""
     clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
-    timed = asks_time(question) or bool(_WHEN.match(question))
-    return next((c for c in clauses if PERIOD.search(c)), clauses[0]) if timed else clauses[0]
+    return next((c for c in clauses if PERIOD.search(c)), clauses[0]) if _timed(question) else clauses[0]
+
+
+def _timed(question: str) -> bool:
+    """The question asks a time ("how long", "by when", "When must ..."): its answer is the clause that states one."""
+    return asks_time(question) or bool(_WHEN.match(question))
 
 
 def _span(question: str, text: str, max_words: int) -> str:
     """`direct_span` of a normalised quote, its label and all."""
     clause = _clause(question, text)
-    timed = asks_time(question) or bool(_WHEN.match(question))
+    timed = _timed(question)
     words = clause.split()
     if len(words) <= WHOLE_CLAUSE:
         return " ".join(words)
