@@ -138,9 +138,10 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
     if modality is Modality.NONE and table_header:  # a cell that states the row's rule ("Description: Verify that
         # ...", "Requirement: Keys must be rotated ..."), read alone as it opens, else a period under a column that
         # sets a time ("SLA: 3 days", "Retention period: 7 years"; `sets_time`)
-        modality = next((m for _, cell in table_pairs(table_header, own)
+        pairs = table_pairs(table_header, own)
+        modality = next((m for _, cell in pairs
                          if (m := classify_modality(cell, source_type=chunk["source_type"])) is not Modality.NONE),
-                        Modality.OBLIGATION if sets_time(table_pairs(table_header, own)) else Modality.NONE)
+                        Modality.OBLIGATION if sets_time(pairs) else Modality.NONE)
     if modality is Modality.NONE and sentence_end is not None:  # the excerpt left out the words that decide it
         modality = classify_modality(chunk["text"][sentence_start or start:sentence_end],
                                      source_type=chunk["source_type"])
