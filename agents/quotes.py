@@ -17,6 +17,7 @@ from agents.modality import rx
 from agents.state import EvidenceItem
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
+from engine.ingest.structure import UNFINISHED
 from engine.text import MODAL_ANCHOR, leans_on_context, normalize_ws
 
 # An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
@@ -262,9 +263,10 @@ def opens_with_point(text: str) -> bool:
 def open_lead_in(before: str, after: str) -> str | None:
     """The lead-in of a list still open where `before` ends ("The management body ... shall:" over "(a) ..." to
     "(d) ...;") and whose points go on in `after`, the text that follows it: the last sentence that does not open
-    with a point, up to its first point, where it ends with a colon or a dash, and either `before` ends with it
-    unfinished or its last sentence is a point numbered as the one `after` opens with ("(d)" then "(e)", not "(4)"
-    then "(b)", a new paragraph). None where `before` does not end inside that list. Pure."""
+    with a point, up to its first point, where it ends with a colon or a dash or stops where no sentence ends
+    ("... policy requires that", `UNFINISHED`), and either `before` ends with it unfinished or its last sentence is
+    a point numbered as the one `after` opens with ("(d)" then "(e)", not "(4)" then "(b)", a new paragraph).
+    None where `before` does not end inside that list. Pure."""
     spans = split_sentences(before)
     k = len(spans) - 1
     while k >= 0 and _in_point(before, spans[k]):
@@ -276,7 +278,7 @@ def open_lead_in(before: str, after: str) -> str | None:
               if _opens_point(before, start + m.end())]
     first = next((p for p in points if p < end), end)
     lead = before[start:first].rstrip()
-    if not lead.endswith(_LIST_LEAD_IN):
+    if not lead.endswith(_LIST_LEAD_IN) and UNFINISHED.search(lead) is None:
         return None
     opening = _labels(after, len(after) - len(after.lstrip()))
     if points and opening:
@@ -337,16 +339,11 @@ def _opens_its_list(text: str, span: Any) -> bool:
 # a modal verb, or words that announce a list.
 _ANNOUNCES = re.compile(r"\b(?:must|shall|should|may|will|need\s+to|required\s+to|following|as\s+follows|"
                         r"includes?|including)\b", re.I)
-# A sentence that stops on a word no sentence ends with (a preposition, an article, a conjunction, a copula) goes on
-# in the list below it: "The scanning and identification of system vulnerabilities is performed by" over "1.
-# Automated security agent installed on all Linux servers."
-_UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|into|onto|through|via|under|upon|than|"
-                         r"the|an?|that|which|whether|is|are|be)\s*$", re.I)
 
 
 def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
     """The sentence introduces a list though it ends with no colon: it ends with a word, announces something
-    (`_ANNOUNCES`) or stops where no sentence ends (`_UNFINISHED`), and the next sentence opens a line with a list's
+    (`_ANNOUNCES`) or stops where no sentence ends (`UNFINISHED`), and the next sentence opens a line with a list's
     first point ("- ...", "1.", "(a)")."""
     span = spans[i]
     sentence = text[span.start:span.end]
@@ -356,7 +353,7 @@ def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
         return False
     labels = _labels(text, spans[i + 1].start) or []
     return bool(labels) and labels[0] in _FIRST_LABELS and (_ANNOUNCES.search(sentence) is not None or (
-        _UNFINISHED.search(sentence) is not None and not _opens_point(text, span.start)))
+        UNFINISHED.search(sentence) is not None and not _opens_point(text, span.start)))
 
 
 def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:

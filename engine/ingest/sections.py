@@ -14,6 +14,7 @@ from engine.ingest.citations import format_citation
 from engine.ingest.sentences import wrap_width, wrapped_break
 from engine.ingest.structure import (
     PROVISIONS,
+    UNFINISHED,
     Heading,
     Positions,
     control_heading,
@@ -202,12 +203,13 @@ class SectionBuilder:
         elif self.stack:
             seen = self.positions.see(text)
             if seen is not None and seen[0]:
-                self._close()
+                if not self._lone_lead_in():
+                    self._close()
                 self.position = seen[1]
         # A point continues its lead-in's sentence ("shall designate ... where:" / "(a) ...;" / "(b) ..."),
         # so it is joined with one line break, which the sentence splitter reads as a continuation.
-        continues = (seen is not None and not seen[0] and self.body_start is not None
-                     and self.parts[-1].rstrip().endswith(_CONTINUES))
+        continues = (seen is not None and self.body_start is not None
+                     and (not seen[0] and self.parts[-1].rstrip().endswith(_CONTINUES) or self._lone_lead_in()))
         start, _ = self._add(text, "\n" if continues else "\n\n")
         if self.body_start is None:
             self.body_start = start
@@ -215,6 +217,13 @@ class SectionBuilder:
             label = seen[1][len(self.position):] if seen[1].startswith(self.position) else seen[1]
             self.points.append([start, label])
         self.points.extend(table_rows(text, start))
+
+    def _lone_lead_in(self) -> bool:
+        """The open block is one paragraph that stops where no sentence ends ("The scanning ... is performed by"):
+        the lead-in of the numbered list after it, so it opens the first point's block rather than a block of its
+        own, and no chunk or quote ends at "by"."""
+        return (self.body_start is not None and self.body_start == self.length - len(self.parts[-1])
+                and UNFINISHED.search(self.parts[-1]) is not None)
 
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())

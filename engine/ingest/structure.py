@@ -201,6 +201,13 @@ def enumerator(text: str) -> tuple[str, str] | None:
     return None
 
 
+# A sentence that stops on a word no sentence ends with (a preposition, an article, a conjunction, a copula) goes on
+# in the list below it: "The scanning and identification of system vulnerabilities is performed by" over "1.
+# Automated security agent installed on all Linux servers."
+UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|into|onto|through|via|under|upon|than|"
+                        r"the|an?|that|which|whether|is|are|be)\s*$", re.I)
+
+
 class Positions:
     """Where a provision's paragraphs and points begin: the state of one section's enumerations."""
 

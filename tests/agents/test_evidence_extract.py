@@ -528,8 +528,14 @@ def test_a_lead_in_over_points_that_impose_nothing_is_not_offered_beside_a_duty(
     # ... but a sentence after the list on a line of its own closes it
     ("Implement:\n\n(A) Security reminders (Addressable). Periodic security updates.\n\nThe reminders are kept on "
      "file.", "(B) Protection from malicious software (Addressable).", None),
+    # a policy's lead-in with no colon that stops where no sentence ends, its first point in the chunk before
+    ("Company policy requires that\n(a) Access is granted by role.", "(b) Shared credentials are approved by IT.",
+     "Company policy requires that"),
+    # ... but a sentence that ends on a word a sentence may end with is no lead-in ("... is kept on file")
+    ("The register is kept on file\n(a) Access is granted by role.", "(b) Shared credentials are approved by IT.",
+     None),
 ], ids=["eu-act", "policy", "us-regulation-new-paragraph", "list-ended", "no-lead-in", "points-of-two-sentences",
-        "closed-by-a-paragraph"])
+        "closed-by-a-paragraph", "unfinished-lead-in", "ended-without-a-stop"])
 def test_the_lead_in_of_a_list_the_chunk_before_leaves_open(before: str, after: str, lead: str | None) -> None:
     from agents.quotes import open_lead_in, opening_points, opens_with_point
 

@@ -121,6 +121,26 @@ def test_markdown_numbered_headings_keep_their_form(tmp_path: Path) -> None:
         "4.2", "4 Records > 4.2 Retention periods", "Section 4.2")
 
 
+@pytest.mark.parametrize(("body", "first_chunk"), [
+    # a policy's lead-in that stops at "by": one chunk with its first point, none ends at "by"
+    ("The scanning of systems is performed by\n\n1. An agent installed on all servers.\n\n"
+     "2. Quarterly external scans.", "The scanning of systems is performed by\n1. An agent installed on all servers."),
+    # ... at "that", over lettered rules
+    ("Company policy requires that\n\n(a) Laptops are encrypted.\n\n(b) Screens lock after ten minutes.",
+     "Company policy requires that\n(a) Laptops are encrypted."),
+    # counter-example: a paragraph that ended keeps its chunk, whatever follows it
+    ("Scanning is done as follows.\n\n1. An agent installed on all servers.\n\n2. Quarterly external scans.",
+     "Scanning is done as follows."),
+], ids=["performed-by", "requires-that", "ended-paragraph"])
+def test_a_lead_in_that_stops_where_no_sentence_ends_opens_its_first_points_chunk(
+        tmp_path: Path, body: str, first_chunk: str) -> None:
+    path = tmp_path / "policy.md"
+    path.write_text(f"# Policy\n\n## Scanning\n\n{body}\n")
+    chunks = [c.text for c in chunk_document("doc", parse(path, path.read_bytes()))]
+    assert chunks[0] == first_chunk, chunks
+    assert not any(c.rstrip().endswith((" by", " that")) for c in chunks)
+
+
 @pytest.mark.parametrize(("labels", "expected"), [
     (["1.", "(a)", "(b)", "(c)"], ["(1)", "(1)(a)", "(1)(b)", "(1)(c)"]),
     (["(a)", "(h)", "(i)", "(j)"], ["(a)", "(h)", "(i)", "(j)"]),
