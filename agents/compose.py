@@ -43,7 +43,7 @@ from agents.duties import (
     states_family,
 )
 from agents.extract import Requirement
-from agents.modality import DUTIES, exempts
+from agents.modality import DUTIES, Modality, classify_modality, exempts
 from agents.parts import broad_topic, is_broad
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -51,7 +51,7 @@ from engine.config import AnswerSettings
 from engine.ingest.language import answer_language, language_name
 from engine.ingest.sentences import split_sentences
 from engine.terms import key_terms, key_words, tokenize
-from engine.text import LEADING_LABELS, PERIOD, normalize_ws, read_pairs, table_pairs
+from engine.text import DATE_PHRASE, LEADING_LABELS, PERIOD, normalize_ws, read_pairs, table_pairs
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -177,21 +177,28 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     """The words of `quote` that answer `question` directly, verbatim: its first clause (up to a ";"), or for a
     question that asks a time ("how long", "how often", "by when", "When must ...") the clause that states its
     first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one of several
-    sentences (a list and its points) is the sentence that states the period, and a longer sentence is cut around
-    what answers (the period, else the deciding verb), opening and ending where a clause does; without the list
-    label it opens with. Pure."""
+    sentences (a list and its points) is the sentence that states the period (for any other question, the one that
+    holds the most of its key terms), and a longer sentence is cut around what answers (the period, else the
+    deciding verb), opening and ending where a clause does; without the list label it opens with. Pure."""
     text = normalize_ws(quote).rstrip(".;: ")
-    if not _timed(question) or len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(
-            sentences := split_sentences(quote)) < 2:
+    if len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(sentences := split_sentences(quote)) < 2:
         return _unlabelled(_span(question, text, max_words))
     # A clause over `WHOLE_CLAUSE` words made of several sentences (a list's lead-in, its points and their
     # points: "The onboarding process should include ...: 1. Training. * ... * The training and acceptance must
     # be completed within 30 days of employment. 2. Access. ..."): the sentence that answers, whole, where the cut
-    # below would open inside it ("30 days of employment. 2. Access. ...").
+    # below would open inside it ("30 days of employment. 2. Access. ..."): for a time question the first that
+    # states a period, else the first that holds the most of the question's key terms (of those, one that states a
+    # requirement: "Implement policies and procedures ..." rather than its title "Standard: Security management").
     own = [normalize_ws(quote[s.start:s.end]).rstrip(".;: ") for s in sentences]
-    return _unlabelled(_span(question, next((o for o in own if PERIOD.search(o)), text), max_words))
+    if _timed(question):
+        return _unlabelled(_span(question, next((o for o in own if PERIOD.search(o)), text), max_words))
+    asked = set(key_terms(question))
+    held = [(len(asked & set(key_terms(o))), classify_modality(o) is not Modality.NONE) for o in own]
+    best = max(held)
+    return _unlabelled(_span(question, own[held.index(best)] if best[0] else text, max_words))
 
 
+_DATE = re.compile(DATE_PHRASE, re.IGNORECASE)
 _ITEM_OPENING = re.compile(r"\((?:[A-Z]{2,}|\d+)\)|\d")
 
 
@@ -217,7 +224,7 @@ def _span(question: str, text: str, max_words: int) -> str:
     most = max(max_words, 30)
     # A long clause keeps what answers (its period; else its deciding verb and what follows it: "... for that Work
     # shall terminate as of the date such litigation is filed"), opening and ending where a clause does.
-    period = PERIOD.search(clause) if timed else None
+    period = (PERIOD.search(clause) or _DATE.search(clause)) if timed else None  # "prior to 28 March 2007"
     if period is not None:
         first, last = len(clause[:period.start()].split()), len(clause[:period.end()].split()) - 1
     else:
@@ -245,13 +252,36 @@ def table_answer(question: str, header: str, row: str) -> str:
     return read_pairs([pairs[0], *(named or pairs[1:])])
 
 
+# Where a span of a quote opens or ends and its sentence does not: a list label before it ("(a) ", "* ") opens one
+ELLIPSIS = "\u2026"
+_LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
+
+
+def excerpted(span: str, quote: str, shown: str | None = None) -> str:
+    """`shown` (default `span`, a span of `quote` as `direct_span` gives it, perhaps recased) marked "\u2026" where
+    the span opens or ends inside a sentence of the quote (a clause of a long sentence: "\u2026 accompanied by a
+    written offer, valid for at least three years ... for that product model \u2026"), as a quotation marks what it
+    leaves out. Pure."""
+    shown = span if shown is None else shown
+    text = normalize_ws(quote)
+    at = text.find(span)
+    if at < 0 or not span:
+        return shown
+    before, after = text[:at].rstrip(), text[at + len(span):].lstrip()
+    opens_inside = bool(before) and not before.endswith((".", ";", ":", "!", "?")) and not _LABEL_BEFORE.search(before)
+    ends_inside = bool(after) and not after.startswith((".", ";", ":", "!", "?"))
+    return f"{ELLIPSIS + ' ' if opens_inside else ''}{shown}{' ' + ELLIPSIS if ends_inside else ''}"
+
+
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:
     if req.table_header:
         return Statement(text=f"{table_answer(question, req.table_header, req.exact_quote)} [{req.requirement_id}].",
                          requirement_ids=[req.requirement_id], part=part, kind="direct")
     span = direct_span(question, req.exact_quote, max_words)
-    return Statement(text=f"{span[:1].upper()}{span[1:]} [{req.requirement_id}].", requirement_ids=[req.requirement_id],
-                     part=part, kind="direct")
+    text = excerpted(span, req.exact_quote)
+    text = text if text.startswith(ELLIPSIS) else f"{text[:1].upper()}{text[1:]}"  # "\u2026 a physical product"
+    return Statement(text=f"{text} [{req.requirement_id}].", requirement_ids=[req.requirement_id], part=part,
+                     kind="direct")
 
 
 _OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|These|Such|No|Within|For)\b")
@@ -271,7 +301,8 @@ def _inside(span: str) -> str:
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
-    first, second = (_inside(direct_span(question, r.exact_quote, max_words)) for r in (a, b))
+    first, second = (excerpted(span, r.exact_quote, _inside(span))
+                     for r in (a, b) for span in [direct_span(question, r.exact_quote, max_words)])
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 

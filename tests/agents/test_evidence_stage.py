@@ -673,8 +673,73 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
             "learned and the changes made to the plan since the last review.")
     assert direct_span("How long must an outage last before the plan is activated?", plan) == (
         "The company will be unavailable for more than 48 hours")
-    # a question that asks no time keeps the clause as before
+    # a question that asks no time: the sentence holding most of its key terms, here the lead-in
     assert direct_span("What does onboarding include?", onboarding).startswith("The onboarding process should")
+    # ... a policy's rules over 90 words: the rule that answers, whole (it gave "... (b) Approval from management,
+    # procurement and security must be in place prior to onboarding any new vendor or contractor. Additionally")
+    vendors = ("Company policy requires that:\n(a) A list of approved vendors/partners must be maintained and "
+               "reviewed\nannually.\n\n(b) Approval from management, procurement and security must be in place "
+               "prior to\nonboarding any new vendor or contractor.  Additionally, all changes to existing contract "
+               "agreements must be reviewed and approved before implementation.\n\n(c) For any technology "
+               "solution that needs to be integrated with the production environment or operations, a Vendor "
+               "Technology Review must be performed by the security team to understand and approve the risk.\n\n(d) "
+               "Vendors with access to customer data must sign a data processing agreement and are reviewed by the "
+               "security team every year.")
+    assert len(vendors.split()) > 90
+    assert direct_span("What has to be in place before we start working with a new supplier?", vendors) == (
+        "Approval from management, procurement and security must be in place prior to onboarding any new vendor or "
+        "contractor")
+    # ... of the sentences holding as many, one that states a requirement, not a standard's title (HIPAA's 164.308)
+    hipaa = ("(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
+             "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
+             "\n\n(ii) Implementation specifications:\n(A) Risk analysis (Required). Conduct an accurate and thorough "
+             "assessment of the potential risks and vulnerabilities to the confidentiality, integrity, and "
+             "availability of electronic protected health information held by the covered entity. (B) Risk "
+             "management (Required). Implement measures sufficient to reduce risks.\n(C) Information system activity "
+             "review (Required). Implement procedures to regularly review records of information system activity, "
+             "such as audit logs, access reports, and incident tracking reports.")
+    assert len(hipaa.split()) > 90
+    assert direct_span("What should happen to staff who keep ignoring our security rules?", hipaa) == (
+        "Implement policies and procedures to prevent, detect, contain, and correct security violations")
+
+
+@pytest.mark.parametrize(("span", "quote", "shown"), [
+    # a clause of a long sentence: marked where the sentence goes on (a licence's written offer)
+    ("a physical product, accompanied by a written offer, valid for at least three years",
+     "b) Convey the object code in, or embodied in, a physical product, accompanied by a written offer, valid for at "
+     "least three years, to give anyone who possesses the object code a copy of the source.",
+     "\u2026 a physical product, accompanied by a written offer, valid for at least three years \u2026"),
+    # ... at its end only (an EU act's sentence cut after its date)
+    ("the ESAs shall by 17 July 2024 issue guidelines",
+     "the ESAs shall by 17 July 2024 issue guidelines, for the purposes of this Section, on cooperation.",
+     "the ESAs shall by 17 July 2024 issue guidelines \u2026"),
+    # counter-examples: a whole sentence, a first clause up to ";", a list point without its label
+    ("A firm must keep a record of each complaint",
+     "A firm must keep a record of each complaint; the record must be kept for six years.",
+     "A firm must keep a record of each complaint"),
+    ("Users must not log in directly to systems as a privileged user",
+     "Company policy requires that\n(a) Users must not log in directly to systems as a privileged user.",
+     "Users must not log in directly to systems as a privileged user"),
+    ("Encrypt ePHI at rest", "(iv) Encrypt ePHI at rest.", "Encrypt ePHI at rest"),
+], ids=["licence-clause", "eu-act-date", "first-clause", "list-point", "us-regulation-point"])
+def test_a_direct_answer_marks_where_it_leaves_its_sentence(span: str, quote: str, shown: str) -> None:
+    from agents.compose import excerpted
+
+    assert excerpted(span, quote) == shown
+
+
+def test_a_by_when_question_is_answered_by_the_date_where_no_period_is_stated() -> None:
+    from agents.compose import direct_span
+
+    gpl = ("You may not convey a covered work if you are a party to an arrangement with a third party that is in the "
+           "business of distributing software, under which you make payment to the third party based on the extent "
+           "of your activity of conveying the work, and under which the third party grants, to any of the parties "
+           "who would receive the covered work from you, a discriminatory patent license (a) in connection with "
+           "copies of the covered work conveyed by you (or copies made from those copies), or (b) primarily for and "
+           "in connection with specific products or compilations that contain the covered work, unless you entered "
+           "into that arrangement, or that patent license was granted, prior to 28 March 2007.")
+    span = direct_span("By when must a discriminatory patent deal have been made to still be allowed?", gpl)
+    assert span.endswith("prior to 28 March 2007") and span in gpl
 
 
 def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
