@@ -158,6 +158,33 @@ def _part_matches(parts: list[dict[str, Any]], index: int, n: int) -> bool:
     return (index < len(parts) - 1) if n == 1 else index == len(parts) - 1
 
 
+_DIRECT_PIECE = re.compile(r"(.+?)\s*\[(REQ-[SP]\d{3})(?:, REQ-[SP]\d{3})*\]")
+_LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
+_SENTENCE_ENDS = (".", ";", ":", "!", "?")
+
+
+def direct_cuts(row: dict[str, Any]) -> tuple[int, int]:
+    """(direct answer pieces cut inside a sentence of their quote and marked "\u2026", those cut and not marked):
+    each piece of a direct answer ("X [REQ-P001]", "The sources differ: X [REQ-S001], while Y [REQ-P002]") found in
+    the quote it cites, opening after no sentence end or list label, or ending before no sentence end."""
+    quotes = {c["id"]: normalize_ws(c["quote"]) for c in row.get("cited", [])}
+    marked = unmarked = 0
+    for direct in row.get("direct", []):
+        for m in _DIRECT_PIECE.finditer(re.sub(r"^The sources differ:\s*", "", direct)):
+            piece = re.sub(r"^(?:,?\s*while\s+)", "", m.group(1).strip())
+            quote = quotes.get(m.group(2), "")
+            words = piece.strip("\u2026 ")
+            at = quote.lower().find(words.lower())
+            if not words or at < 0:
+                continue  # a table row read under its header, or a quote not cited
+            before, after = quote[:at].rstrip(), quote[at + len(words):].lstrip()
+            inside = (bool(before) and not before.endswith(_SENTENCE_ENDS) and not _LABEL_BEFORE.search(before)) \
+                or (bool(after) and not after.startswith(_SENTENCE_ENDS))
+            marked += inside and "\u2026" in piece
+            unmarked += inside and "\u2026" not in piece
+    return marked, unmarked
+
+
 def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
     answerable = [r for r in rows if r["type"] != "out-of-scope"]
     answered = [r for r in answerable if r["answered"]]
@@ -192,6 +219,9 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
             "out_of_scope_refused": share([not r["answered"] for r in out_of_scope]),
             "high_confidence_out_of_scope": sum(r["answered"] and r["confidence"] == "high" for r in out_of_scope),
             "right_extracted": share([r.get("best_right_relevance") is not None for r in answerable]),
+            # direct answers that leave their sentence: marked with an ellipsis, and not (none should be)
+            "direct_excerpts": sum(direct_cuts(r)[0] for r in rows),
+            "direct_cut_unmarked": sum(direct_cuts(r)[1] for r in rows),
             "refused_by_gate": refused_by("below the gate"),
             "refused_by_time_rule": refused_by("asks for a time"),
             "ask_seconds_p50": round(statistics.median(seconds), 3) if seconds else None}
