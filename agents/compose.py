@@ -180,6 +180,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     sentences (a list and its points) is the sentence that states the period (for any other question, the one that
     holds the most of its key terms), and a longer sentence is cut around what answers (the period, else the
     deciding verb), opening and ending where a clause does; without the list label it opens with. Pure."""
+    quote = _row_cell(question, quote)
     text = normalize_ws(quote).rstrip(".;: ")
     if len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(sentences := split_sentences(quote)) < 2:
         return _unlabelled(_span(question, text, max_words))
@@ -196,6 +197,22 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     held = [(len(asked & set(key_terms(o))), classify_modality(o) is not Modality.NONE) for o in own]
     best = max(held)
     return _unlabelled(_span(question, own[held.index(best)] if best[0] else text, max_words))
+
+
+def _row_cell(question: str, quote: str) -> str:
+    """A pipe-table row quoted without its header (a standard's requirement rows, each opening with its id: "| 2.4.1
+    | Verify that passwords are stored ... | \u2713 | 916 |"): the cell that states the requirement, verbatim (the
+    first that reads as one, else the longest), unless the question asks a time that only other cells state (a
+    level's "30 days", "12 hours or 30 minutes of inactivity": the row as it is, whose cells hold the answer);
+    any other quote as it is. Pure."""
+    line = quote.strip()
+    if "\n" in line or not (line.startswith("|") and line.endswith("|")):
+        return quote
+    cells = [c.strip() for c in line[1:-1].split("|") if c.strip()]
+    if not cells:
+        return quote
+    cell = next((c for c in cells if classify_modality(c) is not Modality.NONE), max(cells, key=len))
+    return quote if _timed(question) and not PERIOD.search(cell) and PERIOD.search(line) else cell
 
 
 _DATE = re.compile(DATE_PHRASE, re.IGNORECASE)
@@ -254,6 +271,7 @@ def table_answer(question: str, header: str, row: str) -> str:
 
 # Where a span of a quote opens or ends and its sentence does not: a list label before it ("(a) ", "* ") opens one
 ELLIPSIS = "\u2026"
+_BOUNDS = (".", ";", ":", "!", "?", "|")  # a sentence's end, or a table cell's
 _LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
 
 
@@ -268,8 +286,8 @@ def excerpted(span: str, quote: str, shown: str | None = None) -> str:
     if at < 0 or not span:
         return shown
     before, after = text[:at].rstrip(), text[at + len(span):].lstrip()
-    opens_inside = bool(before) and not before.endswith((".", ";", ":", "!", "?")) and not _LABEL_BEFORE.search(before)
-    ends_inside = bool(after) and not after.startswith((".", ";", ":", "!", "?"))
+    opens_inside = bool(before) and not before.endswith(_BOUNDS) and not _LABEL_BEFORE.search(before)
+    ends_inside = bool(after) and not after.startswith(_BOUNDS)
     return f"{ELLIPSIS + ' ' if opens_inside else ''}{shown}{' ' + ELLIPSIS if ends_inside else ''}"
 
 

@@ -160,7 +160,7 @@ def _part_matches(parts: list[dict[str, Any]], index: int, n: int) -> bool:
 
 _DIRECT_PIECE = re.compile(r"(.+?)\s*\[(REQ-[SP]\d{3})(?:, REQ-[SP]\d{3})*\]")
 _LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
-_SENTENCE_ENDS = (".", ";", ":", "!", "?")
+_SENTENCE_ENDS = (".", ";", ":", "!", "?", "|")  # a sentence's end, or a table cell's
 
 
 def direct_cuts(row: dict[str, Any]) -> tuple[int, int]:

@@ -742,6 +742,28 @@ def test_a_by_when_question_is_answered_by_the_date_where_no_period_is_stated() 
     assert span.endswith("prior to 28 March 2007") and span in gpl
 
 
+@pytest.mark.parametrize(("question", "row", "answer"), [
+    # a standard's requirement row quoted without its header: the cell that states the requirement
+    ("How must passwords be stored?", "| 2.4.1 | Verify that passwords are stored in a form that is resistant to "
+     "offline attacks. | | \u2713 | \u2713 | 916 | 5.1.1.2 |",
+     "Verify that passwords are stored in a form that is resistant to offline attacks"),
+    # ... a control catalogue's row whose requirement is an imperative
+    ("What must we do with default accounts?", "| CM-7 | Disable or remove default accounts before deployment. | "
+     "High |", "Disable or remove default accounts before deployment"),
+    # counter-example: a time question whose period only the level cells state keeps the row
+    ("How often must a user re-authenticate?", "| 3.3.2 | Verify that re-authentication occurs periodically. | "
+     "30 days | 12 hours or 30 minutes of inactivity |",
+     "| 3.3.2 | Verify that re-authentication occurs periodically. | 30 days | 12 hours or 30 minutes of inactivity |"),
+], ids=["standard-row", "catalogue-row", "time-in-level-cells"])
+def test_a_table_row_without_its_header_answers_with_its_requirement_cell(question: str, row: str,
+                                                                          answer: str) -> None:
+    from agents.compose import direct_span, excerpted
+
+    span = direct_span(question, row)
+    assert span == answer
+    assert excerpted(span, row) == answer  # a cell's bounds are no cut
+
+
 def test_direct_answer_comes_first_and_is_verbatim(deps) -> None:
     result = _answer("When must a personal data breach be notified to the Commissioner?", deps)
     direct = result["statements"][0]
