@@ -266,7 +266,8 @@ def table_answer(question: str, header: str, row: str) -> str:
     if not pairs:
         return normalize_ws(row)
     named = [(h, c) for h, c in pairs[1:] if asked & set(key_terms(f"{h} {c}")) or states_what_is_asked([question], c)]
-    return read_pairs([pairs[0], *(named or pairs[1:])])
+    # a header with no letter ("#") names nothing: "2.3.1; Description: Verify ...", not "#: 2.3.1; ..."
+    return read_pairs([(h if re.search(r"[^\W\d_]", h) else "", c) for h, c in [pairs[0], *(named or pairs[1:])]])
 
 
 # Where a span of a quote opens or ends and its sentence does not: a list label before it ("(a) ", "* ") opens one

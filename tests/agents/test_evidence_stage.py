@@ -1461,6 +1461,20 @@ def test_a_table_row_answers_under_its_header_and_passes_review(question: str, d
     assert not review_answer(answer, [req.model_copy(update={"table_header": None})]).passed
 
 
+@pytest.mark.parametrize(("header", "row", "direct"), [
+    # a standard's id column headed "#": the id alone, not "#: 2.3.1"
+    ("| # | Description | L1 |", "| **2.3.1** | Verify initial passwords are randomly generated. | \u2713 |",
+     "2.3.1; Description: Verify initial passwords are randomly generated.; L1: \u2713"),
+    # ... a header that is a word names its cell
+    ("| Control | Requirement |", "| AC-2 | Disable inactive accounts after 90 days. |",
+     "Control: AC-2; Requirement: Disable inactive accounts after 90 days."),
+], ids=["hash-header", "word-header"])
+def test_a_table_answer_names_cells_only_by_headers_that_are_words(header: str, row: str, direct: str) -> None:
+    from agents.compose import table_answer
+
+    assert table_answer("What applies here?", header, row) == direct
+
+
 @pytest.mark.parametrize(("text", "ordinal", "path", "question", "front"), [
     # a catalogue's provenance and copyright lines, a licence's version line: front matter
     ("Australian Signals Directorate, Information security manual, converted from the OSCAL catalog. © Commonwealth "
