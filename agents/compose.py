@@ -303,7 +303,8 @@ def _direct(question: str, req: Requirement, part: int, max_words: int) -> State
                      kind="direct")
 
 
-_OPENING = re.compile(r"^(?:The|A|An|In|Where|When|If|Any|Each|Every|All|This|These|Such|No|Within|For)\b")
+_OPENING = re.compile(r"^(?:The|A|An|In|On|At|By|Upon|Before|After|Unless|Until|Once|Under|During|Where|When|If|"
+                      r"Any|Each|Every|All|This|These|Such|No|Within|For)\b")
 
 
 def _inside(span: str) -> str:

@@ -1739,3 +1739,19 @@ def test_a_point_offered_on_its_own_is_judged_with_its_lists_lead_in() -> None:
     other = reqs[0].model_copy(update={"requirement_id": "REQ-S099", "chunk_id": "chk_other",
                                        "confidence_reason": POINT_OF_LIST + "whole"})
     assert "REQ-S099" not in leads_of_points([*reqs, other])
+
+
+@pytest.mark.parametrize(("span", "inside"), [
+    ("By default, data will be backed up daily", "by default, data will be backed up daily"),
+    ("On all production systems, passwords are at least 12 characters",
+     "on all production systems, passwords are at least 12 characters"),
+    ("The Data Protection Officer must notify the Commissioner",
+     "the Data Protection Officer must notify the Commissioner"),
+    # names, defined terms and acronyms stay as they are
+    ("Customer will pay all fees within 30 days", "Customer will pay all fees within 30 days"),
+    ("BCDR plans are tested annually", "BCDR plans are tested annually"),
+], ids=["by-default", "on-all", "the", "defined-term", "acronym"])
+def test_a_span_set_inside_a_conflict_sentence_lowers_only_its_function_word(span: str, inside: str) -> None:
+    from agents.compose import _inside
+
+    assert _inside(span) == inside
