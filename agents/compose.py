@@ -45,6 +45,7 @@ from agents.duties import (
 from agents.extract import Requirement
 from agents.modality import DUTIES, Modality, classify_modality, exempts
 from agents.parts import broad_topic, is_broad
+from agents.quotes import points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
@@ -189,14 +190,38 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     # be completed within 30 days of employment. 2. Access. ..."): the sentence that answers, whole, where the cut
     # below would open inside it ("30 days of employment. 2. Access. ..."): for a time question the first that
     # states a period, else the first that holds the most of the question's key terms (of those, one that states a
-    # requirement: "Implement policies and procedures ..." rather than its title "Standard: Security management").
+    # requirement: "Implement policies and procedures ..." rather than its title "Standard: Security management"),
+    # and where that is a list's lead-in, with the point that answers (`_led_point`).
     own = [normalize_ws(quote[s.start:s.end]).rstrip(".;: ") for s in sentences]
     if _timed(question):
         return _unlabelled(_span(question, next((o for o in own if PERIOD.search(o)), text), max_words))
     asked = set(key_terms(question))
     held = [(len(asked & set(key_terms(o))), classify_modality(o) is not Modality.NONE) for o in own]
     best = max(held)
-    return _unlabelled(_span(question, own[held.index(best)] if best[0] else text, max_words))
+    chosen = own[held.index(best)] if best[0] else text
+    sentence = sentences[held.index(best)] if best[0] else None
+    if sentence is not None and quote[sentence.start:sentence.end].rstrip().endswith((":", "\u2014")) and (
+            led := _led_point(question, quote, sentence)) is not None:  # a lead-in: with the point that answers
+        return led
+    return _unlabelled(_span(question, chosen, max_words))
+
+
+def _led_point(question: str, quote: str, lead: Any) -> str | None:
+    """The sentence `lead` of `quote`, a list's lead-in (ending with a colon or a dash) that answers best, with the
+    point under it that holds the most of the question's key terms it lacks, the points between elided ("Systems
+    have a ... plan that covers the following: \u2026 how to report cyber security incidents, ..."), both verbatim.
+    None where no point under it holds such a term or the two run over `WHOLE_CLAUSE` words. Pure."""
+    points = points_after(quote, lead.end, len(quote), most=50)
+    opening = _unlabelled(normalize_ws(quote[lead.start:lead.end]))
+    asked = set(key_terms(question)) - set(key_terms(opening))
+    held = [len(asked & set(key_terms(quote[a:b]))) for a, b in points]
+    if not held or not max(held):
+        return None
+    best = held.index(max(held))
+    point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
+    if len(f"{opening} {point}".split()) > WHOLE_CLAUSE:
+        return None
+    return f"{opening} {point}" if best == 0 else f"{opening} {ELLIPSIS} {point}"
 
 
 def _row_cell(question: str, quote: str) -> str:

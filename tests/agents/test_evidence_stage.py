@@ -689,6 +689,19 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     assert direct_span("What has to be in place before we start working with a new supplier?", vendors) == (
         "Approval from management, procurement and security must be in place prior to onboarding any new vendor or "
         "contractor")
+    # ... a lead-in that holds most of them, with the point under it that holds the rest, the points between elided
+    # (it gave "Systems have a cyber security incident response plan that covers the following")
+    plan = ("Systems have a cyber security incident response plan that covers the following:\n\n- guidelines on what "
+            "constitutes a cyber security incident\n- the types of cyber security incidents likely to be encountered "
+            "and the expected response to each type\n- how to report cyber security incidents, internally to an "
+            "organisation and externally to relevant authorities\n- other parties which need to be informed in the "
+            "event of a cyber security incident\n- the authority, or authorities, responsible for investigating and "
+            "responding to cyber security incidents\n- the criteria by which an investigation of a cyber security "
+            "incident would be requested from a law enforcement agency or other relevant authority")
+    assert len(plan.split()) > 90
+    assert direct_span("Does an incident response plan have to explain how incidents get reported?", plan) == (
+        "Systems have a cyber security incident response plan that covers the following: \u2026 how to report cyber "
+        "security incidents, internally to an organisation and externally to relevant authorities")
     # ... of the sentences holding as many, one that states a requirement, not a standard's title (HIPAA's 164.308)
     hipaa = ("(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
              "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
