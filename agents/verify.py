@@ -486,6 +486,13 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])
            and share_of_gate((part.index, req.chunk_id)) >= limits.broad_gate_share}
     passing |= law
+    # A later part that leans on the one before ("..., and do we have to put up a bond first?") is answered by the
+    # passage the part before cites where its own ranking puts that passage first: the gate reads the part alone,
+    # and a part of a few words shares few of them with the passage that answers the question whole.
+    carried = {(part.index, req.chunk_id) for req, part, ranked in eligible
+               if part.index > 0 and ranked.relevance >= part.best and any(
+                   q.index < part.index and r.chunk_id == req.chunk_id and k.selected
+                   and passes((q.index, r.chunk_id), k.relevance) for r, q, k in eligible)}
     scoping: dict[int, float] = {}  # per scope question, the ranking's best chosen passage that states a scope
     for req, part, ranked in eligible:
         if ranked.selected and asks_scope(part.question) and states_scope(req.exact_quote):
@@ -513,7 +520,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         elif leans_on_context(req.exact_quote):
             out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                       part.index, ranked.relevance)
-        elif not passes(key, ranked.relevance) and not further and not scope:
+        elif not passes(key, ranked.relevance) and not further and not scope and key not in carried:
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
                                       part.index, ranked.relevance)
         elif with_lead < best[key] - limits.quote_gap or part.index not in topics and len(
@@ -532,6 +539,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                               key, further, decided, head_cut, passage, gate, confident, ranked.relevance) + (
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "
                     "passage first of the chosen ones that say so" if scope and not passes(key, ranked.relevance)
+                    else "; under it for this part alone, but the part before cites its passage and this part's "
+                         "ranking puts it first" if key in carried and not passes(key, ranked.relevance) and not further
                     else ""))
     return out
 

@@ -1768,3 +1768,45 @@ def test_a_span_set_inside_a_conflict_sentence_lowers_only_its_function_word(spa
     from agents.compose import _inside
 
     assert _inside(span) == inside
+
+
+class _PartsModel(_PairModel):
+    """A pair head that reads the first part's question as answered by every text and the second's by none."""
+
+    def __init__(self, first: str, **thresholds: float) -> None:
+        super().__init__(0.0, **thresholds)
+        self.first = first
+
+    def pair_probabilities(self, question: str, texts: Sequence[str], headings: object = None) -> list[float]:
+        return [0.8 if question == self.first else 0.1] * len(texts)
+
+
+@pytest.mark.parametrize(("second_ranking", "carried"), [
+    # the second part's own ranking puts the passage the first part cites first: cited for it too
+    ({"c1": 0.4, "c2": 0.1}, True),
+    # ... not where it ranks another passage above it
+    ({"c1": 0.2, "c2": 0.5}, False),
+], ids=["ranked-first", "ranked-second"])
+def test_a_later_part_is_answered_by_the_passage_the_part_before_cites_where_it_ranks_it_first(
+        second_ranking: dict[str, float], carried: bool) -> None:
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    text = ("The non-breaching party may seek equitable relief, including an injunction, in any court of competent "
+            "jurisdiction without the need to post a bond.")
+    chunk, req = _one_quote(text, "policy", Modality.PERMISSION)
+    other, other_req = _one_quote("Either party may terminate this agreement on thirty days' notice.", "policy",
+                                  Modality.PERMISSION)
+    other, other_req = {**other, "chunk_id": "c2"}, other_req.model_copy(
+        update={"chunk_id": "c2", "requirement_id": "REQ-P002"})
+    first = "If the vendor leaks our data, can we go to court for an injunction?"
+    second = "Do we have to put up a bond first?"
+    parts = [Part(index=0, question=first, best=0.6, ranked=[RankedChunk(chunk_id="c1", relevance=0.6, selected=True)]),
+             Part(index=1, question=second, best=max(second_ranking.values()), ranked=[
+                 RankedChunk(chunk_id=c, relevance=r, selected=True) for c, r in second_ranking.items()])]
+    judged = verify_requirements(parts, [req, other_req], {"c1": chunk, "c2": other},
+                                 _PartsModel(first, gate_selected=0.3))
+    cited = next(j for j in judged if j.requirement.requirement_id == "REQ-P001")
+    assert cited.verified and cited.part == 0, cited.rationale
+    assert cited.also_parts == ([1] if carried else [])
+    assert not next(j for j in judged if j.requirement.requirement_id == "REQ-P002").verified
