@@ -182,6 +182,13 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     holds the most of its key terms), and a longer sentence is cut around what answers (the period, else the
     deciding verb), opening and ending where a clause does; without the list label it opens with. Pure."""
     quote = _row_cell(question, quote)
+    # A list that opens the quote ("This Regulation does not apply to:" over "(a) managers of ...;" to "(e)
+    # insurance ... intermediaries which are ... small ...;"): its lead-in with the point that answers, where a
+    # later point answers better than the first
+    points = points_after(quote, 0, len(quote), most=50)
+    if points and quote[:points[0][0]].rstrip().endswith((":", "\u2014")) and (
+            led := _led_point(question, quote, 0, points[0][0], later_only=True)) is not None:
+        return led
     text = normalize_ws(quote).rstrip(".;: ")
     if len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(sentences := split_sentences(quote)) < 2:
         return _unlabelled(_span(question, text, max_words))
@@ -201,24 +208,28 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     chosen = own[held.index(best)] if best[0] else text
     sentence = sentences[held.index(best)] if best[0] else None
     if sentence is not None and quote[sentence.start:sentence.end].rstrip().endswith((":", "\u2014")) and (
-            led := _led_point(question, quote, sentence)) is not None:  # a lead-in: with the point that answers
+            led := _led_point(question, quote, sentence.start, sentence.end)) is not None:  # with its point
         return led
     return _unlabelled(_span(question, chosen, max_words))
 
 
-def _led_point(question: str, quote: str, lead: Any) -> str | None:
-    """The sentence `lead` of `quote`, a list's lead-in (ending with a colon or a dash) that answers best, with the
-    point under it that holds the most of the question's key terms it lacks, the points between elided ("Systems
-    have a ... plan that covers the following: \u2026 how to report cyber security incidents, ..."), both verbatim.
-    None where no point under it holds such a term or the two run over `WHOLE_CLAUSE` words. Pure."""
-    points = points_after(quote, lead.end, len(quote), most=50)
-    opening = _unlabelled(normalize_ws(quote[lead.start:lead.end]))
+def _led_point(question: str, quote: str, start: int, end: int, *, later_only: bool = False) -> str | None:
+    """A list's lead-in (`quote[start:end]`, ending with a colon or a dash) with the point under it that answers:
+    for a time question one that states a period, else the one that holds the most of the question's key terms the
+    lead-in lacks, the points between elided ("Systems have a ... plan that covers the following: \u2026 how to report
+    cyber security incidents, ..."), both verbatim. None where no point holds such a term, the two run over
+    `WHOLE_CLAUSE` words, or (`later_only`) the first point answers best. Pure."""
+    points = points_after(quote, end, len(quote), most=50)
+    opening = _unlabelled(normalize_ws(quote[start:end]))
     asked = set(key_terms(question)) - set(key_terms(opening))
-    held = [len(asked & set(key_terms(quote[a:b]))) for a, b in points]
-    if not held or not max(held):
+    timed = _timed(question)
+    held = [(timed and PERIOD.search(quote[a:b]) is not None, len(asked & set(key_terms(quote[a:b]))))
+            for a, b in points]
+    if not held or not max(held)[1] or later_only and held.index(max(held)) == 0:
         return None
     best = held.index(max(held))
     point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
+    point = re.sub(r"[;,]\s*(?:and|or)$", "", point)  # "...;\n(d) ...; and" ends at the point's own words
     if len(f"{opening} {point}".split()) > WHOLE_CLAUSE:
         return None
     return f"{opening} {point}" if best == 0 else f"{opening} {ELLIPSIS} {point}"

@@ -650,8 +650,8 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
            "directly or indirectly infringes any patent, then the rights granted to You by any and all Contributors "
            "for the Covered Software under Section 2.1 of this License shall terminate.")
     assert direct_span("What happens to my rights if I file a patent suit?", mpl) == mpl.rstrip(".")
-    # a list over 90 words whose point states the time: that point's sentence, whole (a policy's onboarding list
-    # gave "30 days of employment. 2. Access. * Standard access is provisioned ...")
+    # a list over 90 words whose point states the time: its lead-in and that point, whole (a policy's onboarding
+    # list gave "30 days of employment. 2. Access. * Standard access is provisioned ...")
     onboarding = ("The onboarding process should include the following\nIT/Security items:\n1. Training.\n\n"
                   "* New workforce member is provided training on the security policy,\n      acceptable use policy, "
                   "and given access to the Employee\n      Handbook.\n\n* Awareness training is provided to new "
@@ -661,7 +661,8 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
                   "and approval as\n      specified in the HR onboarding ticket.\n    * Non-standard access requires "
                   "additional approval following the access\n      request procedures.")
     assert direct_span("How soon must a new starter finish their training?", onboarding) == (
-        "The training and acceptance must be completed within 30 days of employment")
+        "The onboarding process should include the following IT/Security items: \u2026 The training and acceptance "
+        "must be completed within 30 days of employment")
     # ... a plan's activation criteria, each a point of its own
     plan = ("* The Contingency Plan is to be activated if one or more of the\n  following criteria are met:\n\n"
             "* The company will be unavailable for more than 48 hours.\n    * On-premise hosting facility or cloud "
@@ -702,6 +703,18 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
     assert direct_span("Does an incident response plan have to explain how incidents get reported?", plan) == (
         "Systems have a cyber security incident response plan that covers the following: \u2026 how to report cyber "
         "security incidents, internally to an organisation and externally to relevant authorities")
+    # ... a list that opens the quote, its points ending with ";": the lead-in with the point that answers, where a
+    # later one answers better than the first (an EU act's exclusions gave "(a) managers of alternative investment
+    # funds ..." to a small insurance broker)
+    scope = ("This Regulation does not apply to:\n(a) managers of alternative investment funds;\n(b) insurance and "
+             "reinsurance undertakings which are very small;\n(c) insurance intermediaries which are microenterprises "
+             "or small or medium-sized enterprises;\n(d) post office giro institutions.")
+    assert direct_span("We are a small insurance broker acting as an intermediary. Are we covered?", scope) == (
+        "This Regulation does not apply to: \u2026 insurance intermediaries which are microenterprises or small or "
+        "medium-sized enterprises")
+    # ... counter-example: where the first point answers best, the first clause as before
+    assert direct_span("Does it cover managers of alternative investment funds?", scope) == (
+        "This Regulation does not apply to: (a) managers of alternative investment funds")
     # ... of the sentences holding as many, one that states a requirement, not a standard's title (HIPAA's 164.308)
     hipaa = ("(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
              "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
