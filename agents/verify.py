@@ -486,9 +486,11 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))) for t in topics[part.index])
            and share_of_gate((part.index, req.chunk_id)) >= limits.broad_gate_share}
     passing |= law
-    # A later part that leans on the one before ("..., and do we have to put up a bond first?") is answered by the
-    # passage the part before cites where its own ranking puts that passage first: the gate reads the part alone,
-    # and a part of a few words shares few of them with the passage that answers the question whole.
+    # A later part that leans on the one before ("Do we have to encrypt customer data ..., and does every user need
+    # MFA?") is answered by the passage the part before cites where its own ranking puts that passage first: the
+    # gate reads the part alone, and a part of a few words shares few of them with the passage that answers the
+    # question whole (a rule's list of safeguards, encryption in one point and multi-factor authentication in the
+    # next).
     carried = {(part.index, req.chunk_id) for req, part, ranked in eligible
                if part.index > 0 and ranked.relevance >= part.best and any(
                    q.index < part.index and r.chunk_id == req.chunk_id and k.selected

@@ -1805,21 +1805,22 @@ def test_a_later_part_is_answered_by_the_passage_the_part_before_cites_where_it_
     from agents.select import Part, RankedChunk
     from agents.verify import verify_requirements
 
-    text = ("The non-breaching party may seek equitable relief, including an injunction, in any court of competent "
-            "jurisdiction without the need to post a bond.")
-    chunk, req = _one_quote(text, "policy", Modality.PERMISSION)
+    text = ("Design and implement safeguards, including by: (1) Protect by encryption all customer information "
+            "held or transmitted by you both in transit and at rest; (2) Implement multi-factor authentication for "
+            "any individual accessing any information system.")
+    chunk, req = _one_quote(text, "regulation", Modality.OBLIGATION)
     other, other_req = _one_quote("Either party may terminate this agreement on thirty days' notice.", "policy",
                                   Modality.PERMISSION)
     other, other_req = {**other, "chunk_id": "c2"}, other_req.model_copy(
         update={"chunk_id": "c2", "requirement_id": "REQ-P002"})
-    first = "If the vendor leaks our data, can we go to court for an injunction?"
-    second = "Do we have to put up a bond first?"
+    first = "Do we have to encrypt customer data both in transit and at rest?"
+    second = "Does every user need MFA?"
     parts = [Part(index=0, question=first, best=0.6, ranked=[RankedChunk(chunk_id="c1", relevance=0.6, selected=True)]),
              Part(index=1, question=second, best=max(second_ranking.values()), ranked=[
                  RankedChunk(chunk_id=c, relevance=r, selected=True) for c, r in second_ranking.items()])]
     judged = verify_requirements(parts, [req, other_req], {"c1": chunk, "c2": other},
                                  _PartsModel(first, gate_selected=0.3))
-    cited = next(j for j in judged if j.requirement.requirement_id == "REQ-P001")
+    cited = next(j for j in judged if j.requirement.requirement_id == "REQ-S001")
     assert cited.verified and cited.part == 0, cited.rationale
     assert cited.also_parts == ([1] if carried else [])
     assert not next(j for j in judged if j.requirement.requirement_id == "REQ-P002").verified
