@@ -179,8 +179,11 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     question that asks a time ("how long", "how often", "by when", "When must ...") the clause that states its
     first period, whole up to `WHOLE_CLAUSE` words, with the condition it is under; a longer one of several
     sentences (a list and its points) is the sentence that states the period (for any other question, the one that
-    holds the most of its key terms), and a longer sentence is cut around what answers (the period, else the
-    deciding verb), opening and ending where a clause does; without the list label it opens with. Pure."""
+    holds the most of its key terms), and a longer sentence is cut around what answers (the period, else a date,
+    else the deciding verb), opening and ending where a clause does; without the list label it opens with. A
+    quote that opens with a list's lead-in is its lead-in and the point that answers where a later point answers
+    better than the first (`_led_point`); a table row quoted without its header, the cell that states the
+    requirement (`_row_cell`). Pure."""
     quote = _row_cell(question, quote)
     # A list that opens the quote ("This Regulation does not apply to:" over "(a) managers of ...;" to "(e)
     # insurance ... intermediaries which are ... small ...;"): its lead-in with the point that answers, where a
@@ -306,26 +309,32 @@ def table_answer(question: str, header: str, row: str) -> str:
     return read_pairs([(h if re.search(r"[^\W\d_]", h) else "", c) for h, c in [pairs[0], *(named or pairs[1:])]])
 
 
-# Where a span of a quote opens or ends and its sentence does not: a list label before it ("(a) ", "* ") opens one
 ELLIPSIS = "\u2026"
 _BOUNDS = (".", ";", ":", "!", "?", "|")  # a sentence's end, or a table cell's
+# a list label before a span ("(a) ", "(1)(i) ", "* ") opens a sentence too
 _LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
+
+
+def cut_inside(span: str, quote: str) -> tuple[bool, bool] | None:
+    """Whether `span`, words of `quote` (whitespace normalised), opens and whether it ends inside a sentence or a
+    table cell of the quote; None where the quote does not hold it. Pure."""
+    text = normalize_ws(quote)
+    at = text.lower().find(span.lower()) if span else -1
+    if at < 0:
+        return None
+    before, after = text[:at].rstrip(), text[at + len(span):].lstrip()
+    return (bool(before) and not before.endswith(_BOUNDS) and not _LABEL_BEFORE.search(before),
+            bool(after) and not after.startswith(_BOUNDS))
 
 
 def excerpted(span: str, quote: str, shown: str | None = None) -> str:
     """`shown` (default `span`, a span of `quote` as `direct_span` gives it, perhaps recased) marked "\u2026" where
-    the span opens or ends inside a sentence of the quote (a clause of a long sentence: "\u2026 accompanied by a
-    written offer, valid for at least three years ... for that product model \u2026"), as a quotation marks what it
-    leaves out. Pure."""
+    the span opens or ends inside a sentence of the quote (`cut_inside`: a clause of a long sentence, "\u2026
+    accompanied by a written offer, valid for at least three years ... for that product model \u2026"), as a
+    quotation marks what it leaves out. Pure."""
     shown = span if shown is None else shown
-    text = normalize_ws(quote)
-    at = text.find(span)
-    if at < 0 or not span:
-        return shown
-    before, after = text[:at].rstrip(), text[at + len(span):].lstrip()
-    opens_inside = bool(before) and not before.endswith(_BOUNDS) and not _LABEL_BEFORE.search(before)
-    ends_inside = bool(after) and not after.startswith(_BOUNDS)
-    return f"{ELLIPSIS + ' ' if opens_inside else ''}{shown}{' ' + ELLIPSIS if ends_inside else ''}"
+    opens, ends = cut_inside(span, quote) or (False, False)
+    return f"{ELLIPSIS + ' ' if opens else ''}{shown}{' ' + ELLIPSIS if ends else ''}"
 
 
 def _direct(question: str, req: Requirement, part: int, max_words: int) -> Statement:

@@ -46,6 +46,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agents.compose import ELLIPSIS, cut_inside  # noqa: E402
 from engine import db as dbmod  # noqa: E402
 from engine import embedded_db  # noqa: E402
 from engine.config import Settings  # noqa: E402
@@ -159,29 +160,23 @@ def _part_matches(parts: list[dict[str, Any]], index: int, n: int) -> bool:
 
 
 _DIRECT_PIECE = re.compile(r"(.+?)\s*\[(REQ-[SP]\d{3})(?:, REQ-[SP]\d{3})*\]")
-_LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
-_SENTENCE_ENDS = (".", ";", ":", "!", "?", "|")  # a sentence's end, or a table cell's
 
 
 def direct_cuts(row: dict[str, Any]) -> tuple[int, int]:
     """(direct answer pieces cut inside a sentence of their quote and marked "\u2026", those cut and not marked):
     each piece of a direct answer ("X [REQ-P001]", "The sources differ: X [REQ-S001], while Y [REQ-P002]") found in
-    the quote it cites, opening after no sentence end or list label, or ending before no sentence end."""
-    quotes = {c["id"]: normalize_ws(c["quote"]) for c in row.get("cited", [])}
+    the quote it cites (`agents.compose.cut_inside`: opening after no sentence end or list label, or ending before
+    no sentence end)."""
+    quotes = {c["id"]: c["quote"] for c in row.get("cited", [])}
     marked = unmarked = 0
     for direct in row.get("direct", []):
         for m in _DIRECT_PIECE.finditer(re.sub(r"^The sources differ:\s*", "", direct)):
             piece = re.sub(r"^(?:,?\s*while\s+)", "", m.group(1).strip())
-            quote = quotes.get(m.group(2), "")
-            words = piece.strip("\u2026 ")
-            at = quote.lower().find(words.lower())
-            if not words or at < 0:
-                continue  # a table row read under its header, or a quote not cited
-            before, after = quote[:at].rstrip(), quote[at + len(words):].lstrip()
-            inside = (bool(before) and not before.endswith(_SENTENCE_ENDS) and not _LABEL_BEFORE.search(before)) \
-                or (bool(after) and not after.startswith(_SENTENCE_ENDS))
-            marked += inside and "\u2026" in piece
-            unmarked += inside and "\u2026" not in piece
+            cut = cut_inside(piece.strip(f"{ELLIPSIS} "), quotes.get(m.group(2), ""))
+            if cut is None:
+                continue  # a table row read under its header, a lead-in and its point, a quote not cited
+            marked += any(cut) and ELLIPSIS in piece
+            unmarked += any(cut) and ELLIPSIS not in piece
     return marked, unmarked
 
 
