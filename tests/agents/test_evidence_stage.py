@@ -676,57 +676,70 @@ def test_a_long_direct_answer_keeps_its_deciding_verb() -> None:
         "The company will be unavailable for more than 48 hours")
     # a question that asks no time: the sentence holding most of its key terms, here the lead-in
     assert direct_span("What does onboarding include?", onboarding).startswith("The onboarding process should")
-    # ... a policy's rules over 90 words: the rule that answers, whole (it gave "... (b) Approval from management,
+
+
+_VENDORS = (
+    "Company policy requires that:\n(a) A list of approved vendors/partners must be maintained and "
+    "reviewed\nannually.\n\n(b) Approval from management, procurement and security must be in place "
+    "prior to\nonboarding any new vendor or contractor.  Additionally, all changes to existing contract "
+    "agreements must be reviewed and approved before implementation.\n\n(c) For any technology "
+    "solution that needs to be integrated with the production environment or operations, a Vendor "
+    "Technology Review must be performed by the security team to understand and approve the risk.\n\n(d) "
+    "Vendors with access to customer data must sign a data processing agreement and are reviewed by the "
+    "security team every year.")
+_PLAN = (
+    "Systems have a cyber security incident response plan that covers the following:\n\n- guidelines on what "
+    "constitutes a cyber security incident\n- the types of cyber security incidents likely to be encountered "
+    "and the expected response to each type\n- how to report cyber security incidents, internally to an "
+    "organisation and externally to relevant authorities\n- other parties which need to be informed in the "
+    "event of a cyber security incident\n- the authority, or authorities, responsible for investigating and "
+    "responding to cyber security incidents\n- the criteria by which an investigation of a cyber security "
+    "incident would be requested from a law enforcement agency or other relevant authority")
+_SCOPE = (
+    "This Regulation does not apply to:\n(a) managers of alternative investment funds;\n(b) insurance and "
+    "reinsurance undertakings which are very small;\n(c) insurance intermediaries which are microenterprises "
+    "or small or medium-sized enterprises;\n(d) post office giro institutions.")
+_HIPAA = (
+    "(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
+    "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
+    "\n\n(ii) Implementation specifications:\n(A) Risk analysis (Required). Conduct an accurate and thorough "
+    "assessment of the potential risks and vulnerabilities to the confidentiality, integrity, and "
+    "availability of electronic protected health information held by the covered entity. (B) Risk "
+    "management (Required). Implement measures sufficient to reduce risks.\n(C) Information system activity "
+    "review (Required). Implement procedures to regularly review records of information system activity, "
+    "such as audit logs, access reports, and incident tracking reports.")
+
+
+@pytest.mark.parametrize(("question", "quote", "answer"), [
+    # a policy's rules over 90 words: the rule that answers, whole (it gave "... (b) Approval from management,
     # procurement and security must be in place prior to onboarding any new vendor or contractor. Additionally")
-    vendors = ("Company policy requires that:\n(a) A list of approved vendors/partners must be maintained and "
-               "reviewed\nannually.\n\n(b) Approval from management, procurement and security must be in place "
-               "prior to\nonboarding any new vendor or contractor.  Additionally, all changes to existing contract "
-               "agreements must be reviewed and approved before implementation.\n\n(c) For any technology "
-               "solution that needs to be integrated with the production environment or operations, a Vendor "
-               "Technology Review must be performed by the security team to understand and approve the risk.\n\n(d) "
-               "Vendors with access to customer data must sign a data processing agreement and are reviewed by the "
-               "security team every year.")
-    assert len(vendors.split()) > 90
-    assert direct_span("What has to be in place before we start working with a new supplier?", vendors) == (
-        "Approval from management, procurement and security must be in place prior to onboarding any new vendor or "
-        "contractor")
-    # ... a lead-in that holds most of them, with the point under it that holds the rest, the points between elided
-    # (it gave "Systems have a cyber security incident response plan that covers the following")
-    plan = ("Systems have a cyber security incident response plan that covers the following:\n\n- guidelines on what "
-            "constitutes a cyber security incident\n- the types of cyber security incidents likely to be encountered "
-            "and the expected response to each type\n- how to report cyber security incidents, internally to an "
-            "organisation and externally to relevant authorities\n- other parties which need to be informed in the "
-            "event of a cyber security incident\n- the authority, or authorities, responsible for investigating and "
-            "responding to cyber security incidents\n- the criteria by which an investigation of a cyber security "
-            "incident would be requested from a law enforcement agency or other relevant authority")
-    assert len(plan.split()) > 90
-    assert direct_span("Does an incident response plan have to explain how incidents get reported?", plan) == (
-        "Systems have a cyber security incident response plan that covers the following: \u2026 how to report cyber "
-        "security incidents, internally to an organisation and externally to relevant authorities")
-    # ... a list that opens the quote, its points ending with ";": the lead-in with the point that answers, where a
+    ("What has to be in place before we start working with a new supplier?", _VENDORS,
+     "Approval from management, procurement and security must be in place prior to onboarding any new vendor or "
+     "contractor"),
+    # a lead-in that holds most of the question's words, with the point under it that holds the rest, the points
+    # between elided (it gave "Systems have a cyber security incident response plan that covers the following")
+    ("Does an incident response plan have to explain how incidents get reported?", _PLAN,
+     "Systems have a cyber security incident response plan that covers the following: \u2026 how to report cyber "
+     "security incidents, internally to an organisation and externally to relevant authorities"),
+    # a list that opens the quote, its points ending with ";": the lead-in with the point that answers, where a
     # later one answers better than the first (an EU act's exclusions gave "(a) managers of alternative investment
     # funds ..." to a small insurance broker)
-    scope = ("This Regulation does not apply to:\n(a) managers of alternative investment funds;\n(b) insurance and "
-             "reinsurance undertakings which are very small;\n(c) insurance intermediaries which are microenterprises "
-             "or small or medium-sized enterprises;\n(d) post office giro institutions.")
-    assert direct_span("We are a small insurance broker acting as an intermediary. Are we covered?", scope) == (
-        "This Regulation does not apply to: \u2026 insurance intermediaries which are microenterprises or small or "
-        "medium-sized enterprises")
+    ("We are a small insurance broker acting as an intermediary. Are we covered?", _SCOPE,
+     "This Regulation does not apply to: \u2026 insurance intermediaries which are microenterprises or small or "
+     "medium-sized enterprises"),
     # ... counter-example: where the first point answers best, the first clause as before
-    assert direct_span("Does it cover managers of alternative investment funds?", scope) == (
-        "This Regulation does not apply to: (a) managers of alternative investment funds")
-    # ... of the sentences holding as many, one that states a requirement, not a standard's title (HIPAA's 164.308)
-    hipaa = ("(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
-             "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
-             "\n\n(ii) Implementation specifications:\n(A) Risk analysis (Required). Conduct an accurate and thorough "
-             "assessment of the potential risks and vulnerabilities to the confidentiality, integrity, and "
-             "availability of electronic protected health information held by the covered entity. (B) Risk "
-             "management (Required). Implement measures sufficient to reduce risks.\n(C) Information system activity "
-             "review (Required). Implement procedures to regularly review records of information system activity, "
-             "such as audit logs, access reports, and incident tracking reports.")
-    assert len(hipaa.split()) > 90
-    assert direct_span("What should happen to staff who keep ignoring our security rules?", hipaa) == (
-        "Implement policies and procedures to prevent, detect, contain, and correct security violations")
+    ("Does it cover managers of alternative investment funds?", _SCOPE,
+     "This Regulation does not apply to: (a) managers of alternative investment funds"),
+    # of the sentences holding as many of its words, one that states a requirement, not a standard's title (HIPAA's
+    # 164.308)
+    ("What should happen to staff who keep ignoring our security rules?", _HIPAA,
+     "Implement policies and procedures to prevent, detect, contain, and correct security violations"),
+], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "requirement-not-title"])
+def test_a_long_list_quote_answers_with_what_answers_whole(question: str, quote: str, answer: str) -> None:
+    from agents.compose import direct_span
+
+    assert quote is _SCOPE or len(quote.split()) > 90  # the long-quote reading (an opening list is read at any length)
+    assert direct_span(question, quote) == answer
 
 
 @pytest.mark.parametrize(("span", "quote", "shown"), [
