@@ -49,6 +49,7 @@ from agents.quotes import points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
+from engine.ingest.citations import innermost_section
 from engine.ingest.language import answer_language, language_name
 from engine.ingest.sentences import split_sentences
 from engine.terms import key_terms, key_words, tokenize
@@ -144,7 +145,7 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
 
 
 def _where(req: Requirement) -> str:
-    section = req.section_path.split(" > ")[-1] if req.section_path else ""
+    section = innermost_section(req.section_path)
     if section and re.match(r"(?:Article|Recitals?|Preamble|Annex|Schedule|Appendix|Part|Chapter|Title|Subpart|"
                             r"Section|Rule|§)(?:\s|$)", section):  # names itself: "Article 33 Notification ..."
         return f"{req.document_title} ({section})"

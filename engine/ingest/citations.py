@@ -26,14 +26,19 @@ def format_citation(kind: str, number: str, position: str = "") -> str:
     return f"{PREFIXES.get(kind, kind.title() + ' ')}{number}{position}"
 
 
+def innermost_section(section_path: str | None) -> str:
+    """The last heading of a section path ("4 Records > 4.2 Retention periods" -> "4.2 Retention periods"). Pure."""
+    return section_path.split(" > ")[-1] if section_path else ""
+
+
 def derived_citation(section_number: str, section_path: str) -> str:
     """A citation from a chunk's section number and path alone (chunks stored before citations)."""
     if not section_number:
-        last = section_path.split(" > ")[-1] if section_path else ""
+        last = innermost_section(section_path)
         return last if last.lower() in ("preamble",) else ""
     if section_number.lower().startswith("recital"):
         return section_number.title()
-    last = section_path.split(" > ")[-1] if section_path else ""
+    last = innermost_section(section_path)
     match = _PATH_KIND.match(last)
     kind = ""
     if match and section_number.startswith(match.group("num").rstrip(".")):
