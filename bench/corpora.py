@@ -188,6 +188,7 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
     broad = [r["coverage"] for r in answerable if r["type"] == "broad"]
     two = [r["both_parts"] for r in answerable if "both_parts" in r]
     conflicts = [r["conflict_flagged"] for r in answerable if "conflict_flagged" in r]
+    cuts = [direct_cuts(r) for r in rows]
 
     def share(values: list[Any]) -> float | None:
         return round(sum(map(bool, values)) / len(values), 4) if values else None
@@ -215,8 +216,8 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
             "high_confidence_out_of_scope": sum(r["answered"] and r["confidence"] == "high" for r in out_of_scope),
             "right_extracted": share([r.get("best_right_relevance") is not None for r in answerable]),
             # direct answers that leave their sentence: marked with an ellipsis, and not (none should be)
-            "direct_excerpts": sum(direct_cuts(r)[0] for r in rows),
-            "direct_cut_unmarked": sum(direct_cuts(r)[1] for r in rows),
+            "direct_excerpts": sum(marked for marked, _ in cuts),
+            "direct_cut_unmarked": sum(unmarked for _, unmarked in cuts),
             "refused_by_gate": refused_by("below the gate"),
             "refused_by_time_rule": refused_by("asks for a time"),
             "ask_seconds_p50": round(statistics.median(seconds), 3) if seconds else None}
