@@ -175,7 +175,9 @@ def with_context(text: str, spans: list[Any], i: int, most: int = 3) -> tuple[in
 # ... and the levels stacked on it: "(a)(1)(i) Standard: ..."
 _STACKED = r"(?:\([a-zA-Z\d]{1,4}\))+"
 _STACK = re.compile(_STACKED)
-_POINT = re.compile(rf"(?:\(?[a-z]{{1,4}}\)|\(?\d{{1,3}}[.)]|\([A-Z]{{1,3}}\)|[-*\u2022\u25aa])(?=\s|{_STACKED}\s)")
+# ... and a catalogue's lettered item, a single letter ("a. Disable accounts ..."; a short word that ends a hard-wrapped
+# line's sentence, "law. The", is no label)
+_POINT = re.compile(rf"(?:\(?[a-z]{{1,4}}\)|[a-z]\.|\(?\d{{1,3}}[.)]|\([A-Z]{{1,3}}\)|[-*\u2022\u25aa])(?=\s|{_STACKED}\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 

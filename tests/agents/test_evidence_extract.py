@@ -430,9 +430,15 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
      "(b) Screens lock after ten minutes.", None),
     ("An operator is exempt where the incident is notified to\n(a) the competent authority; or\n(b) the CSIRT.",
      "(b) the CSIRT.", None),
+    # a control catalogue's lettered items ("a.", "b.") end at the control's discussion, commentary the quote of the
+    # binding statement never takes
+    ("Control:\n\na. Inspect fire extinguishers [Assignment: organization-defined frequency];\nb. Record the "
+     "results in the facility log; and\nc. Correct any deficiency within 30 days.\n\nDiscussion: Inspection "
+     "frequency can depend on local fire codes. Organizations may contract third parties.",
+     "c. Correct any deficiency within 30 days.", "Discussion"),
 ], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number",
         "unpunctuated-points", "no-colon-bullets", "no-colon-steps", "no-colon-points", "unfinished-by",
-        "unfinished-that", "unfinished-to"])
+        "unfinished-that", "unfinished-to", "catalogue-lettered-items"])
 def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
     quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
     assert quote.startswith(text.strip()[:12]), quote
