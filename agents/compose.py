@@ -190,8 +190,9 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     # insurance ... intermediaries which are ... small ...;"): its lead-in with the point that answers, where a
     # later point answers better than the first
     points = points_after(quote, 0, len(quote), most=50)
-    if points and quote[:points[0][0]].rstrip().endswith((":", "\u2014")) and (
-            led := _led_point(question, quote, 0, points[0][0], later_only=True)) is not None:
+    lead_end = len(quote[:points[0][0]].rstrip()) if points else 0  # before the line break its first point opens
+    if points and quote[:lead_end].endswith((":", "\u2014")) and (
+            led := _led_point(question, quote, 0, lead_end, later_only=True)) is not None:
         return led
     text = normalize_ws(quote).rstrip(".;: ")
     if len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(sentences := split_sentences(quote)) < 2:
@@ -219,24 +220,40 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
 
 def _led_point(question: str, quote: str, start: int, end: int, *, later_only: bool = False) -> str | None:
     """A list's lead-in (`quote[start:end]`, ending with a colon or a dash) with the point under it that answers:
-    for a time question one that states a period, else the one that holds the most of the question's key terms the
-    lead-in lacks, the points between elided ("Systems have a ... plan that covers the following: \u2026 how to report
-    cyber security incidents, ..."), both verbatim. None where no point holds such a term, the two run over
-    `WHOLE_CLAUSE` words, or (`later_only`) the first point answers best. Pure."""
+    for a time question one that states the kind of time asked (`_states_asked_time`), else the one that holds the
+    most of the question's key terms the lead-in lacks, the points between elided ("Systems have a ... plan that
+    covers the following: \u2026 how to report cyber security incidents, ..."), both verbatim; the point alone under a
+    lead-in that only labels points which are requirements on their own ("Control:"). None where no point holds
+    such a term, the point is several sentences, the two run over `WHOLE_CLAUSE` words, or (`later_only`) the
+    first point answers best. Pure."""
     points = points_after(quote, end, len(quote), most=50)
     opening = _unlabelled(normalize_ws(quote[start:end]))
     asked = set(key_terms(question)) - set(key_terms(opening))
     timed = _timed(question)
-    held = [(timed and PERIOD.search(quote[a:b]) is not None, len(asked & set(key_terms(quote[a:b]))))
+    held = [(timed and _states_asked_time(question, quote[a:b]), len(asked & set(key_terms(quote[a:b]))))
             for a, b in points]
-    if not held or not max(held)[1] or later_only and held.index(max(held)) == 0:
+    if not held or not max(held)[1]:
         return None
     best = held.index(max(held))
     point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
     point = re.sub(r"[;,]\s*(?:and|or)$", "", point)  # "...;\n(d) ...; and" ends at the point's own words
+    if len(split_sentences(point)) > 1:
+        return None  # a point of several sentences: the sentence that answers (direct_span)
+    # a lead-in of a word or two over points that are requirements on their own ("Control:" over "a. Inspect fire
+    # extinguishers ...") only labels them: the point is the answer (not "Implement:" over "(A) Procedures for ...")
+    if len(opening.split()) <= 2 and classify_modality(point) is not Modality.NONE:
+        return point
+    if later_only and best == 0:
+        return None
     if len(f"{opening} {point}".split()) > WHOLE_CLAUSE:
         return None
     return f"{opening} {point}" if best == 0 else f"{opening} {ELLIPSIS} {point}"
+
+
+def _states_asked_time(question: str, text: str) -> bool:
+    """`text` states the kind of time a time question asks: how often, a frequency (a catalogue's "[Assignment:
+    organization-defined frequency]" too, not "within 30 days"); any other, a period. Pure."""
+    return states_frequency(text) if asks_how_often(question) else PERIOD.search(text) is not None
 
 
 def _row_cell(question: str, quote: str) -> str:

@@ -699,6 +699,10 @@ _SCOPE = (
     "This Regulation does not apply to:\n(a) managers of alternative investment funds;\n(b) insurance and "
     "reinsurance undertakings which are very small;\n(c) insurance intermediaries which are microenterprises "
     "or small or medium-sized enterprises;\n(d) post office giro institutions.")
+_CONTROL = (
+    "Control:\n\na. Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined "
+    "frequency];\nb. Revoke badges on the last working day of an individual who leaves the organization; and\nc. "
+    "Correct any deficiency found during an inspection within 30 days.")
 _HIPAA = (
     "(a) A covered entity must, in accordance with \u00a7 164.306:\n\n(1)(i) Standard: Security management "
     "process. Implement policies and procedures to prevent, detect, contain, and correct security violations."
@@ -734,11 +738,22 @@ _HIPAA = (
     # 164.308)
     ("What should happen to staff who keep ignoring our security rules?", _HIPAA,
      "Implement policies and procedures to prevent, detect, contain, and correct security violations"),
-], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "requirement-not-title"])
+    # a control catalogue's statement: "Control:" only labels its lettered points, each a requirement on its own; the
+    # point that answers is the answer (it gave "And c. Correct any deficiency ... within 30 days. Discussion: ..."
+    # to how often, and point a. to a leaver's badge): how often, the point whose parameter sets a frequency
+    ("How often must fire extinguishers be inspected?", _CONTROL,
+     "Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined frequency]"),
+    ("How long do we have to fix a problem found in a fire inspection?", _CONTROL,
+     "Correct any deficiency found during an inspection within 30 days"),
+    ("What must happen to an employee's badge when they leave?", _CONTROL,
+     "Revoke badges on the last working day of an individual who leaves the organization"),
+], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "requirement-not-title",
+        "control-how-often", "control-how-long", "control-later-point"])
 def test_a_long_list_quote_answers_with_what_answers_whole(question: str, quote: str, answer: str) -> None:
     from agents.compose import direct_span
 
-    assert quote is _SCOPE or len(quote.split()) > 90  # the long-quote reading (an opening list is read at any length)
+    # the long-quote reading (a list that opens the quote is read at any length)
+    assert quote in (_SCOPE, _CONTROL) or len(quote.split()) > 90
     assert direct_span(question, quote) == answer
 
 
