@@ -177,7 +177,8 @@ _STACKED = r"(?:\([a-zA-Z\d]{1,4}\))+"
 _STACK = re.compile(_STACKED)
 # ... and a catalogue's lettered item, a single letter ("a. Disable accounts ..."; a short word that ends a hard-wrapped
 # line's sentence, "law. The", is no label)
-_POINT = re.compile(rf"(?:\(?[a-z]{{1,4}}\)|[a-z]\.|\(?\d{{1,3}}[.)]|\([A-Z]{{1,3}}\)|[-*\u2022\u25aa])(?=\s|{_STACKED}\s)")
+_POINT = re.compile(rf"(?:\(?[a-z]{{1,4}}\)|[a-z]\.|\(?\d{{1,3}}[.)]|\([A-Z]{{1,3}}\)|[-*\u2022\u25aa])"
+                    rf"(?=\s|{_STACKED}\s)")
 _LIST_LEAD_IN = (":", "\u2014", "\u2013", "-")  # "A firm must:", "Rules may make provision\u2014"
 
 
@@ -197,8 +198,9 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
         if labels and spans[i] is not span and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
             labels = []  # a line of wrapped text that opens with a number ("... added under section\n 7. This"),
             # after words that end no sentence or point: no point of any list (the lead-in's own first point aside)
-        if labels is None and levels and re.search(r"\n[ \t]*\n", text[spans[i].end:spans[i + 1].start]):
-            break  # a paragraph after its points: the list has ended
+        if labels is None and (levels or spans[i] is not span) and re.search(r"\n[ \t]*\n",
+                                                                         text[spans[i].end:spans[i + 1].start]):
+            break  # a paragraph after its points, or after the one paragraph it leads into: the list has ended
         if labels:
             kinds = [_kind(label, levels) for label in labels]
             # a point numbered as an outer level ("(b) Standard: ..." after "(iv) ...") ends the list; one of

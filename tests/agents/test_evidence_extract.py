@@ -436,9 +436,12 @@ def test_a_list_nested_in_a_quoted_list_is_not_run_on_twice() -> None:
      "results in the facility log; and\nc. Correct any deficiency within 30 days.\n\nDiscussion: Inspection "
      "frequency can depend on local fire codes. Organizations may contract third parties.",
      "c. Correct any deficiency within 30 days.", "Discussion"),
+    # ... and a statement of one paragraph under its label ends where the next paragraph opens
+    ("Control:\n\nStore flammable liquids in approved cabinets away from ignition sources.\n\nDiscussion: Storage "
+     "quantities may be limited by local regulations.", "away from ignition sources.", "Discussion"),
 ], ids=["outer-level-point", "paragraph-after-points", "licence-paragraph", "nested-and-back", "wrapped-number",
         "unpunctuated-points", "no-colon-bullets", "no-colon-steps", "no-colon-points", "unfinished-by",
-        "unfinished-that", "unfinished-to", "catalogue-lettered-items"])
+        "unfinished-that", "unfinished-to", "catalogue-lettered-items", "catalogue-paragraph"])
 def test_a_list_lead_in_runs_on_over_its_own_points_only(text: str, last: str, left_out: str | None) -> None:
     quote = extract_from_chunks([_chunk(text=text)])[0].exact_quote
     assert quote.startswith(text.strip()[:12]), quote
