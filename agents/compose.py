@@ -44,7 +44,8 @@ from agents.duties import (
 )
 from agents.extract import Requirement
 from agents.modality import DUTIES, Modality, classify_modality, exempts
-from agents.parts import broad_topic, is_broad
+from agents.parts import broad_topic
+from agents.provisions import asked_provisions, asks_all
 from agents.quotes import points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -467,11 +468,14 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
     statements: list[Statement] = []
     answers, used = [], set()
     for index, question in enumerate(parts):
-        broad = is_broad(question)
-        # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P).
+        # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P); one that asks
+        # what a provision says (agents.provisions), all it says, in the order its text says it
+        provision = bool(asked_provisions(question))
+        broad = asks_all(question)
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
-        mine.sort(key=partial(_order, broad=broad, scores=_with_the_quote_before(mine, scores) if broad else scores,
+        mine.sort(key=partial(_order, broad=broad, scores={} if provision else _with_the_quote_before(mine, scores)
+                              if broad else scores,
                               often=asks_how_often(question), action=None if broad else asked_family(question),
                               exemption=asks_exemption(question), scope=asks_scope(question),
                               who=frozenset(key_terms(question)) if asks_party(question) else frozenset()))

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.extract import Requirement
 from agents.modality import DUTIES
-from agents.parts import is_broad
+from agents.provisions import asks_all
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
 from engine.terms import key_words
@@ -70,8 +70,9 @@ def _row(j: JudgedRequirement) -> dict[str, Any]:
 def duties_found(question: str, verified: list[Requirement]) -> dict[str, int] | None:
     """For a broad question ("What must we do when ...?"), how many requirements the sources were found to
     state on it: in the law (statutes and regulations: REQ-S), elsewhere (policies, standards, guidance:
-    REQ-P), and of these the duties and prohibitions. None for any other question. Pure."""
-    if not is_broad(question):
+    REQ-P), and of these the duties and prohibitions; the same for a question that asks what a provision says
+    (agents.provisions). None for any other question. Pure."""
+    if not asks_all(question):
         return None
     return {"total": len(verified), "law": sum(r.requirement_id.startswith("REQ-S") for r in verified),
             "other": sum(r.requirement_id.startswith("REQ-P") for r in verified),

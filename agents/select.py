@@ -27,6 +27,7 @@ from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
 from agents.naming import named_documents, named_groups, title_words, without_names
 from agents.parts import broad_topic, is_broad
+from agents.provisions import asked_provisions
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import SOURCE_TYPES, AnswerSettings, EvidenceSettings
@@ -35,7 +36,7 @@ from engine.relevance.candidate import Candidate, candidate
 from engine.relevance.protocol import RelevanceRanker
 from engine.search import store
 from engine.search.retrieval import Filters, stored_cosines
-from engine.terms import tokenize
+from engine.terms import key_terms, tokenize
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -60,6 +61,9 @@ class RankedChunk(BaseModel):
     rival: bool = Field(default=False, description="For a part that asks a time or an amount: found by searching the "
                                                    "source family (law, or the rest) that no chosen passage is of; "
                                                    "cited only where it gives another answer to the same duty")
+    provision: bool = Field(default=False, description="Of the provision the part names and asks about whole "
+                                                       "(agents.provisions): chosen as the text asked about, its "
+                                                       "relevance 1.0")
 
 
 class Part(BaseModel):
@@ -314,6 +318,32 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
     return part.model_copy(update={"ranked": [*ranked, *added_ranked]}), added
 
 
+def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem], deps: Deps,
+                    limits: EvidenceSettings, named: list[str]) -> tuple[Part, list[EvidenceItem]]:
+    """A part that asks about provisions whole ("What does Article 11 require?": agents.provisions) chooses their
+    passages (`limits.broad_section_max` each, in the documents the part names, else in the search's scope), in the
+    text's order, each the text asked about (relevance 1.0: the ranking and the gate read a number and "require",
+    and score the article the question names as off it); the search's own candidates stay on record, not chosen.
+    Returns the part and the evidence entries new to the run; the part as it was where no document of the scope
+    holds such a provision."""
+    scope = deps.retriever.scope
+    allowed = set(named) or (set(scope.document_ids) if scope is not None and scope.document_ids else None)
+    chunks = [c for number in numbers for c in store.chunks_by_section(deps.conn, number,
+                                                                       limit=limits.broad_section_max or 12)
+              if allowed is None or c.document_id in allowed]
+    chunks = list({c.id: c for c in chunks}.values())
+    if not chunks:
+        return part, []
+    known = {e["chunk_id"]: e for e in evidence}
+    entries = [known.get(c.id) or evidence_entry(c, score=0.0, query=part.question, via="the provision asked about")
+               for c in chunks]
+    chosen = [RankedChunk(chunk_id=e["chunk_id"], relevance=1.0, selected=True, provision=True) for e in entries]
+    ids = {r.chunk_id for r in chosen}
+    rest = [r.model_copy(update={"selected": False}) for r in part.ranked if r.chunk_id not in ids]
+    return (part.model_copy(update={"ranked": [*chosen, *rest], "best": 1.0}),
+            [e for e in entries if e["chunk_id"] not in known])
+
+
 def _search_alone(index: int, question: str, flt: Filters, deps: Deps, model: RelevanceRanker,
                   limits: EvidenceSettings, *, whole: bool = False
                   ) -> tuple[Part, list[EvidenceItem], list[EvidenceItem]] | None:
@@ -409,6 +439,10 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                 part = with_rivals(part, other.model_copy(update={
                     "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
                 pool = _searched_too(pool, added, evidence, fresh, found)
+        if researched and (numbers := asked_provisions(question, frozenset(
+                t for d in (named or titles) for t in key_terms(titles.get(d, ""))))):
+            part, more = with_provisions(part, numbers, evidence + added, deps, limits, named)
+            added.extend(more)
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)

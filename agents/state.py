@@ -77,6 +77,7 @@ class RankedRow(TypedDict):
     section_of: NotRequired[str | None]
     law: NotRequired[bool]
     rival: NotRequired[bool]
+    provision: NotRequired[bool]
 
 
 class PartRow(TypedDict):

@@ -290,6 +290,9 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         # the law's own choice for a broad question (agents.select.with_law), and the rest of a chosen passage's
         # section with it (agents.select.with_sections)
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.law and r.chunk_id in viable}
+        # a part that asks what a provision says cites that provision (agents.select.with_provisions), nothing else
+        if named := {r.chunk_id for r, p, k in eligible if p.index == index and k.provision and r.chunk_id in viable}:
+            chosen = named
         chosen |= {r.chunk_id for r, p, k in eligible if p.index == index and k.section_of in chosen
                    and r.chunk_id in viable}
         # The law's statement of a chosen policy quote's matter, under the cut ("Must remote access use MFA?": the
@@ -300,7 +303,7 @@ def _selection_cut(eligible: list[tuple[Requirement, Part, RankedChunk]], quoted
         # its rules answers as it is (on ObliQA a rule was added beside 7 of 331 answers whose gold is guidance).
         mine = [(r, k) for r, p, k in eligible if p.index == index and quoted[(r.requirement_id, index)].verified]
         policy = [r.exact_quote for r, _ in mine if r.chunk_id in chosen and r.source_type == "policy"]
-        if (policy and not is_broad(question) and not asks_policy(question)
+        if (policy and not named and not is_broad(question) and not asks_policy(question)
                 and not any(r.requirement_id[4] == "S" for r, _ in mine if r.chunk_id in chosen)):
             law = sorted({(-k.relevance, r.chunk_id) for r, k in mine if r.chunk_id in viable and r.binding
                           and r.requirement_id[4] == "S" and any(same_matter(q, r.exact_quote) for q in policy)})
@@ -522,11 +525,13 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         elif leans_on_context(req.exact_quote):
             out[judged_key] = _reject(req, Rejection.INCOMPLETE, "the quote depends on preceding text", score,
                                       part.index, ranked.relevance)
-        elif not passes(key, ranked.relevance) and not further and not scope and key not in carried:
+        elif not passes(key, ranked.relevance) and not further and not scope and key not in carried and (
+                not ranked.provision):
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION, below(key, ranked.relevance), score,
                                       part.index, ranked.relevance)
-        elif with_lead < best[key] - limits.quote_gap or part.index not in topics and len(
-                kept.get(key, [])) >= limits.max_quotes_per_chunk:  # a broad question asks for every duty
+        elif not ranked.provision and (with_lead < best[key] - limits.quote_gap or part.index not in topics and len(
+                kept.get(key, [])) >= limits.max_quotes_per_chunk):  # a broad question asks for every duty, and
+            # a question about a provision whole for all it says
             out[judged_key] = _reject(req, Rejection.OFF_QUESTION,
                                       f"another sentence of the same passage answers more directly "
                                       f"(relevance {score:.3f} vs {best[key]:.3f})", score, part.index,
@@ -536,7 +541,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
             out[judged_key] = JudgedRequirement(
                 requirement=req, verified=True, rejection_reason=None, score=score, part=part.index,
                 relevance=ranked.relevance,
-                rationale=f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
+                rationale="answers the question: it asks what the provision it names says, and this passage is "
+                          "that provision" if ranked.provision else
+                          f"answers the question: its passage scores {ranked.relevance:.3f} (best candidate "
                           f"{part.best:.3f}) and the sentence {score:.3f}" + _passed_because(
                               key, further, decided, head_cut, passage, gate, confident, ranked.relevance) + (
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "

@@ -211,3 +211,19 @@ def test_a_part_that_names_no_document_is_searched_in_the_one_the_part_before_na
     chosen = store.get_chunks(deps.conn, [r["chunk_id"] for r in parts[1]["ranked"]
                                           if r["selected"] and not r["rival"]])
     assert chosen and {c.document_id for c in chosen.values()} == {policy}
+
+
+def test_a_question_that_asks_what_a_provision_says_is_answered_by_that_provision(deps) -> None:
+    """'What does section 4.1 of the Data Protection Act require?': the relevance model reads a number and "require"
+    and set the section aside; the section the question names, in the document it names, is what it asks about,
+    and every requirement of it is cited in its text's order, with how many were found."""
+    from agents.result import duties_found
+
+    question = "What does section 4.1 of the Data Protection Act require?"
+    result = run_research(question, deps).evidence_result
+    assert result is not None and result["status"] == "ANSWERED"
+    cited = [r for r in result["verified_requirements"]]
+    assert cited and all(r["section_path"].endswith("4.1 Notification to the Commissioner") for r in cited)
+    assert any("not later than 72 hours" in r["exact_quote"] for r in cited)
+    assert [r["char_start"] for r in cited] == sorted(r["char_start"] for r in cited)
+    assert duties_found(question, []) is not None  # the answer says how many it found

@@ -1,0 +1,59 @@
+"""Provisions a question asks about whole: "What does Article 11 require?", "What is required by AC-2?",
+"Summarise section 6.1 of the access policy", "What does § 164.312 say?".
+
+A reader who names a provision and asks nothing else of it wants that provision's text, whatever the relevance
+model reads in so few words: the ranking and the gate see "article", "require" and a number, and set the article
+aside as off the question (DORA's "What does Article 11 require?" was refused). A provision is named as
+cross-references name one ("Article 11(6)", "section 4.2", "§ 164.312", "Rule 3.1(b)": agents.crossref) or by a
+control's id ("AC-2", "AC-2(1)", "ISM-1784"), the section numbers ingest stores for such headings. A question that
+asks something of the provision ("Under Article 11, how often must plans be tested?") is searched as any other.
+Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.crossref import REFERENCE
+from agents.parts import is_broad
+from engine.terms import key_terms
+
+# A control's or requirement's id: letters, a hyphen, a number, an enhancement in brackets ("AC-2(1)", "ISM-1784")
+CONTROL_ID = re.compile(r"(?<![\w-])([A-Z]{2,6}-\d{1,5})(?:\s*\((\d{1,3})\))?(?![\w-])")
+# What a question says around a provision it asks about whole: asking for its text, not for something in it
+_ASKING = frozenset(key_terms(
+    "what which does do did is are say says said state states stated require requires required requirement "
+    "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
+    "contains oblige obliges obligation obligations duty duties text content contents summarise summarize "
+    "summary explain describe tell exactly full whole all under according us me we our"))
+
+
+def named_provisions(question: str) -> list[tuple[str, str]]:
+    """The provisions `question` names, as (the words that name it, its section number): "Article 11(6)" ->
+    "11(6)", "AC-2(1)" -> "AC-2(1)". Pure."""
+    found = [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
+             for m in REFERENCE.finditer(question)]
+    found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
+              for m in CONTROL_ID.finditer(question)]
+    return found
+
+
+def asked_provisions(question: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """The section numbers of the provisions `question` asks about whole: those it names, where its other words
+    only ask for their text or name their documents (`names`: the key terms of the titles it may name). [] where
+    it names none or asks something of them. Pure."""
+    provisions = named_provisions(question)
+    if not provisions:
+        return []
+    rest = question
+    for words, _ in provisions:
+        rest = rest.replace(words, " ")
+    if any(t not in _ASKING and t not in names for t in key_terms(rest)):
+        return []
+    return list(dict.fromkeys(number for _, number in provisions))
+
+
+def asks_all(question: str) -> bool:
+    """The answer states everything found, with how many: a broad question (every duty on a matter:
+    agents.parts.is_broad) or one that asks what a provision says. Pure."""
+    return is_broad(question) or bool(asked_provisions(question))
