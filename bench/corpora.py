@@ -23,6 +23,8 @@ statement cites it. Printed per corpus:
 * right extracted: answerable questions with a passage of a right section among those weighed;
 * refused by gate / time rule: answerable questions whose right passage was weighed, none cited, and one
   set aside by the relevance gate / by the time rule (false refusals of a rule that can refuse);
+* provision answered / section / precision: questions that ask what a provision says, named by its number or
+  id ("What does Article 19 require?", type `provision`, added later), apart from the figures above;
 * ask p50 seconds.
 
 The last line is one JSON object with every figure. Sets here are development data: a figure used to
@@ -181,7 +183,8 @@ def direct_cuts(row: dict[str, Any]) -> tuple[int, int]:
 
 
 def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
-    answerable = [r for r in rows if r["type"] != "out-of-scope"]
+    answerable = [r for r in rows if r["type"] not in ("out-of-scope", "provision")]
+    provisions = [r for r in rows if r["type"] == "provision"]
     answered = [r for r in answerable if r["answered"]]
     out_of_scope = [r for r in rows if r["type"] == "out-of-scope"]
     binding = [b for r in answerable for b in r.get("binding", [])]
@@ -220,6 +223,10 @@ def summary(rows: list[dict[str, Any]], seconds: list[float]) -> dict[str, Any]:
             "direct_cut_unmarked": sum(unmarked for _, unmarked in cuts),
             "refused_by_gate": refused_by("below the gate"),
             "refused_by_time_rule": refused_by("asks for a time"),
+            "provision_answered": share([r["answered"] for r in provisions]),
+            "provision_section": share([r["section"] for r in provisions]),
+            "provision_precision": round(statistics.mean(r["precision"] for r in provisions if r["answered"]), 4)
+            if any(r["answered"] for r in provisions) else None,
             "ask_seconds_p50": round(statistics.median(seconds), 3) if seconds else None}
 
 
