@@ -225,8 +225,8 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
     most of the question's key terms the lead-in lacks, the points between elided ("Systems have a ... plan that
     covers the following: \u2026 how to report cyber security incidents, ..."), both verbatim; the point alone under a
     lead-in that only labels points which are requirements on their own ("Control:"). None where no point holds
-    such a term, the point is several sentences, the two run over `WHOLE_CLAUSE` words, or (`later_only`) the
-    first point answers best. Pure."""
+    such a term, the two run over `WHOLE_CLAUSE` words, or (`later_only`) the first point answers best; of a
+    point of several sentences, its sentence that answers. Pure."""
     points = points_after(quote, end, len(quote), most=50)
     opening = _unlabelled(normalize_ws(quote[start:end]))
     asked = set(key_terms(question)) - set(key_terms(opening))
@@ -238,8 +238,11 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
     best = held.index(max(held))
     point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
     point = re.sub(r"[;,]\s*(?:and|or)$", "", point)  # "...;\n(d) ...; and" ends at the point's own words
-    if len(split_sentences(point)) > 1:
-        return None  # a point of several sentences: the sentence that answers (direct_span)
+    if len(sentences := [point[a:b] for a, b in split_sentences(point)]) > 1:
+        # a point of several sentences ("(iii) Updates (Required). Review documentation periodically, ..."): its
+        # sentence that answers, as the point is chosen
+        point = max(sentences, key=lambda t: (timed and _states_asked_time(question, t),
+                                              len(asked & set(key_terms(t))))).rstrip(".;, ")
     # a lead-in of a word or two over points that are requirements on their own ("Control:" over "a. Inspect fire
     # extinguishers ...") only labels them: the point is the answer (not "Implement:" over "(A) Procedures for ...")
     if len(opening.split()) <= 2 and classify_modality(point) is not Modality.NONE:

@@ -715,11 +715,12 @@ _HIPAA = (
 
 
 @pytest.mark.parametrize(("question", "quote", "answer"), [
-    # a policy's rules over 90 words: the rule that answers, whole (it gave "... (b) Approval from management,
-    # procurement and security must be in place prior to onboarding any new vendor or contractor. Additionally")
+    # a policy's rules over 90 words: the lead-in and the rule that answers, whole (it gave "... (b) Approval from
+    # management, procurement and security must be in place prior to onboarding any new vendor or contractor.
+    # Additionally"): of a point of two sentences, the one that answers
     ("What has to be in place before we start working with a new supplier?", _VENDORS,
-     "Approval from management, procurement and security must be in place prior to onboarding any new vendor or "
-     "contractor"),
+     "Company policy requires that: \u2026 Approval from management, procurement and security must be in place prior "
+     "to onboarding any new vendor or contractor"),
     # a lead-in that holds most of the question's words, with the point under it that holds the rest, the points
     # between elided (it gave "Systems have a cyber security incident response plan that covers the following")
     ("Does an incident response plan have to explain how incidents get reported?", _PLAN,
