@@ -500,7 +500,9 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # drafts?": "A firm is not required to retain drafts ...", not the retention periods beside it); the rest
         # keep their order, and the quotes cited stay the same.
         most = limits.broad_max_supporting if broad else limits.max_supporting_per_part
-        topic = set(broad_topic(question)) if broad else set()
+        # (a provision asked about whole opens with its own first requirement: its words name no subject, and "Article
+        # 2" in a quote is not what the question asks)
+        topic = set(broad_topic(question)) if broad and not provision else set()
         naming = [r for r in mine[:most] if not topic.isdisjoint(tokenize(r.exact_quote))]
         lead = naming[0] if naming else None
         # ... and of those from the same family (the law's, else the policies'), a duty before a definition or a
@@ -520,7 +522,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         if mine[0].requirement_id in in_conflict:
             statements.append(_direct_conflict(question, own[0], by_id, limits.direct_max_words))
         else:
-            statements.append(_direct(question, mine[0], index, limits.direct_max_words))
+            statements.append(_direct("" if provision else question, mine[0], index, limits.direct_max_words))
         statements.extend(_conflict_statement(c, by_id) for c in own)
         support = [r for r in mine if r.requirement_id not in in_conflict][:most]
         support = [*support[:1], *_passages_together(support[1:])] if broad else support  # the lead stays first

@@ -226,4 +226,6 @@ def test_a_question_that_asks_what_a_provision_says_is_answered_by_that_provisio
     assert cited and all(r["section_path"].endswith("4.1 Notification to the Commissioner") for r in cited)
     assert any("not later than 72 hours" in r["exact_quote"] for r in cited)
     assert [r["char_start"] for r in cited] == sorted(r["char_start"] for r in cited)
+    # the answer opens with the provision's own first requirement, not with a quote that happens to write "section"
+    assert result["parts"][0]["direct_answer"].startswith("In the case of a personal data breach, the controller")
     assert duties_found(question, []) is not None  # the answer says how many it found
