@@ -30,6 +30,11 @@ NUMBERED_ABBREVIATIONS = frozenset(
 )
 _TERMINAL = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CONTINUATION = re.compile(r"(?:[,;:\-\u2013\u2014]|\b(?:and|or))\s*$", re.IGNORECASE)
+# ... and a line that stops on an article or a preposition, in lower case: no sentence ends there, whatever opens the
+# next line ("You may reproduce and distribute copies of the" over "Work or Derivative Works ...", a licence's
+# first line after its run-in heading, shorter than the wrapping)
+_UNFINISHED_LINE = re.compile(r"(?<!['\u2019])\b(?:the|a|an|of|to|by|for|with|from|in|on|at|into|onto|through|via|upon|"
+                              r"than)\s*$")
 # A line that opens an item of its own: "(a)", "a)", "1.", "(iv)", "-", "*", a bullet, a table row.
 _OPENS_ITEM = re.compile(r"^\s*(?:\(?[0-9]{1,3}[.)]|\([a-zA-Z]{1,5}\)|[a-z]{1,4}\)|[-*\u2022\u2013|>#])(?=\s|$)")
 # ... and a catalogue's lettered item ("a. Disable accounts ..."), which opens an item only for list items' lines.
@@ -84,6 +89,13 @@ def wrapped_break(line: str, following: str, width: int | None) -> bool:
     return width is not None and len(line.rstrip()) >= WRAP_NEAR * width
 
 
+def _unfinished(line: str, following: str) -> bool:
+    """`line` stops on a word no sentence ends with (`_UNFINISHED_LINE`) and `following` opens no item of a list
+    (the lead-in "... is performed by" ends at its list: "1. Automated security agent ...")."""
+    return (_UNFINISHED_LINE.search(line) is not None and not _OPENS_ITEM.match(following)
+            and not _OPENS_LETTERED.match(following))
+
+
 def _item_column(line: str, column: int | None) -> int | None:
     """Where the text of the list item `line` belongs to starts: its own (after "1. ", "* ", "(a) ") when it
     opens one, `column` (the open item's) when it is indented that far, else None."""
@@ -123,7 +135,7 @@ def _line_breaks(text: str) -> list[int]:
         following = lines[i + 1]
         if not following.strip():
             cuts.append(end)
-        elif not (_CONTINUATION.search(line) or wrapped_break(line, following, width)
+        elif not (_CONTINUATION.search(line) or wrapped_break(line, following, width) or _unfinished(line, following)
                   or item_continues(line, following, column)):
             cuts.append(end)
     return cuts

@@ -464,3 +464,24 @@ def test_markdown_loses_presentational_tags_only(tmp_path: Path) -> None:
     parsed = parse(path, path.read_bytes())
     assert "for the Purpose." in parsed.text and "<span" not in parsed.text
     assert '<a href="https://example.com">' in parsed.text  # a link is not a presentational tag
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a licence clause whose first line, after its run-in heading, is shorter than the wrapping
+    ("You may reproduce and distribute copies of the\n      Work or Derivative Works thereof in any medium.",
+     ["You may reproduce and distribute copies of the\n      Work or Derivative Works thereof in any medium."]),
+    # a policy in Markdown, its lines broken before a name; a regulation's line before a defined term
+    ("Title XIII of ARRA is the Health Information Technology for\nEconomic and Clinical Health Act (HITECH).",
+     ["Title XIII of ARRA is the Health Information Technology for\nEconomic and Clinical Health Act (HITECH)."]),
+    ("The notice must be given to\nThe Authority within 72 hours.",
+     ["The notice must be given to\nThe Authority within 72 hours."]),
+    # counter-examples: a lead-in over its list, a line ending on a capital "A" (a schedule's name), a heading
+    ("The scanning of system vulnerabilities is performed by\n1. Automated security agent.",
+     ["The scanning of system vulnerabilities is performed by", "1.", "Automated security agent."]),
+    ("See Schedule A\nFees are payable monthly.", ["See Schedule A", "Fees are payable monthly."]),
+    ("Access Review\nReviews are quarterly.", ["Access Review", "Reviews are quarterly."]),
+], ids=["licence-first-line", "policy-name", "regulation-term", "lead-in-over-list", "capital-a", "heading"])
+def test_a_line_that_stops_on_an_article_or_preposition_ends_no_sentence(text: str, expected: list[str]) -> None:
+    from engine.ingest.sentences import split_sentences
+
+    assert [text[s.start:s.end] for s in split_sentences(text)] == expected
