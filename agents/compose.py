@@ -44,8 +44,8 @@ from agents.duties import (
 )
 from agents.extract import Requirement
 from agents.modality import DUTIES, Modality, classify_modality, exempts
-from agents.parts import broad_topic
-from agents.provisions import asked_provisions, asks_all
+from agents.parts import broad_topic, is_broad
+from agents.provisions import asked_provisions
 from agents.quotes import points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -474,7 +474,7 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
         # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P); one that asks
         # what a provision says (agents.provisions), all it says, in the order its text says it
         provision = bool(asked_provisions(question))
-        broad = asks_all(question)
+        broad = provision or is_broad(question)  # agents.provisions.asks_all, its provisions read once
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
         mine.sort(key=partial(_order, broad=broad, scores={} if provision else _with_the_quote_before(mine, scores)
