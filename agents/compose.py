@@ -44,8 +44,8 @@ from agents.duties import (
 )
 from agents.extract import Requirement
 from agents.modality import DUTIES, Modality, classify_modality, exempts
-from agents.parts import broad_topic, is_broad
-from agents.provisions import asked_provisions
+from agents.parts import broad_topic
+from agents.provisions import asked_provisions, asks_all, provision_parts
 from agents.quotes import points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
@@ -457,11 +457,14 @@ def _passages_together(quotes: list[Requirement]) -> list[Requirement]:
 
 def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None,
                   part_of: dict[str, int] | None = None, scores: dict[str, float] | None = None,
-                  limits: AnswerSettings = _ANSWER, also: dict[str, list[int]] | None = None) -> ComposedAnswer:
+                  limits: AnswerSettings = _ANSWER, also: dict[str, list[int]] | None = None,
+                  provisions: frozenset[int] | None = None) -> ComposedAnswer:
     """Deterministic extractive answer: per part, a direct answer (the best requirement's answering
     words), the conflicts, then the supporting requirements as quotes. Every statement cites.
     `limits`: the run's `Settings.answer`. `also`: the later parts a requirement cited for its own part answers
-    too (one list whose points answer both): a part with none of its own is answered from those."""
+    too (one list whose points answer both): a part with none of its own is answered from those. `provisions`: the
+    parts whose selection is a provision asked about whole (agents.provisions.provision_parts); None reads
+    that from each part's question alone."""
     parts = parts or [""]
     part_of = part_of or {}
     also = also or {}
@@ -473,8 +476,8 @@ def compose_rules(verified: list[Requirement], *, parts: list[str] | None = None
     for index, question in enumerate(parts):
         # A broad question gets every duty found, the law's before the policies' (REQ-S before REQ-P); one that asks
         # what a provision says (agents.provisions), all it says, in the order its text says it
-        provision = bool(asked_provisions(question))
-        broad = provision or is_broad(question)  # agents.provisions.asks_all, its provisions read once
+        provision = bool(asked_provisions(question)) if provisions is None else index in provisions
+        broad = asks_all(question, provision)
         mine = [r for r in verified if part_of.get(r.requirement_id, 0) == index] or [
             r for r in verified if index in also.get(r.requirement_id, ())]
         mine.sort(key=partial(_order, broad=broad, scores={} if provision else _with_the_quote_before(mine, scores)
@@ -666,7 +669,8 @@ def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) ->
                          part_of={j["requirement"]["requirement_id"]: j.get("part", 0) for j in judged},
                          scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged},
                          limits=limits, also={j["requirement"]["requirement_id"]: j.get("also_parts") or []
-                                              for j in judged})
+                                              for j in judged},
+                         provisions=provision_parts(state.get("parts") or []) if state.get("parts") else None)
 
 
 def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:

@@ -13,6 +13,8 @@ Pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agents.crossref import REFERENCE
 from agents.parts import is_broad
@@ -53,7 +55,16 @@ def asked_provisions(question: str, names: frozenset[str] = frozenset()) -> list
     return list(dict.fromkeys(number for _, number in provisions))
 
 
-def asks_all(question: str) -> bool:
+def asks_all(question: str, provision: bool | None = None) -> bool:
     """The answer states everything found, with how many: a broad question (every duty on a matter:
-    agents.parts.is_broad) or one that asks what a provision says. Pure."""
-    return is_broad(question) or bool(asked_provisions(question))
+    agents.parts.is_broad) or one that asks what a provision says (`provision`: as the selection found, where
+    known; else read from the question alone). Pure."""
+    return is_broad(question) or (bool(asked_provisions(question)) if provision is None else provision)
+
+
+def provision_parts(parts: Sequence[Mapping[str, Any]]) -> frozenset[int]:
+    """The indexes of the parts (agents.state.PartRow) whose passages the selection chose as the provision
+    the part asks about whole (agents.select.with_provisions): the selection also reads the titles a question
+    names its document by ("What does DORA's Article 11 require?"), which the question's words alone do not
+    tell. Pure."""
+    return frozenset(p["index"] for p in parts if any(r.get("provision") for r in p.get("ranked") or []))

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.extract import Requirement
 from agents.modality import DUTIES
-from agents.provisions import asks_all
+from agents.provisions import asks_all, provision_parts
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
 from engine.terms import key_words
@@ -67,12 +67,13 @@ def _row(j: JudgedRequirement) -> dict[str, Any]:
             "relevance": j.relevance}
 
 
-def duties_found(question: str, verified: list[Requirement]) -> dict[str, int] | None:
+def duties_found(question: str, verified: list[Requirement], provision: bool | None = None
+                 ) -> dict[str, int] | None:
     """For a broad question ("What must we do when ...?"), how many requirements the sources were found to
     state on it: in the law (statutes and regulations: REQ-S), elsewhere (policies, standards, guidance:
     REQ-P), and of these the duties and prohibitions; the same for a question that asks what a provision says
-    (agents.provisions). None for any other question. Pure."""
-    if not asks_all(question):
+    (agents.provisions; `provision`: as the selection found, where known). None for any other question. Pure."""
+    if not asks_all(question, provision):
         return None
     return {"total": len(verified), "law": sum(r.requirement_id.startswith("REQ-S") for r in verified),
             "other": sum(r.requirement_id.startswith("REQ-P") for r in verified),
@@ -90,6 +91,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
     """One entry per part of the question (a one-part question has one); `verified`: each part's verified
     requirements."""
     questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
+    whole = provision_parts(state.get("parts") or []) if state.get("parts") else None
     by_index = {p.index: p for p in answer.parts}
     out = []
     for index, question in enumerate(questions):
@@ -102,7 +104,8 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
                     "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
                     "missing_evidence": part.missing_evidence if part else (
                         [] if mine else ["a requirement that explicitly addresses: " + question]),
-                    "found": _with_cited(duties_found(question, verified.get(index, [])), len(cited))})
+                    "found": _with_cited(duties_found(question, verified.get(index, []),
+                                                      None if whole is None else index in whole), len(cited))})
     return out
 
 

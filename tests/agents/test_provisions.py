@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.provisions import asked_provisions, asks_all, named_provisions
+from agents.compose import compose_rules
+from agents.extract import Requirement
+from agents.modality import Modality
+from agents.provisions import asked_provisions, asks_all, named_provisions, provision_parts
 from engine.terms import key_terms
 
 
@@ -37,3 +40,35 @@ def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_n
 def test_a_named_provision_keeps_its_subdivision_and_a_control_its_enhancement() -> None:
     assert named_provisions("See Article 11(6) and AC-2 (1), then section 4.2") == [
         ("Article 11(6)", "11(6)"), ("section 4.2", "4.2"), ("AC-2 (1)", "AC-2(1)")]
+
+
+def test_the_parts_that_ask_about_a_provision_whole_are_those_the_selection_chose_one_for() -> None:
+    parts = [{"index": 0, "question": "How often must plans be tested?", "ranked": [{"chunk_id": "a"}]},
+             {"index": 1, "question": "What does DORA's Article 11 require?",
+              "ranked": [{"chunk_id": "b", "provision": False}, {"chunk_id": "c", "provision": True}]},
+             {"index": 2, "question": "What must we do when a breach happens?", "ranked": []}]
+    assert provision_parts(parts) == frozenset({1})
+
+
+def _obligation(rid: str, quote: str, start: int) -> Requirement:
+    return Requirement(requirement_id=rid, source_type="regulation", document_id="dora", document_version=1,
+                       document_title="Regulation (EU) 2022/2554 (DORA)", section_path="Article 11",
+                       chunk_id="chk", char_start=start, char_end=start + len(quote), exact_quote=quote,
+                       modality=Modality.OBLIGATION, extraction_confidence="high", confidence_reason="",
+                       refers_elsewhere=False)
+
+
+def test_compose_answers_a_provision_the_selection_chose_whole_though_the_question_names_its_act_in_other_words(
+        ) -> None:
+    # "DORA" is no word of asking: the question alone reads as an ordinary one, at most four quotes, best first;
+    # the selection, which reads the titles, chose Article 11 whole: every duty, in the article's order, counted
+    question = "What does DORA's Article 11 require?"
+    quotes = [_obligation(f"REQ-S00{i + 1}", f"Financial entities shall keep plan number {i + 1} current.", 100 * i)
+              for i in range(6)]
+    scores = {q.requirement_id: 0.1 * i for i, q in enumerate(quotes)}  # the last best by score
+    ordinary = compose_rules(quotes, parts=[question], scores=scores)
+    whole = compose_rules(quotes, parts=[question], scores=scores, provisions=frozenset({0}))
+    cited = [i for s in whole.statements for i in s.requirement_ids]
+    assert list(dict.fromkeys(cited)) == [q.requirement_id for q in quotes]
+    assert len({i for s in ordinary.statements for i in s.requirement_ids}) < len(quotes)
+    assert asks_all(question) is False and asks_all(question, provision=True) is True
