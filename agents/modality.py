@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from engine.text import LEADING_LABELS, PERIOD, normalize_ws
+from engine.text import LEADING_LABELS, PERIOD, normalize_ws, withdrawn
 
 
 class Modality(StrEnum):
@@ -450,8 +450,8 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     """
     text = normalize_ws(sentence)
     scoped = _RELATIVE_REQUIREMENT.sub(" that", text)  # not "services that are not required to ..."
-    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(scoped):
-        return Modality.NONE
+    if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(scoped) or withdrawn(text):
+        return Modality.NONE  # a withdrawn control's notice is none, whatever it says was incorporated
     if _COMPOSED.search(text) and not _OBLIGATION.search(_COMPOSED.sub(" ", text)):
         return Modality.NONE  # what a body is made of: "The Oversight Forum shall be composed of:"
     text = _CONDITIONAL_SHOULD.sub("If", text)  # "Should the Program prove defective, you assume ..."

@@ -18,7 +18,7 @@ from agents.state import EvidenceItem
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.ingest.structure import UNFINISHED
-from engine.text import MODAL_ANCHOR, leans_on_context, normalize_ws
+from engine.text import MODAL_ANCHOR, leans_on_context, normalize_ws, withdrawn
 
 # An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
 # the following:", "Article 7 is amended as follows:"): the text after it is another act's, inserted.
@@ -103,11 +103,14 @@ def whole_sentences(text: str, start: int, end: int) -> bool:
 
 
 def long_enough(text: str, start: int, end: int, limits: EvidenceSettings, whole: bool | None = None) -> bool:
-    """At least `limits.min_quote_words` words, or whole sentences of at least `limits.min_sentence_words`."""
+    """At least `limits.min_quote_words` words, or whole sentences of at least `limits.min_sentence_words`, or a
+    whole sentence that says its provision is withdrawn (engine.text.withdrawn: "[Withdrawn: Incorporated into
+    FS-1.]" is all such a control says)."""
     n = len(text[start:end].split())
     if n >= limits.min_quote_words:
         return True
-    return n >= limits.min_sentence_words and (whole if whole is not None else whole_sentences(text, start, end))
+    return (n >= limits.min_sentence_words or withdrawn(text[start:end])) and (
+        whole if whole is not None else whole_sentences(text, start, end))
 
 
 def excerpt(text: str, start: int, end: int, limits: EvidenceSettings, lead: int = 0,

@@ -67,7 +67,7 @@ from engine.relevance.model import RelevanceModel
 from engine.relevance.protocol import RelevanceGate
 from engine.search.embeddings import Embedder
 from engine.terms import tokenize
-from engine.text import normalize_ws
+from engine.text import normalize_ws, withdrawn
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -223,6 +223,11 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
         elif ranked is None:
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "its passage was not among this part's candidates", 0.0, part.index,
+                                                 relevance)
+        elif withdrawn(req.exact_quote) and not any(k.provision for p in parts if (k := p.relevance_of(req.chunk_id))):
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
+                                                 "it says its provision is withdrawn: that answers a question about "
+                                                 "that provision, which this one does not name", 0.0, part.index,
                                                  relevance)
         else:
             eligible.append((req, part, ranked))

@@ -180,6 +180,22 @@ def table_reading(header: str, row: str) -> str:
     return read_pairs(table_pairs(header, row))
 
 
+# --- provisions that state nothing now ------------------------------------------------------------
+
+# A provision kept only as a notice that it no longer applies: a catalogue's withdrawn control ("[Withdrawn:
+# Incorporated into FS-1.]", "This control is withdrawn."), a code's reserved or repealed section ("[Reserved]",
+# "Repealed."). Short, and no requirement, yet the answer to "What does FS-1(2) require?".
+_WITHDRAWN = re.compile(r"^\s*(?:\[\s*(?:withdrawn|repealed|revoked|deleted|reserved)\b[^\]]*\]|"
+                        r"(?:withdrawn|repealed|revoked|deleted|reserved)\s*[.:]|"
+                        r"this\s+(?:control|enhancement|section|article|rule|paragraph|provision|requirement)\s+"
+                        r"(?:is|was|has\s+been)\s+(?:withdrawn|repealed|revoked|deleted)\b)", re.I)
+
+
+def withdrawn(sentence: str) -> bool:
+    """The sentence says its provision is withdrawn, repealed, revoked, deleted or reserved. Pure."""
+    return _WITHDRAWN.match(sentence) is not None
+
+
 # --- text that points back ------------------------------------------------------------------------
 
 _LEANS_ON_CONTEXT = re.compile(r"^\s*(such|these|those|this|that|it|they|the\s+foregoing|the\s+above)\b", re.I)
@@ -196,7 +212,8 @@ _EXPLETIVE_IT = re.compile(
 # "This Chapter", "these Rules": the document speaking of itself, which the citation names.
 _SELF_REFERENCE = re.compile(r"^\s*(?:this|these)\s+(?:chapter|part|section|rules?|rulebook|regulations?|guidance|"
                              r"polic(?:y|ies)|document|schedule|appendix|annex|article|paragraph|module|"
-                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice)\b", re.I)
+                             r"standard|licen[cs]e|agreement|act|law|directive|code|notice|control|"
+                             r"enhancement)\b", re.I)
 
 
 def leans_on_context(quote: str) -> bool:

@@ -15,6 +15,7 @@ from engine.text import (
     STATEMENT_FORCE,
     TIME_PHRASE,
     normalize_ws,
+    withdrawn,
 )
 from engine.trail import standalone_build
 from tests.conftest import ROOT
@@ -112,3 +113,18 @@ def test_a_row_reads_cell_by_cell_under_its_header() -> None:
     assert table_cells("| **P0**     | Highest        | 3 days |") == ["P0", "Highest", "3 days"]
     reading = table_reading("| Sev Rating | Priority Level | SLA |", "| P1 | High | |")
     assert reading == "Sev Rating: P1; Priority Level: High"
+
+
+@pytest.mark.parametrize(("sentence", "says"), [
+    ("[Withdrawn: Incorporated into FS-1.]", True),      # a control catalogue in Markdown
+    ("This control is withdrawn.", True),                 # an OSCAL catalogue as ingest renders it
+    ("This section has been repealed by the 2024 Act.", True),
+    ("[Reserved]", True),                                 # a US code's reserved section
+    ("Repealed.", True),                                  # an EU act's article
+    ("Withdrawn consent must be honoured within a month.", False),  # the words as words of a rule
+    ("Reserved words are listed in Annex II.", False),
+    ("Deleted records must be purged within 30 days.", False),
+    ("The firm may not rely on a withdrawn control.", False),
+], ids=["catalogue", "oscal", "repealed-by", "reserved", "repealed", "consent", "words", "records", "rule"])
+def test_a_provision_that_says_it_no_longer_applies(sentence: str, says: bool) -> None:
+    assert withdrawn(sentence) is says

@@ -5,7 +5,9 @@ by its id: groups are headings, each control and enhancement a heading "<label> 
 prop, else the id in capitals: "AC-2", "AC-2(1)", "ISM-0039"), its statement parts with their item
 labels ("a.", "1.") as paragraphs, its guidance as a "Discussion:" paragraph (non-binding context),
 parameters shown as the catalog defines them ("[Assignment: organization-defined frequency]",
-"[Selection: daily; weekly]"), withdrawn controls marked "(withdrawn)".
+"[Selection: daily; weekly]"), withdrawn controls marked "(withdrawn)" and said to be withdrawn, with the
+controls their links say they were incorporated into or moved to ("This control is withdrawn: incorporated into
+AC-6.").
 """
 
 from __future__ import annotations
@@ -55,14 +57,45 @@ def _part(part: dict[str, Any], params: dict[str, str], out: list[str]) -> None:
         _part(sub, params, out)
 
 
-def _control(control: dict[str, Any], depth: int, params: dict[str, str], out: list[str]) -> None:
+def _label(control: dict[str, Any]) -> str:
+    return next(iter(_props(control, "label")), "") or str(control.get("id", "")).upper()
+
+
+def _labels(node: dict[str, Any], out: dict[str, str]) -> dict[str, str]:
+    """Every control's id -> its label, in a catalog or group and the controls under it."""
+    for control in node.get("controls") or []:
+        if "id" in control:
+            out[str(control["id"])] = _label(control)
+        _labels(control, out)
+    for group in node.get("groups") or []:
+        _labels(group, out)
+    return out
+
+
+# What a withdrawn control's links say became of it
+_WHERE = {"incorporated-into": "incorporated into", "moved-to": "moved to"}
+
+
+def _withdrawal(control: dict[str, Any], labels: dict[str, str]) -> str:
+    """"This control is withdrawn", with where its text went ("incorporated into AC-6, AC-2(1)")."""
+    where: dict[str, list[str]] = {}
+    for link in control.get("links") or []:
+        if (rel := _WHERE.get(str(link.get("rel", "")))) and str(link.get("href", "")).startswith("#"):
+            target = str(link["href"])[1:]
+            where.setdefault(rel, []).append(labels.get(target, target.upper()))
+    said = "; ".join(f"{rel} {', '.join(targets)}" for rel, targets in where.items())
+    return f"This control is withdrawn: {said}." if said else "This control is withdrawn."
+
+
+def _control(control: dict[str, Any], depth: int, params: dict[str, str], out: list[str],
+             labels: dict[str, str]) -> None:
     params = {**params, **{p["id"]: _param_text(p) for p in control.get("params") or [] if "id" in p}}
-    label = next(iter(_props(control, "label")), "") or str(control.get("id", "")).upper()
+    label = _label(control)
     withdrawn = "withdrawn" in [v.lower() for v in _props(control, "status")]
     title = str(control.get("title", "")).strip() + (" (withdrawn)" if withdrawn else "")
     out.append(f"{'#' * min(depth, 6)} {label} {title}".rstrip())
     if withdrawn:
-        out.append("This control is withdrawn.")
+        out.append(_withdrawal(control, labels))
     for part in control.get("parts") or []:
         name = part.get("name")
         if name == "statement":
@@ -73,19 +106,20 @@ def _control(control: dict[str, Any], depth: int, params: dict[str, str], out: l
             if texts:
                 out.append("Discussion: " + " ".join(texts))
     for sub in control.get("controls") or []:
-        _control(sub, depth + 1, params, out)
+        _control(sub, depth + 1, params, out, labels)
 
 
-def _group(group: dict[str, Any], depth: int, params: dict[str, str], out: list[str]) -> None:
+def _group(group: dict[str, Any], depth: int, params: dict[str, str], out: list[str], labels: dict[str, str]
+           ) -> None:
     params = {**params, **{p["id"]: _param_text(p) for p in group.get("params") or [] if "id" in p}}
     label = next(iter(_props(group, "label")), "")
     out.append(f"{'#' * min(depth, 6)} {label} {group.get('title', '')}".replace("  ", " ").rstrip())
     for part in group.get("parts") or []:
         _part(part, params, out)
     for control in group.get("controls") or []:
-        _control(control, depth + 1, params, out)
+        _control(control, depth + 1, params, out, labels)
     for sub in group.get("groups") or []:
-        _group(sub, depth + 1, params, out)
+        _group(sub, depth + 1, params, out, labels)
 
 
 def to_markdown(data: dict[str, Any]) -> str:
@@ -93,8 +127,9 @@ def to_markdown(data: dict[str, Any]) -> str:
     catalog = data["catalog"]
     params = {p["id"]: _param_text(p) for p in catalog.get("params") or [] if "id" in p}
     out = [f"# {(catalog.get('metadata') or {}).get('title') or 'OSCAL catalog'}"]
+    labels = _labels(catalog, {})
     for control in catalog.get("controls") or []:
-        _control(control, 2, params, out)
+        _control(control, 2, params, out, labels)
     for group in catalog.get("groups") or []:
-        _group(group, 2, params, out)
+        _group(group, 2, params, out, labels)
     return "\n\n".join(out) + "\n"

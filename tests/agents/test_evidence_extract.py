@@ -573,3 +573,25 @@ def test_points_that_go_on_a_list_from_the_chunk_before_are_read_with_its_lead_i
     assert all(is_verbatim(text, r.char_start, r.char_end, r.exact_quote) for r in led)
     if modality is Modality.OBLIGATION:  # the reader is told which lead-in binds them
         assert lead.split()[0] in led[0].confidence_reason
+
+
+@pytest.mark.parametrize("notice", [
+    "[Withdrawn: Incorporated into FS-1.]",              # a Markdown catalogue's withdrawn enhancement
+    "This control is withdrawn: incorporated into XA-2.",  # an OSCAL catalogue's, as ingest renders it
+    "[Reserved]",                                         # a code's reserved section
+    "Repealed.",                                          # a law's repealed article
+], ids=["catalogue", "oscal", "reserved", "repealed"])
+def test_a_provision_that_says_it_is_withdrawn_is_quoted_though_short(notice: str) -> None:
+    # all such a provision says: "What does FS-1(2) require?" is answered by it, not refused
+    reqs = extract_from_chunks([_chunk(source_type="policy", text=notice)])
+    assert [r.exact_quote for r in reqs] == [notice]
+    assert reqs[0].modality is Modality.NONE
+
+
+@pytest.mark.parametrize("sentence", [
+    "Withdrawn consent.",   # a heading's words, not a notice
+    "Reserved rights.",
+    "Deleted records.",
+], ids=["consent", "rights", "records"])
+def test_a_short_sentence_that_opens_with_such_a_word_is_still_too_short(sentence: str) -> None:
+    assert extract_from_chunks([_chunk(source_type="policy", text=sentence)]) == []

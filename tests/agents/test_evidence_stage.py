@@ -1853,3 +1853,25 @@ def test_a_later_part_is_answered_by_the_passage_the_part_before_cites_where_it_
     assert cited.verified and cited.part == 0, cited.rationale
     assert cited.also_parts == ([1] if carried else [])
     assert not next(j for j in judged if j.requirement.requirement_id == "REQ-P002").verified
+
+
+@pytest.mark.parametrize(("question", "provision", "cited"), [
+    ("What does FS-1(2) require?", True, True),                   # asked about whole: the notice is all it says
+    ("Do visitors have to be escorted?", False, False),           # asked about a matter: the notice answers nothing
+], ids=["provision-asked", "matter-asked"])
+def test_a_withdrawn_controls_notice_answers_only_a_question_about_that_control(
+        question: str, provision: bool, cited: bool) -> None:
+    from agents.extract import extract_from_chunks
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    chunk = {"chunk_id": "c1", "text": "[Withdrawn: Incorporated into FS-1.]", "section_heading": "FS-1(2) Withdrawn",
+             "source_type": "policy", "ordinal": 5, "section_path": "FS-1 Visitor Management > FS-1(2) Withdrawn",
+             "document_id": "d", "document_version": 1, "document_title": "Facility Safety Control Catalogue"}
+    reqs = extract_from_chunks([chunk], questions=[question])
+    part = Part(index=0, question=question, best=1.0,
+                ranked=[RankedChunk(chunk_id="c1", relevance=1.0, selected=True, provision=provision)])
+    judged = verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
+                                                                         gate_selected=0.2))
+    assert [j.verified for j in judged] == [cited], [j.rationale for j in judged]
+    assert cited or "withdrawn" in judged[0].rationale

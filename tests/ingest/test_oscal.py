@@ -34,7 +34,10 @@ CATALOG = {"catalog": {
                        "parts": [{"id": "xa-2.1_smt", "name": "statement",
                                   "prose": "Support the management of system accounts using automated mechanisms."}]},
                       {"id": "xa-2.2", "title": "Removal of Temporary Accounts",
-                       "props": [{"name": "label", "value": "XA-2(2)"}, {"name": "status", "value": "withdrawn"}]}]},
+                       "props": [{"name": "label", "value": "XA-2(2)"}, {"name": "status", "value": "withdrawn"}],
+                       "links": [{"href": "#xa-2", "rel": "incorporated-into"},
+                                 {"href": "#xa-2.1", "rel": "incorporated-into"},
+                                 {"href": "#ref-1", "rel": "reference"}]}]},
     ]}],
 }}
 
@@ -55,7 +58,8 @@ def test_a_catalog_is_a_section_per_control(tmp_path: Path, name: str) -> None:
     assert "b. Review accounts [Selection (one or more): daily; weekly] for compliance." in cited["XA-2"]
     assert "Discussion: Examples of account types include" in cited["XA-2"]
     assert cited["XA-2(1)"].startswith("Support the management of system accounts")
-    assert "This control is withdrawn." in cited["XA-2(2)"]
+    # withdrawn, and where its text went as its links say, by the controls' labels (a reference link is no such place)
+    assert "This control is withdrawn: incorporated into XA-2, XA-2(1)." in cited["XA-2(2)"]
     assert "XA-2(2) Removal of Temporary Accounts (withdrawn)" in parsed.text
 
 
