@@ -164,6 +164,9 @@ WHOLE_CLAUSE = 90
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 
 
+_LABEL_LINE = re.compile(r"^\s*[A-Z][\w-]*(?:\s+[A-Za-z][\w-]*)?:[ \t]*\n\s*(?=\S)")
+
+
 def _unlabelled(span: str) -> str:
     """`span` without the list labels it opens with ("(c) Security logs shall be reviewed ..." -> "Security logs
     shall be reviewed ..."): in a direct answer the label places nothing (its citation does), and the rest is
@@ -195,6 +198,10 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     if points and quote[:lead_end].endswith((":", "\u2014")) and (
             led := _led_point(question, quote, 0, lead_end, later_only=True)) is not None:
         return led
+    # A label of a word or two on its own line over one duty, not a list ("Control:" over "Disable visitor badges
+    # at the end of each day."): the duty is the answer, and its citation says what it is
+    if not points and (label := _LABEL_LINE.match(quote)) and classify_modality(quote[label.end():]) in DUTIES:
+        quote = quote[label.end():]
     text = normalize_ws(quote).rstrip(".;: ")
     if len(_clause(question, text).split()) <= WHOLE_CLAUSE or len(sentences := split_sentences(quote)) < 2:
         return _unlabelled(_span(question, text, max_words))
@@ -233,9 +240,11 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
     timed = _timed(question)
     held = [(timed and _states_asked_time(question, quote[a:b]), len(asked & set(key_terms(quote[a:b]))))
             for a, b in points]
-    if not held or not max(held)[1]:
+    label = len(opening.split()) <= 2
+    if not held or not max(held)[1] and not (label and classify_modality(quote[points[0][0]:points[0][1]])
+                                             in DUTIES):
         return None
-    best = held.index(max(held))
+    best = held.index(max(held))  # the first where none holds an asked term: under a label, the first requirement
     point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
     point = re.sub(r"[;,]\s*(?:and|or)$", "", point)  # "...;\n(d) ...; and" ends at the point's own words
     if len(sentences := [point[a:b] for a, b in split_sentences(point)]) > 1:
@@ -245,7 +254,7 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
                                               len(asked & set(key_terms(t))))).rstrip(".;, ")
     # a lead-in of a word or two over points that are requirements on their own ("Control:" over "a. Inspect fire
     # extinguishers ...") only labels them: the point is the answer (not "Implement:" over "(A) Procedures for ...")
-    if len(opening.split()) <= 2 and classify_modality(point) is not Modality.NONE:
+    if label and classify_modality(point) is not Modality.NONE:
         return point
     if later_only and best == 0:
         return None

@@ -748,14 +748,32 @@ _HIPAA = (
      "Correct any deficiency found during an inspection within 30 days"),
     ("What must happen to an employee's badge when they leave?", _CONTROL,
      "Revoke badges on the last working day of an individual who leaves the organization"),
+    # asked what the control requires (its points hold none of the question's words): its first requirement,
+    # without the label (it gave "Control: a. Inspect ...")
+    ("What does FS-2 require?", _CONTROL,
+     "Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined frequency]"),
 ], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "requirement-not-title",
-        "control-how-often", "control-how-long", "control-later-point"])
+        "control-how-often", "control-how-long", "control-later-point", "control-whole"])
 def test_a_long_list_quote_answers_with_what_answers_whole(question: str, quote: str, answer: str) -> None:
     from agents.compose import direct_span
 
     # the long-quote reading (a list that opens the quote is read at any length)
     assert quote in (_SCOPE, _CONTROL) or len(quote.split()) > 90
     assert direct_span(question, quote) == answer
+
+
+@pytest.mark.parametrize(("quote", "answer"), [
+    # a label on its own line over one duty, no list: the duty (it gave "Control: Disable visitor badges ...")
+    ("Control:\n\nDisable visitor badges at the end of each day.", "Disable visitor badges at the end of each day"),
+    ("Requirement:\nThe operator must log every change.", "The operator must log every change"),
+    # ... but a label over what is no duty says what the text is, and stays
+    ("Exception:\nUsers may keep their device for 30 days.", "Exception: Users may keep their device for 30 days"),
+    ("Note: Staff must log every change.", "Note: Staff must log every change"),  # not on a line of its own
+], ids=["control", "requirement", "over-a-permission", "inline"])
+def test_a_label_on_its_own_line_over_one_duty_is_no_part_of_the_answer(quote: str, answer: str) -> None:
+    from agents.compose import direct_span
+
+    assert direct_span("What does it require?", quote) == answer
 
 
 @pytest.mark.parametrize(("span", "quote", "shown"), [
