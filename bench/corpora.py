@@ -1,6 +1,6 @@
 """Development corpora beyond ObliQA: the whole `ask` over every labelled set in bench/corpora/.
 
-    python bench/corpora.py [--corpus NAME ...] [--limit N] [--out FILE.jsonl]
+    python bench/corpora.py [--corpus NAME ...] [--folder PATH ...] [--limit N] [--out FILE.jsonl]
     python bench/corpora.py --summarize FILE.jsonl
 
 Each corpus (bench/corpora/<name>/questions.yaml, its layout in bench/corpora/README.md) is ingested
@@ -272,6 +272,10 @@ def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="append", default=None, help="a folder name under bench/corpora")
+    parser.add_argument("--folder", type=Path, action="append", default=[],
+                        help="a corpus folder elsewhere, laid out as bench/corpora/README.md says (questions.yaml, "
+                             "docs/): your own labelled set, measured beside or instead of (with --corpus none) "
+                             "the shipped ones")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each corpus")
     parser.add_argument("--out", type=Path, default=None, help="one JSON line per question")
     parser.add_argument("--summarize", type=Path, default=None, help="print the figures of a file --out wrote, "
@@ -295,6 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     folders = sorted(p.parent for p in CORPORA.glob("*/questions.yaml"))
     if args.corpus:
         folders = [f for f in folders if f.name in args.corpus]
+    folders += [f.resolve() for f in args.folder]
     figures: dict[str, Any] = {}
     out = args.out.open("w", encoding="utf-8") if args.out else None
     try:
