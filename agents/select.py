@@ -37,6 +37,7 @@ from engine.relevance.protocol import RelevanceRanker
 from engine.search import store
 from engine.search.retrieval import Filters, stored_cosines
 from engine.terms import key_terms, tokenize
+from engine.text import withdrawn
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -328,9 +329,12 @@ def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem]
     holds such a provision."""
     scope = deps.retriever.scope
     allowed = set(named) or (set(scope.document_ids) if scope is not None and scope.document_ids else None)
+    # a withdrawn sub-provision says nothing of the one asked about ("What does FS-1 require?" is not answered with
+    # FS-1(2)'s "[Withdrawn: Incorporated into FS-1.]"); asked about itself, its notice is the answer
     chunks = [c for number in numbers for c in store.chunks_by_section(deps.conn, number,
                                                                        limit=limits.broad_section_max or 12)
-              if allowed is None or c.document_id in allowed]
+              if (allowed is None or c.document_id in allowed)
+              and ((c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text))]
     chunks = list({c.id: c for c in chunks}.values())
     if not chunks:
         return part, []

@@ -72,3 +72,51 @@ def test_compose_answers_a_provision_the_selection_chose_whole_though_the_questi
     assert list(dict.fromkeys(cited)) == [q.requirement_id for q in quotes]
     assert len({i for s in ordinary.statements for i in s.requirement_ids}) < len(quotes)
     assert asks_all(question) is False and asks_all(question, provision=True) is True
+
+
+_CATALOGUE = """# Facility Safety Control Catalogue
+
+## FS-1 Visitor Management
+
+Control:
+
+a. Register every visitor at reception before the visitor enters a controlled area;
+b. Issue each registered visitor a temporary badge that expires at the end of the day of issue.
+
+### FS-1(1) Escorted Access
+
+Escort visitors at all times while they are inside a controlled area.
+
+### FS-1(2) Withdrawn
+
+[Withdrawn: Incorporated into FS-1.]
+
+## FS-2 Fire Safety Inspections
+
+Control:
+
+a. Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined frequency];
+b. Record the results of each inspection in the facility log.
+"""
+
+
+def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about_itself(
+        conn, settings, embedder, tmp_path) -> None:
+    """'What does FS-1(2) require?' was refused (its notice too short to quote); 'What does FS-1 require?' cites its
+    enhancements' duties, not the withdrawn one's notice."""
+    from agents.deps import Deps
+    from agents.research import run_research
+    from engine.ingest.pipeline import ingest_paths
+
+    path = tmp_path / "facility-catalogue.md"
+    path.write_text(_CATALOGUE)
+    assert not ingest_paths(conn, embedder, settings, [path], source_type="standard").failed
+    deps = Deps.build(conn, settings, embedder=embedder, backend="rules")
+    withdrawn = run_research("What does FS-1(2) require?", deps).evidence_result
+    assert withdrawn is not None and withdrawn["status"] == "ANSWERED"
+    assert [r["exact_quote"] for r in withdrawn["verified_requirements"]] == ["[Withdrawn: Incorporated into FS-1.]"]
+    whole = run_research("What does FS-1 require?", deps).evidence_result
+    assert whole is not None and whole["status"] == "ANSWERED"
+    quotes = [r["exact_quote"] for r in whole["verified_requirements"]]
+    assert any(q.startswith("Escort visitors") for q in quotes) and not any("Withdrawn" in q for q in quotes)
+    assert whole["parts"][0]["direct_answer"].startswith("Register every visitor")  # the label "Control:" left out
