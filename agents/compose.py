@@ -289,10 +289,15 @@ _DATE = re.compile(DATE_PHRASE, re.IGNORECASE)
 _ITEM_OPENING = re.compile(r"\((?:[A-Z]{2,}|\d+)\)|\d")
 
 
+# A ";" that ends a clause: not one inside square brackets or parentheses ("Review accounts [Selection (one or more):
+# daily; weekly] for compliance" is one clause)
+_CLAUSE_END = re.compile(r";(?![^\[\]]*\])(?![^()]*\))")
+
+
 def _clause(question: str, text: str) -> str:
-    """The clause of `text` (up to a ";") that answers `question`: the first, or for a time question the first
-    that states a period. Pure."""
-    clauses = [c.strip() for c in text.split(";") if c.strip()] or [text]
+    """The clause of `text` (up to a ";", not one inside brackets: a catalogue's "[Selection: daily; weekly]") that
+    answers `question`: the first, or for a time question the first that states a period. Pure."""
+    clauses = [c.strip() for c in _CLAUSE_END.split(text) if c.strip()] or [text]
     return next((c for c in clauses if PERIOD.search(c)), clauses[0]) if _timed(question) else clauses[0]
 
 

@@ -1893,3 +1893,20 @@ def test_a_withdrawn_controls_notice_answers_only_a_question_about_that_control(
                                                                          gate_selected=0.2))
     assert [j.verified for j in judged] == [cited], [j.rationale for j in judged]
     assert cited or "withdrawn" in judged[0].rationale
+
+
+@pytest.mark.parametrize(("question", "quote", "answer"), [
+    # a catalogue's parameter holds a ";" that ends no clause (it gave "Review accounts [Selection (one or more):
+    # daily")
+    ("How often must accounts be reviewed?", "b. Review accounts [Selection (one or more): daily; weekly] for "
+     "compliance.", "Review accounts [Selection (one or more): daily; weekly] for compliance"),
+    ("What must the register hold?", "Keep the register (names; addresses) up to date; and review it yearly.",
+     "Keep the register (names; addresses) up to date"),
+    # ... while one outside brackets still does (a policy's two rules, the time question's own)
+    ("How long must records be kept?", "Records must be kept for six years; copies must be kept offsite for two "
+     "years.", "Records must be kept for six years"),
+], ids=["selection-parameter", "parenthesis", "outside"])
+def test_a_semicolon_inside_brackets_ends_no_clause_of_a_direct_answer(question: str, quote: str, answer: str) -> None:
+    from agents.compose import direct_span
+
+    assert direct_span(question, quote) == answer
