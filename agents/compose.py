@@ -291,13 +291,13 @@ _ITEM_OPENING = re.compile(r"\((?:[A-Z]{2,}|\d+)\)|\d")
 
 # A ";" that ends a clause: not one inside square brackets or parentheses ("Review accounts [Selection (one or more):
 # daily; weekly] for compliance" is one clause)
-_CLAUSE_END = re.compile(r";(?![^\[\]]*\])(?![^()]*\))")
+_SEMICOLON_OUTSIDE_BRACKETS = re.compile(r";(?![^\[\]]*\])(?![^()]*\))")
 
 
 def _clause(question: str, text: str) -> str:
     """The clause of `text` (up to a ";", not one inside brackets: a catalogue's "[Selection: daily; weekly]") that
     answers `question`: the first, or for a time question the first that states a period. Pure."""
-    clauses = [c.strip() for c in _CLAUSE_END.split(text) if c.strip()] or [text]
+    clauses = [c.strip() for c in _SEMICOLON_OUTSIDE_BRACKETS.split(text) if c.strip()] or [text]
     return next((c for c in clauses if PERIOD.search(c)), clauses[0]) if _timed(question) else clauses[0]
 
 
