@@ -71,6 +71,26 @@ def chrome(width: int = 1280, height: int = 900) -> Iterator[Any]:
         driver.quit()
 
 
+def replaced(element: Any) -> Any:
+    """A wait condition: the page `element` belongs to was replaced. Selenium's `staleness_of`, and also true where
+    Chromium answers "Node with given id does not belong to the document" for a node of the page being unloaded,
+    in place of a stale reference (a flake of the review workflow's test, once in three runs on 2 cores)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    def predicate(_driver: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return predicate
+
+
 def _wait(driver: Any, condition: Any, what: str) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 

@@ -23,7 +23,7 @@ from engine import db as dbmod
 from engine.cli.main import app as cli_app
 from engine.ingest.pipeline import ingest_paths
 from engine.web.app import create_app
-from tests.web.browsing import _login, _logout, _shots, _wait, chrome, need_chromium, serving
+from tests.web.browsing import _login, _logout, _shots, _wait, chrome, need_chromium, replaced, serving
 from tests.web.conftest import PASSWORDS, WebEnv
 
 pytestmark = pytest.mark.slow
@@ -80,7 +80,6 @@ def _by_id(driver: Any, element_id: str) -> str:
 
 def _decide(driver: Any, decision: str, comment: str = "", requirement: str = "") -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.ui import Select
 
     driver.find_element(By.ID, f"d-{decision}").click()
@@ -91,7 +90,7 @@ def _decide(driver: Any, decision: str, comment: str = "", requirement: str = ""
     box.send_keys(comment)
     page = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, "#signoff-form button[type=submit]").click()
-    _wait(driver, staleness_of(page), "the next page")
+    _wait(driver, replaced(page), "the next page")
     _wait(driver, lambda d: d.find_elements(By.ID, "message") or d.find_elements(By.ID, "form-error"),
           "the decision's answer")
 
