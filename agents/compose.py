@@ -684,7 +684,7 @@ def rules_composition(state: EvidenceState, limits: AnswerSettings = _ANSWER) ->
                          scores={j["requirement"]["requirement_id"]: j.get("score", 0.0) for j in judged},
                          limits=limits, also={j["requirement"]["requirement_id"]: j.get("also_parts") or []
                                               for j in judged},
-                         provisions=provision_parts(state.get("parts") or []) if state.get("parts") else None)
+                         provisions=provision_parts(state.get("parts")))
 
 
 def compose_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:

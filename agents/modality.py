@@ -186,7 +186,7 @@ def _data() -> _Words:
             # only the third-person forms ("maintains", not "maintain"): a practice stated by its doer; not those
             # that are plural nouns more often ("Security measures encompass ...", "Antivirus alerts for ...")
             "third_person": frozenset(_third_person(v) for v in duties) - frozenset(data["verbs"])
-            - frozenset(_third_person(v) for v in data.get("plural_nouns", ()))}
+            - frozenset(_third_person(v) for v in data["plural_nouns"])}
 
 
 class PartyWords(TypedDict):

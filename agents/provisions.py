@@ -62,9 +62,11 @@ def asks_all(question: str, provision: bool | None = None) -> bool:
     return is_broad(question) or (bool(asked_provisions(question)) if provision is None else provision)
 
 
-def provision_parts(parts: Sequence[Mapping[str, Any]]) -> frozenset[int]:
+def provision_parts(parts: Sequence[Mapping[str, Any]] | None) -> frozenset[int] | None:
     """The indexes of the parts (agents.state.PartRow) whose passages the selection chose as the provision
     the part asks about whole (agents.select.with_provisions): the selection also reads the titles a question
     names its document by ("What does DORA's Article 11 require?"), which the question's words alone do not
-    tell. Pure."""
+    tell. None where there are no parts (no selection ran: each question's words decide). Pure."""
+    if not parts:
+        return None
     return frozenset(p["index"] for p in parts if any(r.get("provision") for r in p.get("ranked") or []))

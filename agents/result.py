@@ -91,7 +91,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
     """One entry per part of the question (a one-part question has one); `verified`: each part's verified
     requirements."""
     questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
-    whole = provision_parts(state.get("parts") or []) if state.get("parts") else None
+    whole = provision_parts(state.get("parts"))
     by_index = {p.index: p for p in answer.parts}
     out = []
     for index, question in enumerate(questions):

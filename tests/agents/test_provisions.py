@@ -48,6 +48,7 @@ def test_the_parts_that_ask_about_a_provision_whole_are_those_the_selection_chos
               "ranked": [{"chunk_id": "b", "provision": False}, {"chunk_id": "c", "provision": True}]},
              {"index": 2, "question": "What must we do when a breach happens?", "ranked": []}]
     assert provision_parts(parts) == frozenset({1})
+    assert provision_parts([]) is None and provision_parts(None) is None  # no selection: the words decide
 
 
 def _obligation(rid: str, quote: str, start: int) -> Requirement:
