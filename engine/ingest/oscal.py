@@ -77,13 +77,14 @@ _WHERE = {"incorporated-into": "incorporated into", "moved-to": "moved to"}
 
 
 def _withdrawal(control: dict[str, Any], labels: dict[str, str]) -> str:
-    """"This control is withdrawn", with where its text went ("incorporated into AC-6, AC-2(1)")."""
+    """"This control is withdrawn", with where its text went ("incorporated into AC-6, AC-2(1)"; "incorporated into
+    AC-6 and moved to AC-3": joined in words, for a ";" would end the clause that a direct answer quotes)."""
     where: dict[str, list[str]] = {}
     for link in control.get("links") or []:
         if (rel := _WHERE.get(str(link.get("rel", "")))) and str(link.get("href", "")).startswith("#"):
             target = str(link["href"])[1:]
             where.setdefault(rel, []).append(labels.get(target, target.upper()))
-    said = "; ".join(f"{rel} {', '.join(targets)}" for rel, targets in where.items())
+    said = " and ".join(f"{rel} {', '.join(targets)}" for rel, targets in where.items())
     return f"This control is withdrawn: {said}." if said else "This control is withdrawn."
 
 

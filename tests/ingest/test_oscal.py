@@ -11,6 +11,7 @@ import yaml
 
 from engine.errors import IngestError
 from engine.ingest.formats import parse
+from engine.ingest.oscal import _withdrawal
 from tests.conftest import ROOT
 
 CATALOG = {"catalog": {
@@ -87,3 +88,11 @@ def _walk(node: dict):
 def test_other_shapes_are_refused_by_name(tmp_path: Path, name: str, text: str, message: str) -> None:
     with pytest.raises(IngestError, match=message):
         _parsed(tmp_path, name, text)
+
+
+def test_a_control_withdrawn_to_two_places_says_both_in_one_clause() -> None:
+    control = {"links": [{"href": "#xa-2", "rel": "incorporated-into"}, {"href": "#xb-1", "rel": "moved-to"},
+                         {"href": "#ref-1", "rel": "reference"}]}
+    assert _withdrawal(control, {"xa-2": "XA-2", "xb-1": "XB-1"}) == \
+        "This control is withdrawn: incorporated into XA-2 and moved to XB-1."
+    assert _withdrawal({}, {}) == "This control is withdrawn."
