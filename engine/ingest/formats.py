@@ -20,7 +20,7 @@ import yaml
 from engine.errors import IngestError, printable
 from engine.ingest import oscal
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
-from engine.ingest.structure import Heading, parse_heading
+from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
 
 FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa", "oscal")
@@ -224,24 +224,58 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("md", title)
 
 
+_HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HTML_BLOCKS = (*_HTML_HEADINGS, "p", "li", "pre", "blockquote", "td", "th", "dt", "dd")
+_DASHES = ("\u2014", "\u2013", "-", "\u2022")  # an indent's mark in a label cell, as EUR-Lex sets it
+
+
+def _point_row(cell: Any) -> str | None:
+    """A table row laid out as a list point, its label in one cell and its text in the next ("(a)" | "the model
+    and serial numbers ...": how EUR-Lex sets every point and recital): the point as one line, "(a) the model
+    ..."; None for any other cell. Pure."""
+    row = cell.find_parent("tr")
+    cells = list(row.find_all(["td", "th"], recursive=False)) if row is not None else []
+    texts = [c.get_text(" ", strip=True) for c in cells]
+    if len(cells) != 2 or cells[0] is not cell or not texts[1]:
+        return None
+    label = texts[0]
+    if label in _DASHES or (len(label.split()) == 1 and enumerator(label) is not None):
+        return f"{label} {texts[1]}"
+    return None
+
+
 def parse_html(path: Path, data: bytes) -> ParsedDocument:
+    """Heading tags are headings; a page that sets its structure in classes instead (EUR-Lex: "Article 5" in a
+    paragraph of class "oj-ti-art", each point a table row) is read as plain text is (`feed_lines`): its articles,
+    paragraphs, points and recitals found by their numbers."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(_check_text(path, data), "html.parser")
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
-    builder = SectionBuilder()
-    tags = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th", "dt", "dd"]
-    for el in (soup.body or soup).find_all(tags):
-        if el.find_parent(tags[6:]) is not None and el.name not in tags[:6]:
+    items: list[tuple[int, str]] = []  # (heading level, or 0 for a block of text; its text)
+    skip: set[int] = set()
+    for el in (soup.body or soup).find_all(_HTML_BLOCKS):
+        if id(el) in skip or (el.find_parent(_HTML_BLOCKS[6:]) is not None and el.name not in _HTML_HEADINGS):
             continue
-        text = el.get_text(" ", strip=True)
-        if el.name in tags[:6]:
-            builder.heading(text, int(el.name[1]))
-            title = title or text
+        if el.name == "td" and (point := _point_row(el)) is not None:
+            skip.update(id(c) for c in el.find_next_siblings(["td", "th"]))
+            items.append((0, point))
+        elif el.name in _HTML_HEADINGS:
+            items.append((int(el.name[1]), el.get_text(" ", strip=True)))
         else:
+            items.append((0, el.get_text(" ", strip=True)))
+    builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))
+    tagged = any(level for level, _ in items)
+    for level, text in items:
+        if level:
+            builder.heading(text, level)
+            title = title or text
+        elif tagged:
             builder.paragraph(text)
+        else:
+            builder.text_block(normalize(text))
     return builder.build("html", title)
 
 

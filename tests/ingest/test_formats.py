@@ -56,6 +56,44 @@ def test_html_sections_and_script_dropped(tmp_path: Path) -> None:
     assert "72 hours" in _sections(parsed)["5"]
 
 
+_POINT_ROW = ('<table width="100%" border="0"><col width="4%"/><col width="96%"/><tbody><tr><td valign="top">'
+              '<p class="oj-normal">{}</p></td><td valign="top"><p class="oj-normal">{}</p></td></tr></tbody></table>')
+# an act as EUR-Lex publishes it in HTML: articles in classed paragraphs, each point and recital a table row
+_EURLEX = (
+    '<html><head><title>Regulation (EU) 2031/77</title></head><body><p class="oj-doc-ti">REGULATION (EU) 2031/77</p>'
+    '<p class="oj-normal">Whereas:</p>' + _POINT_ROW.format("(1)", "Widgets can cause harm.")
+    + '<p class="oj-normal">HAVE ADOPTED THIS REGULATION:</p>'
+    '<p class="oj-ti-art">Article 3</p><p class="oj-sti-art">Designation of a safety officer</p>'
+    '<div id="003.001"><p class="oj-normal">1.\u00a0\u00a0\u00a0A manufacturer shall designate a safety officer in '
+    'any case where:</p>' + _POINT_ROW.format("(a)", "it places more than 10 000 widgets on the market; or")
+    + _POINT_ROW.format("(b)", "its widgets are intended for children.") + '</div>'
+    '<div id="003.002"><p class="oj-normal">2.\u00a0\u00a0\u00a0The officer shall report to the board.</p></div>'
+    '</body></html>')
+
+
+def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
+    path = tmp_path / "act.html"
+    path.write_text(_EURLEX, encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    # the article's paragraphs cited as in the plain-text act, each point on its lead-in's block, on one line with
+    # its label (it was one block under no section, "(a)" and its text apart)
+    assert ("any case where:\n(a) it places more than 10 000 widgets on the market; or\n(b) its widgets"
+            in sections["3(1)"])
+    assert "report to the board" in sections["3(2)"]
+    assert next(b for b in parsed.blocks if b.section_number == "3(1)").section_path == \
+        "Article 3 Designation of a safety officer"
+    assert sections["Recital 1"] == "(1) Widgets can cause harm."
+
+
+def test_html_table_rows_that_are_no_points_stay_cells(tmp_path: Path) -> None:
+    path = tmp_path / "t.html"
+    path.write_text("<html><body><h2>4. Retention</h2><table><tr><th>Record</th><th>Period</th></tr>"
+                    "<tr><td>Invoices</td><td>six years</td></tr><tr><td>(a)</td><td></td></tr></table></body></html>")
+    parsed = parse(path, path.read_bytes())
+    assert "Invoices\n\nsix years" in _sections(parsed)["4"]  # a data table's cells, as before
+
+
 def test_obliqa_passages_keep_ids(tmp_path: Path) -> None:
     path = write_obliqa(tmp_path / "7.json")
     parsed = parse(path, path.read_bytes(), "obliqa")
