@@ -195,9 +195,17 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     # later point answers better than the first
     points = points_after(quote, 0, len(quote), most=50)
     lead_end = len(quote[:points[0][0]].rstrip()) if points else 0  # before the line break its first point opens
-    if points and quote[:lead_end].endswith((":", "\u2014")) and (
-            led := _led_point(question, quote, 0, lead_end, later_only=True)) is not None:
-        return led
+    if points and quote[:lead_end].endswith((":", "\u2014")):
+        if (led := _led_point(question, quote, 0, lead_end, later_only=True)) is not None:
+            return led
+        # where no point answers more than the others (none holds a word of the question its lead-in lacks, nor the
+        # time it asks), the whole list, if short: the lead-in with its first point would end at that point's ";"
+        # and drop the rest ("shall designate an officer in any case where: (a) ...; or (b) ...": one of two
+        # conditions read as the only one)
+        asked = set(key_terms(question)) - set(key_terms(quote[:lead_end]))
+        if not any(asked & set(key_terms(quote[a:b])) or _timed(question) and _states_asked_time(question, quote[a:b])
+                   for a, b in points) and len((whole := normalize_ws(quote).rstrip(".;: ")).split()) <= WHOLE_CLAUSE:
+            return _unlabelled(whole)
     # A label of a word or two on its own line over one duty, not a list ("Control:" over "Disable visitor badges
     # at the end of each day."): the duty is the answer, and its citation says what it is
     if not points and (label := _LABEL_LINE.match(quote)) and classify_modality(quote[label.end():]) in DUTIES:

@@ -699,6 +699,11 @@ _SCOPE = (
     "This Regulation does not apply to:\n(a) managers of alternative investment funds;\n(b) insurance and "
     "reinsurance undertakings which are very small;\n(c) insurance intermediaries which are microenterprises "
     "or small or medium-sized enterprises;\n(d) post office giro institutions.")
+_OFFICER = ("A manufacturer shall designate a widget safety officer in any case where:\n(a) it places more than "
+            "10 000 widgets on the market in a calendar year; or\n(b) its widgets are intended for use by children.")
+_FACTORS = ("Multi-factor authentication means authentication through verification of at least two of the following "
+            "types of authentication factors:\n(1) Knowledge factors, such as a password;\n(2) Possession factors, "
+            "such as a token; or\n(3) Inherence factors, such as biometric characteristics.")
 _CONTROL = (
     "Control:\n\na. Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined "
     "frequency];\nb. Revoke badges on the last working day of an individual who leaves the organization; and\nc. "
@@ -735,6 +740,10 @@ _HIPAA = (
     # ... counter-example: where the first point answers best, the first clause as before
     ("Does it cover managers of alternative investment funds?", _SCOPE,
      "This Regulation does not apply to: (a) managers of alternative investment funds"),
+    # where no point answers more than the others, the whole list: the lead-in with its first point dropped the
+    # other conditions (an EU act in EUR-Lex's HTML, the FTC rule's definition, its oversight duty)
+    ("When must a manufacturer designate a widget safety officer?", _OFFICER, _OFFICER.replace("\n", " ")[:-1]),
+    ("What counts as multi-factor authentication?", _FACTORS, _FACTORS.replace("\n", " ")[:-1]),
     # of the sentences holding as many of its words, one that states a requirement, not a standard's title (HIPAA's
     # 164.308)
     ("What should happen to staff who keep ignoring our security rules?", _HIPAA,
@@ -752,13 +761,14 @@ _HIPAA = (
     # without the label (it gave "Control: a. Inspect ...")
     ("What does FS-2 require?", _CONTROL,
      "Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined frequency]"),
-], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "requirement-not-title",
+], ids=["policy-rules", "lead-in-and-point", "opening-list", "opening-list-first-point", "whole-list-conditions",
+        "whole-list-definition", "requirement-not-title",
         "control-how-often", "control-how-long", "control-later-point", "control-whole"])
 def test_a_long_list_quote_answers_with_what_answers_whole(question: str, quote: str, answer: str) -> None:
     from agents.compose import direct_span
 
     # the long-quote reading (a list that opens the quote is read at any length)
-    assert quote in (_SCOPE, _CONTROL) or len(quote.split()) > 90
+    assert quote in (_SCOPE, _CONTROL, _OFFICER, _FACTORS) or len(quote.split()) > 90
     assert direct_span(question, quote) == answer
 
 
