@@ -10,6 +10,7 @@ import logging
 import re
 import warnings
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -336,7 +337,67 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
 def _unwrap_pdf(text: str) -> str:
     """Join hard-wrapped lines of extracted PDF text back into sentences."""
     text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
-    return re.sub(r"(?<![.!?:;\n])\n(?=[a-z(])", " ", text)
+    text = re.sub(r"(?<![.!?:;\n])\n(?=[a-z(])", " ", text)
+    # a line that breaks before a figure inside a sentence ("at least once every\n10 months"), not before a
+    # paragraph's number ("1. A provider ...")
+    return re.sub(r"(?<=[a-z,])\n(?=\d+\s)", " ", text)
+
+
+# A page number on a line of its own: "5", "- 5 -", "Page 5", "Page 5 of 12", "5/12".
+_PAGE_NUMBER = re.compile(r"^\s*(?:page\s+)?[-\u2013\u2014]?\s*\d{1,4}\s*(?:(?:of|/)\s*\d{1,4})?\s*"
+                          r"[-\u2013\u2014]?\s*$", re.IGNORECASE)
+_EDGE_LINES = 3  # lines at the top and at the foot of a page where running heads and feet are looked for
+
+
+def without_furniture(pages: list[str]) -> list[str]:
+    """Each page's text less its running heads and feet: a line among its first or last `_EDGE_LINES` that recurs
+    there, its numbers aside, on three in five pages and two at least ("L 333/5 EN Official Journal of the
+    European Union 27.12.2022", "45 CFR Ch. I (10-1-23 Edition)", "Confidential - Acme Ltd"), or a page number
+    alone. pypdf sets them inside the text where the page breaks, often inside a sentence that a quote would then
+    carry them in. Never the text's own: not a line that ends as a sentence or a clause does (a provision that
+    repeats "... measures taken to address each incident." keeps every one), nor one that opens a paragraph or a
+    point, nor a provision's heading ("Article 5") or the title on the line after it. Pure."""
+    if len(pages) < 2:
+        return pages
+
+    def key(line: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(line.split())).lower()
+
+    def edges(lines: list[str]) -> set[int]:
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        return set(filled[:_EDGE_LINES] + filled[-_EDGE_LINES:])
+
+    split = [page.split("\n") for page in pages]
+    seen = Counter(k for lines in split for k in {key(lines[i]) for i in edges(lines)})
+    running = {k for k, n in seen.items() if n >= max(2, -(-3 * len(pages) // 5))}
+
+    def provision(line: str) -> bool:
+        heading = parse_heading(line.strip())
+        return heading is not None and bool(heading.kind)
+
+    def furniture(lines: list[str], i: int) -> bool:
+        if _PAGE_NUMBER.match(lines[i]):
+            return True
+        line, before = lines[i].strip(), next((x for x in reversed(lines[:i]) if x.strip()), "")
+        # the text's own: a line that ends a sentence or a clause, opens a paragraph or a point ("2. The provider
+        # shall review ... every"), a provision's heading and the title on the line after it
+        own = (line.endswith((".", ";", ":", ",")) or enumerator(line) is not None or provision(line)
+               or provision(before))
+        return key(line) in running and not own
+
+    return ["\n".join(line for i, line in enumerate(lines) if not (i in edges(lines) and furniture(lines, i)))
+            for lines in split]
+
+
+def _join_pages(pages: list[str]) -> str:
+    """The pages' text in one: a page break ends a paragraph where the page ends a sentence or a heading, and is a
+    line break (which `_unwrap_pdf` joins where the next page opens in lower case) where a sentence runs on. Pure."""
+    text = ""
+    for page in (p.strip("\n") for p in pages):
+        if text and page:
+            text += "\n" if re.search(r"[,\w]$", text) and re.match(r"[a-z(]", page) else "\n\n"
+        text += page
+    return text
 
 
 def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
@@ -354,7 +415,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
-    text = "\n\n".join(_unwrap_pdf(normalize(p)) for p in pages)
+    text = _unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages])))
     if not text.strip():
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
     builder = SectionBuilder(eu_style=eu_style(text))

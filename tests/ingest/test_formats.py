@@ -11,6 +11,7 @@ from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
 from engine.ingest.formats import heading_of, parse
 from engine.ingest.sentences import split_sentences
+from engine.text import normalize_ws
 from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
 
 
@@ -37,6 +38,32 @@ def test_pdf_keeps_sections(tmp_path: Path) -> None:
     parsed = parse(path, path.read_bytes())
     assert parsed.format == "pdf"
     assert "six years" in _sections(parsed)["4.2"]
+
+
+_RUNNING = ("<style>@page { size: A6; margin: 1.5cm; @top-center { content: 'L 333/' counter(page) ' Official Journal "
+            "27.12.2031'; font-size: 6pt } @bottom-center { content: 'Page ' counter(page) ' of ' counter(pages); "
+            "font-size: 6pt } } p { font-size: 8pt }</style>")
+
+
+def test_pdf_running_heads_and_feet_are_dropped_and_the_text_kept(tmp_path: Path) -> None:
+    # an act printed as the Official Journal prints it: a running head and a page number on every page; the same
+    # line in every article, and a sentence that runs over a page break
+    articles = "".join(f"<h2>Article {n}</h2><p>1. A provider shall keep a log of every incident for at least {n} "
+                       "years and shall make the log available to the authority on request, together with a "
+                       "description of the measures taken to address each incident.</p><p>2. The provider shall "
+                       f"review the log at least once every {n} months.</p>" for n in range(1, 9))
+    long = ("3. A provider shall report " + "every serious incident, near miss and threat, " * 40
+            + "to the authority within 24 hours.")
+    path = write_pdf(tmp_path / "act.pdf", f"<html><head>{_RUNNING}</head><body>{articles}<h2>Article 9</h2>"
+                                           f"<p>{long}</p></body></html>")
+    parsed = parse(path, path.read_bytes())
+    assert "Official Journal" not in parsed.text and "Page 1 of" not in parsed.text
+    sections = _sections(parsed)
+    assert all(f"at least {n} years" in sections[f"{n}(1)"] and f"every {n} months." in sections[f"{n}(2)"]
+               for n in range(1, 9))  # every paragraph kept, the figure on its sentence's line
+    assert parsed.text.count("measures taken to address each incident.") == 8
+    last = sections["9(3)"]
+    assert [normalize_ws(last[s.start:s.end]) for s in split_sentences(last)][-1] == long[3:]  # one sentence
 
 
 def test_docx_headings(tmp_path: Path) -> None:
