@@ -312,6 +312,7 @@ def _entities_as_text(root: Any) -> None:
 
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     import docx  # each format's reader is loaded when a file of that format comes
+    import docx.table
 
     try:
         document = docx.Document(io.BytesIO(data))
@@ -320,16 +321,19 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
                           "re-save it from a word processor") from exc
     _entities_as_text(document.element)
     builder = SectionBuilder(eu_style=eu_style("\n".join(p.text for p in document.paragraphs)))
-    for para in document.paragraphs:
-        style = (para.style.name if para.style is not None else "") or ""
+    # paragraphs and tables in the order they stand, so a table is filed under the section it is in (a retention
+    # schedule under "4.2 Retention periods", not under the document's last heading)
+    for block in document.iter_inner_content():
+        if isinstance(block, docx.table.Table):
+            for row in block.rows:
+                builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
+            continue
+        style = (block.style.name if block.style is not None else "") or ""
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
-        if match and para.text.strip():
-            builder.heading(para.text, int(match.group(1) or 1))
+        if match and block.text.strip():
+            builder.heading(block.text, int(match.group(1) or 1))
         else:
-            feed_lines(builder, para.text)
-    for table in document.tables:
-        for row in table.rows:
-            builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
+            feed_lines(builder, block.text)
     title = document.core_properties.title or None
     return builder.build("docx", title)
 

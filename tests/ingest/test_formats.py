@@ -73,6 +73,24 @@ def test_docx_headings(tmp_path: Path) -> None:
     assert "every quarter" in _sections(parsed)["3.1"]
 
 
+def test_docx_table_stays_in_its_section(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("4.1 Retention periods", level=2)
+    document.add_paragraph("Records must be kept for the periods in this table.")
+    table = document.add_table(rows=2, cols=2)
+    for (row, col), text in {(0, 0): "Record", (0, 1): "Period", (1, 0): "Invoices", (1, 1): "six years"}.items():
+        table.cell(row, col).text = text
+    document.add_heading("4.2 Disposal", level=2)
+    document.add_paragraph("Paper records must be shredded.")
+    document.save(tmp_path / "policy.docx")
+    parsed = parse(tmp_path / "policy.docx", (tmp_path / "policy.docx").read_bytes())
+    # the table under the heading it stands under (it was filed under the document's last one, "4.2 Disposal")
+    assert "Invoices | six years" in _sections(parsed)["4.1"]
+    assert _sections(parsed)["4.2"] == "Paper records must be shredded."
+
+
 def test_html_sections_and_script_dropped(tmp_path: Path) -> None:
     path = tmp_path / "g.html"
     path.write_text("<html><head><title>Guide</title><script>alert(1)</script></head><body>"
