@@ -20,6 +20,7 @@ import yaml
 
 from engine.errors import IngestError, printable
 from engine.ingest import oscal
+from engine.ingest.numbering import Numbering
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
@@ -320,20 +321,31 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), f"not a readable DOCX file ({_one_line(exc)})",
                           "re-save it from a word processor") from exc
     _entities_as_text(document.element)
-    builder = SectionBuilder(eu_style=eu_style("\n".join(p.text for p in document.paragraphs)))
     # paragraphs and tables in the order they stand, so a table is filed under the section it is in (a retention
-    # schedule under "4.2 Retention periods", not under the document's last heading)
+    # schedule under "4.2 Retention periods", not under the document's last heading); a paragraph numbered by Word
+    # with the number it shows ("4.2 Retention periods", "(a) ..."), which its text lacks
+    numbering = Numbering(document)
+    blocks: list[tuple[Any, str]] = []
     for block in document.iter_inner_content():
+        if isinstance(block, docx.table.Table):
+            blocks.append((block, ""))
+        else:
+            label = numbering.label(block) if block.text.strip() else None
+            blocks.append((block, f"{label} {block.text}" if label else block.text))
+    builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, text in blocks)))
+    for block, text in blocks:
         if isinstance(block, docx.table.Table):
             for row in block.rows:
                 builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
             continue
         style = (block.style.name if block.style is not None else "") or ""
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
-        if match and block.text.strip():
-            builder.heading(block.text, int(match.group(1) or 1))
+        if match and text.strip():
+            builder.heading(text, int(match.group(1) or 1))
+        elif text != block.text:
+            builder.paragraph(text)  # an item of a Word list, never a heading however short ("1. Log the disposal")
         else:
-            feed_lines(builder, block.text)
+            feed_lines(builder, text)
     title = document.core_properties.title or None
     return builder.build("docx", title)
 

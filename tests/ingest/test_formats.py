@@ -10,6 +10,7 @@ import pytest
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
 from engine.ingest.formats import heading_of, parse
+from engine.ingest.numbering import formatted
 from engine.ingest.sentences import split_sentences
 from engine.text import normalize_ws
 from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
@@ -89,6 +90,69 @@ def test_docx_table_stays_in_its_section(tmp_path: Path) -> None:
     # the table under the heading it stands under (it was filed under the document's last one, "4.2 Disposal")
     assert "Invoices | six years" in _sections(parsed)["4.1"]
     assert _sections(parsed)["4.2"] == "Paper records must be shredded."
+
+
+def _word_list(document, levels: list[tuple[str, str]]) -> int:
+    """A list defined in the document's numbering part, its levels (numFmt, lvlText), as Word writes one."""
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls, qn
+
+    root = document.part.numbering_part.element
+    abstract = 90 + len(root.findall(qn("w:abstractNum")))
+    levels_xml = "".join(f'<w:lvl w:ilvl="{i}"><w:start w:val="1"/><w:numFmt w:val="{fmt}"/>'
+                         f'<w:lvlText w:val="{text}"/></w:lvl>' for i, (fmt, text) in enumerate(levels))
+    root.insert(0, parse_xml(f'<w:abstractNum {nsdecls("w")} w:abstractNumId="{abstract}">{levels_xml}'
+                             '</w:abstractNum>'))
+    root.append(parse_xml(f'<w:num {nsdecls("w")} w:numId="{900 + abstract}"><w:abstractNumId w:val="{abstract}"/>'
+                          '</w:num>'))
+    return 900 + abstract
+
+
+def _numbered(paragraph, list_id: int, level: int = 0):
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    paragraph._p.get_or_add_pPr().append(parse_xml(
+        f'<w:numPr {nsdecls("w")}><w:ilvl w:val="{level}"/><w:numId w:val="{list_id}"/></w:numPr>'))
+    return paragraph
+
+
+def test_docx_numbers_word_draws_are_in_the_text(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    heads = _word_list(document, [("decimal", "%1"), ("decimal", "%1.%2")])
+    points = _word_list(document, [("lowerLetter", "(%1)"), ("lowerRoman", "(%2)")])
+    _numbered(document.add_heading("Records", level=1), heads)
+    _numbered(document.add_heading("Retention periods", level=2), heads, 1)
+    document.add_paragraph("A firm must:")
+    for text in ("keep transaction records for six years;", "keep complaint records for three years; and",
+                 "destroy them securely."):
+        _numbered(document.add_paragraph(text), points)
+    _numbered(document.add_heading("Disposal", level=2), heads, 1)
+    document.add_paragraph("Paper records must be shredded.")
+    document.add_paragraph("Log the disposal", style="List Number")  # the template's own numbered list
+    _numbered(document.add_heading("Access", level=1), heads)
+    _numbered(document.add_heading("Reviews", level=2), heads, 1)
+    document.add_paragraph("Access must be reviewed every quarter.")
+    document.save(tmp_path / "policy.docx")
+    parsed = parse(tmp_path / "policy.docx", (tmp_path / "policy.docx").read_bytes())
+    sections = _sections(parsed)
+    # sections cited by the numbers Word shows (the headings' text holds none), points with their labels under
+    # their lead-in, a level restarting the one under it (2.1 after 1.2)
+    assert sections["1.1"] == ("A firm must:\n(a) keep transaction records for six years;\n(b) keep complaint "
+                               "records for three years; and\n(c) destroy them securely.")
+    assert sections["1.2(1)"] == "1. Log the disposal"  # a list's item, however short, is no heading
+    assert sections["2.1"] == "Access must be reviewed every quarter."
+    assert next(b for b in parsed.blocks if b.section_number == "2.1").section_path == "2 Access > 2.1 Reviews"
+
+
+@pytest.mark.parametrize(("n", "fmt", "shown"), [
+    (4, "decimal", "4"), (3, "lowerLetter", "c"), (28, "lowerLetter", "bb"), (14, "upperRoman", "XIV"),
+    (9, "lowerRoman", "ix"), (7, "decimalZero", "07"),
+])
+def test_word_number_formats(n: int, fmt: str, shown: str) -> None:
+    assert formatted(n, fmt) == shown
 
 
 def test_html_sections_and_script_dropped(tmp_path: Path) -> None:
