@@ -32,6 +32,7 @@ from engine.text import (
     FREQUENCY,
     FREQUENCY_ADVERBS,
     LEADING_LABELS,
+    NEED_PHRASE,
     NUMBER_WORDS,
     TIME_PHRASE,
 )
@@ -89,7 +90,8 @@ _RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:
 _URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:(?:undue|unreasonable)\s+)?delay|as\s+soon\s+as"
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
-_DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than)", re.IGNORECASE)
+_DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than|{NEED_PHRASE})",
+                            re.IGNORECASE)
 
 
 # "How long must records be kept?" asks a period: words of urgency ("the prompt handling of client complaints",
@@ -146,7 +148,8 @@ def states_time(text: str, question: str = "") -> bool:
     if any(not (frequency and _DEADLINE_ONLY.fullmatch(m.group(0)) or kept and _URGENCY_ONLY.fullmatch(m.group(0)))
            for m in TIME_PHRASE.finditer(text)):
         return True
-    return bool(question) and not frequency and bool(_RELATIVE_TIME.search(text))
+    # an event alone ("shredded before disposal", "upon request") says when a thing is done, not how long it is kept
+    return bool(question) and not frequency and not kept and bool(_RELATIVE_TIME.search(text))
 
 
 # How often in a quote: a frequency ("every quarter", "once a year", "annually"), a recurring timing in words

@@ -55,6 +55,11 @@ _DATE = rf"\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}"
 # A date, or the day a thing takes effect ("on the date the Contributor first distributes", "as of the day ..."): one
 # of the ways a text states a time (TIME_PHRASE), and what answers "From which date ...?" (agents.asks)
 DATE_PHRASE = rf"{_DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:date|day)"
+# A period or a point in time set by need rather than by a figure: "for no longer than is necessary for the
+# purposes", "not retained longer than necessary", "revoked when no longer needed". Data protection laws and retention
+# policies answer "how long may it be kept" in these words (TIME_PHRASE); no answer to "how often" (agents.asks).
+NEED_PHRASE = (r"(?:(?:no|not)\s+)?longer\s+than\s+(?:(?:is|are|it\s+is|they\s+are)\s+)?(?:strictly\s+|reasonably\s+)?"
+               r"(?:necessary|needed|required)|no\s+longer\s+(?:necessary|needed|required)")
 # What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
 # word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
 # states when without a figure. A quote states a time when it names a period or a point in time ("before
@@ -80,6 +85,9 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          r"for\s+(?:such|the)\s+(?:duration|period|time|length\s+of\s+time)\s+(?:as|that|which|"
                          r"(?:is\s+|are\s+)?(?:required|prescribed|specified|necessary|needed))\b|"
                          r"for\s+(?:only\s+)?as\s+long\s+as|"
+                         # a period set by need ("kept ... for no longer than is necessary for the purposes",
+                         # "not retained longer than necessary") or the point it ends ("revoked when no longer needed")
+                         rf"{NEED_PHRASE}|"
                          # minutes and seconds ("after 2 minutes or less of inactivity"), a frequency named as
                          # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
                          rf"(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)|frequenc(?:y|ies)|"

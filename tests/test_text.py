@@ -46,11 +46,15 @@ def test_normalize_ws(text: str, expected: str) -> None:
      ["once per quarter", "before the end"]),  # company policies
     (PERIOD, "rotated at least once every 12 months, reviewed twice a year", ["every 12 months", "twice a year"]),
     (TIME_PHRASE, "records must be kept securely", []),
+    (TIME_PHRASE, "kept for no longer than is necessary; revoked when no longer needed",
+     ["no longer than is necessary", "no longer needed"]),  # a period set by need
+    (TIME_PHRASE, "the market is no longer jeopardised", []),
     (NUMBER, "3,000 euros for seventy-two hours", ["3,000", "seventy-two"]),
     (NUMBER, "a number: none", []),
 ], ids=["duration-words", "duration-business", "duration-tens", "duration-no-frequency", "period-twenty",
         "period-decimal-frequency", "period-urgency", "period-none", "time-deadline", "time-duration-and-word",
-        "time-bare-words", "time-assigned", "time-policy", "period-once-every", "time-none",
+        "time-bare-words", "time-assigned", "time-policy", "period-once-every", "time-none", "time-need",
+        "time-no-longer-otherwise",
         "number-digits-words", "number-none"])
 def test_patterns(pattern: re.Pattern[str], text: str, found: list[str]) -> None:
     assert [m.group(0) for m in pattern.finditer(text)] == found

@@ -122,9 +122,24 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
     ("How quickly must a lost laptop be reported?", "Lost or stolen devices must be reported without delay.", True),
     ("How long must security logs be retained?", "Security logs are forwarded without unreasonable delay to the "
      "central log server.", False),
+    # a period set by need is the law's answer to how long (sample corpus's data protection act, ObliQA's data
+    # protection regulations, a policy's access rule), and no answer to how often
+    ("How long may personal data be kept?", "A controller must not keep personal data in a form which permits "
+     "identification of data subjects for longer than is necessary for the purposes of the processing.", True),
+    ("How long can we hold on to customer records?", "Customer records must not be retained longer than necessary.",
+     True),
+    ("How long does a contractor keep system access?", "Access is revoked when no longer needed.", True),
+    ("How often must access be reviewed?", "Access is revoked when no longer needed.", False),
+    # an event alone says when a thing is done, not how long it is kept (sample corpus's retention policy); for a
+    # deadline it still answers (a US rule: "How soon ..." before the event)
+    ("How long may personal data be kept?", "Paper records containing personal data must be shredded before "
+     "disposal.", False),
+    ("How soon must the notice be sent?", "The notice must be sent before the meeting.", True),
 ], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
         "no-kind-named", "qualifier", "daily-penalty", "prompt-handling", "six-years", "immediately", "until-event",
-        "how-soon", "how-long-to-notify", "unreasonable-delay", "without-delay", "urgency-is-no-retention"])
+        "how-soon", "how-long-to-notify", "unreasonable-delay", "without-delay", "urgency-is-no-retention",
+        "no-longer-than-necessary", "longer-than-necessary", "no-longer-needed", "need-is-no-frequency",
+        "event-is-no-retention", "event-answers-a-deadline"])
 def test_a_quote_answers_the_amount_or_period_it_states(question: str, quote: str, answers: bool) -> None:
     assert (unstated(question, quote) is None) is answers
 
