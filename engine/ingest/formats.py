@@ -377,7 +377,7 @@ def without_furniture(pages: list[str]) -> list[str]:
         return pages
 
     def key(line: str) -> str:
-        return re.sub(r"\d+", "#", " ".join(line.split())).lower()
+        return re.sub(r"\d+", "#", normalize_ws(line)).lower()
 
     def edges(lines: list[str]) -> set[int]:
         filled = [i for i, line in enumerate(lines) if line.strip()]
