@@ -231,13 +231,21 @@ _HTML_BLOCKS = (*_HTML_HEADINGS, "p", "li", "pre", "blockquote", "td", "th", "dt
 _DASHES = ("\u2014", "\u2013", "-", "\u2022")  # an indent's mark in a label cell, as EUR-Lex sets it
 
 
+def _html_text(el: Any) -> str:
+    """An element's text, its inline pieces joined by spaces, but none before a closing mark or after an opening
+    bracket that markup set apart ("the <a>data</a>, which" -> "the data, which"; EUR-Lex's footnote mark "(<span>1
+    </span>)" -> "(1)"). Pure."""
+    text = el.get_text(" ", strip=True)
+    return re.sub(r"([(\[])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]])", r"\1", text))
+
+
 def _point_row(cell: Any) -> str | None:
     """A table row laid out as a list point, its label in one cell and its text in the next ("(a)" | "the model
     and serial numbers ...": how EUR-Lex sets every point and recital): the point as one line, "(a) the model
     ..."; None for any other cell. Pure."""
     row = cell.find_parent("tr")
     cells = list(row.find_all(["td", "th"], recursive=False)) if row is not None else []
-    texts = [c.get_text(" ", strip=True) for c in cells]
+    texts = [_html_text(c) for c in cells]
     if len(cells) != 2 or cells[0] is not cell or not texts[1]:
         return None
     label = texts[0]
@@ -265,9 +273,9 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             skip.update(id(c) for c in el.find_next_siblings(["td", "th"]))
             items.append((0, point))
         elif el.name in _HTML_HEADINGS:
-            items.append((int(el.name[1]), el.get_text(" ", strip=True)))
+            items.append((int(el.name[1]), _html_text(el)))
         else:
-            items.append((0, el.get_text(" ", strip=True)))
+            items.append((0, _html_text(el)))
     builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))
     tagged = any(level for level, _ in items)
     for level, text in items:

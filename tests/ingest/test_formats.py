@@ -195,6 +195,14 @@ def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     assert sections["Recital 1"] == "(1) Widgets can cause harm."
 
 
+def test_html_inline_markup_sets_no_space_before_punctuation(tmp_path: Path) -> None:
+    path = tmp_path / "p.html"
+    path.write_text('<html><body><h2>4. Records</h2><p>Keep the <a href="#d">data</a>, and the <i>log</i>. See the '
+                    'Committee (<span class="oj-super">1</span>) and [<b>Annex</b>].</p></body></html>')
+    parsed = parse(path, path.read_bytes())
+    assert _sections(parsed)["4"] == "Keep the data, and the log. See the Committee (1) and [Annex]."
+
+
 def test_html_table_rows_that_are_no_points_stay_cells(tmp_path: Path) -> None:
     path = tmp_path / "t.html"
     path.write_text("<html><body><h2>4. Retention</h2><table><tr><th>Record</th><th>Period</th></tr>"
