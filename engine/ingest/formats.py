@@ -239,6 +239,23 @@ def _html_text(el: Any) -> str:
     return re.sub(r"([(\[])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]])", r"\1", text))
 
 
+# A footnote or endnote as HTML marks it: a class ("note", "footnote", "endnotes", EUR-Lex's "oj-note") or an ARIA
+# role ("doc-footnote", "doc-endnotes") on it or around it.
+_NOTE_CLASS = re.compile(r"(?:^|[-_])(?:foot|end)?notes?$", re.IGNORECASE)
+_NOTE_ROLES = ("doc-footnote", "doc-endnote", "doc-endnotes", "doc-footnotes")
+_NOTES_HEADING = (-1, "Notes")
+
+
+def _note(el: Any) -> bool:
+    """The element is, or is inside, a footnote or endnote. Pure."""
+    for node in [el, *el.parents]:
+        if getattr(node, "name", None) in (None, "body", "html", "[document]"):
+            return False
+        if node.get("role") in _NOTE_ROLES or any(_NOTE_CLASS.search(c) for c in node.get("class") or []):
+            return True
+    return False
+
+
 def _point_row(cell: Any) -> str | None:
     """A table row laid out as a list point, its label in one cell and its text in the next ("(a)" | "the model
     and serial numbers ...": how EUR-Lex sets every point and recital): the point as one line, "(a) the model
@@ -264,11 +281,14 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     title = soup.title.get_text(" ", strip=True) if soup.title else None
-    items: list[tuple[int, str]] = []  # (heading level, or 0 for a block of text; its text)
+    items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()
     for el in (soup.body or soup).find_all(_HTML_BLOCKS):
         if id(el) in skip or (el.find_parent(_HTML_BLOCKS[6:]) is not None and el.name not in _HTML_HEADINGS):
             continue
+        if _NOTES_HEADING not in items and _note(el):
+            # footnotes under a heading of their own, not read as the last article's paragraphs ("(1) OJ L 119 ...")
+            items.append(_NOTES_HEADING)
         if el.name == "td" and (point := _point_row(el)) is not None:
             skip.update(id(c) for c in el.find_next_siblings(["td", "th"]))
             items.append((0, point))
@@ -277,11 +297,11 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
         else:
             items.append((0, _html_text(el)))
     builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))
-    tagged = any(level for level, _ in items)
+    tagged = any(level > 0 for level, _ in items)
     for level, text in items:
         if level:
-            builder.heading(text, level)
-            title = title or text
+            builder.heading(text, max(level, 1))
+            title = title or (text if level > 0 else None)
         elif tagged:
             builder.paragraph(text)
         else:

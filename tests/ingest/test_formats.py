@@ -177,6 +177,7 @@ _EURLEX = (
     'any case where:</p>' + _POINT_ROW.format("(a)", "it places more than 10 000 widgets on the market; or")
     + _POINT_ROW.format("(b)", "its widgets are intended for children.") + '</div>'
     '<div id="003.002"><p class="oj-normal">2.\u00a0\u00a0\u00a0The officer shall report to the board.</p></div>'
+    '<hr class="oj-note"/><p class="oj-note">(<a href="#n1">1</a>)\u00a0\u00a0OJ C 155, 30.4.2031, p. 38.</p>'
     '</body></html>')
 
 
@@ -193,6 +194,9 @@ def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     assert next(b for b in parsed.blocks if b.section_number == "3(1)").section_path == \
         "Article 3 Designation of a safety officer"
     assert sections["Recital 1"] == "(1) Widgets can cause harm."
+    # its footnotes under a heading of their own, not a paragraph (1) of the last article
+    assert "OJ C 155" not in sections["3(2)"] and "(1)" not in {b.section_number for b in parsed.blocks}
+    assert any(b.section_path == "Notes" and "OJ C 155" in parsed.text[b.start:b.end] for b in parsed.blocks)
 
 
 def test_html_inline_markup_sets_no_space_before_punctuation(tmp_path: Path) -> None:
