@@ -20,7 +20,7 @@ import yaml
 
 from engine.errors import IngestError, printable
 from engine.ingest import oscal
-from engine.ingest.numbering import Numbering
+from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
@@ -256,6 +256,26 @@ def _note(el: Any) -> bool:
     return False
 
 
+def _list_label(item: Any) -> str | None:
+    """The marker a browser shows before a list item, which its text lacks: "1.", "b.", "iv." in an ordered list (its
+    `type` and `start`, the item's `value`), "\u2022" in an unordered one. Pure."""
+    parent = item.find_parent(["ol", "ul"])
+    if parent is None:
+        return None
+    if parent.name == "ul":
+        return "\u2022"
+    number = 0
+    for sibling in parent.find_all("li", recursive=False):
+        value = str(sibling.get("value", ""))
+        number = int(value) if value.isdigit() else (number + 1 if number else int(
+            str(parent.get("start", "1")) if str(parent.get("start", "1")).isdigit() else 1))
+        if sibling is item:
+            break
+    fmt = {"a": "lowerLetter", "A": "upperLetter", "i": "lowerRoman", "I": "upperRoman"}.get(
+        str(parent.get("type", "1")), "decimal")
+    return f"{formatted(number, fmt)}."
+
+
 def _point_row(cell: Any) -> str | None:
     """A table row laid out as a list point, its label in one cell and its text in the next ("(a)" | "the model
     and serial numbers ...": how EUR-Lex sets every point and recital): the point as one line, "(a) the model
@@ -294,6 +314,8 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             items.append((0, point))
         elif el.name in _HTML_HEADINGS:
             items.append((int(el.name[1]), _html_text(el)))
+        elif el.name == "li" and (label := _list_label(el)) is not None and (text := _html_text(el)):
+            items.append((0, f"{label} {text}"))  # the item with the marker a browser shows
         else:
             items.append((0, _html_text(el)))
     builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))

@@ -207,6 +207,20 @@ def test_html_inline_markup_sets_no_space_before_punctuation(tmp_path: Path) -> 
     assert _sections(parsed)["4"] == "Keep the data, and the log. See the Committee (1) and [Annex]."
 
 
+def test_html_list_items_carry_the_marker_a_browser_shows(tmp_path: Path) -> None:
+    path = tmp_path / "policy.html"
+    path.write_text("<html><body><h2>3. Access reviews</h2><p>Managers must:</p><ol type='a'><li>review access every "
+                    "quarter;</li><li value='4'>remove access within 24 hours; and</li><li>record each review.</li>"
+                    "</ol><ol start='2' type='i'><li>Second.</li></ol><h2>4. Passwords</h2><ul><li>Do not reuse "
+                    "passwords.</li></ul></body></html>")
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    # a policy's lettered duties under their lead-in, labelled as shown ("d." for value 4); bullets as shown
+    assert sections["3"] == ("Managers must:\n\na. review access every quarter;\n\nd. remove access within 24 hours; "
+                             "and\n\ne. record each review.\n\nii. Second.")
+    assert sections["4"] == "\u2022 Do not reuse passwords."
+
+
 def test_html_table_rows_that_are_no_points_stay_cells(tmp_path: Path) -> None:
     path = tmp_path / "t.html"
     path.write_text("<html><body><h2>4. Retention</h2><table><tr><th>Record</th><th>Period</th></tr>"
