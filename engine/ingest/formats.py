@@ -451,8 +451,8 @@ def without_furniture(pages: list[str]) -> list[str]:
                or provision(before))
         return key(line) in running and not own
 
-    return ["\n".join(line for i, line in enumerate(lines) if not (i in edges(lines) and furniture(lines, i)))
-            for lines in split]
+    return ["\n".join(line for i, line in enumerate(lines) if not (i in edge and furniture(lines, i)))
+            for lines in split for edge in [edges(lines)]]
 
 
 def _join_pages(pages: list[str]) -> str:
