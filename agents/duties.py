@@ -14,9 +14,10 @@ from functools import lru_cache
 
 from agents.asks import asked_action, asks_time
 from agents.modality import duty_verbs
+from agents.quotes import points_after
 from engine.config import AnswerSettings
 from engine.terms import key_terms, stem
-from engine.text import NUMBER, NUMBER_WORDS, PERIOD, normalize_ws
+from engine.text import LEADING_LABELS, NUMBER, NUMBER_WORDS, PERIOD, normalize_ws
 
 _OVERLAP = AnswerSettings().same_duty_overlap  # the default; a run passes its settings' value
 
@@ -361,11 +362,28 @@ def same_matter(a: str, b: str) -> bool:
     return shared_topic(a, b) >= SAME_MATTER and not other_duties(a, b)
 
 
+def _each_point(quote: str) -> list[str]:
+    """A list quote ("Managers must:\n(a) review access every quarter;\n(b) remove access within 24 hours") as its
+    lead-in with each of its points, each a duty of its own; any other quote whole. Pure."""
+    points = points_after(quote, 0, len(quote), most=50)
+    lead = quote[:points[0][0]].rstrip() if points else ""
+    if len(points) < 2 or not lead.endswith((":", "\u2014", "-")):
+        return [quote]
+    # each read as one sentence, its label and the lead-in's colon aside ("Managers must remove access ..."): only
+    # weighed, never quoted
+    return [f"{lead[:-1].rstrip()} {LEADING_LABELS.sub('', quote[start:end])}" for start, end in points]
+
+
 def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_question: bool = False) -> bool:
     """The same duty, stated with different periods. `same_question`: both quotes answer one part of one
     question, so the same duty in other words counts too ("All system access must be reviewed at least
     annually" beside "shall review the access rights of every user at least once every six months") when they
-    share TOPIC_OVERLAP of their subject terms and their duties are not known to differ. Pure."""
+    share TOPIC_OVERLAP of their subject terms and their duties are not known to differ. A list is weighed point by
+    point (`_each_point`): "review access every quarter; remove access within 24 hours" does not differ from
+    "Access must be reviewed every quarter" by the other point's 24 hours. Pure."""
+    each_a, each_b = _each_point(a), _each_point(b)
+    if len(each_a) > 1 or len(each_b) > 1:
+        return any(conflicting_figures(x, y, overlap, same_question=same_question) for x in each_a for y in each_b)
     fa, fb = periods(a), periods(b)
     apart = bool(fa and fb and fa != fb)
     if not apart and not _counts_differ(a, b):

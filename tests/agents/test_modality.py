@@ -321,10 +321,25 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     ("Section 4 applies to the register of 3 providers.", "Section 5 applies to the register of 3 providers.", False),
     ("Accounts shall be locked after five failed login attempts.",
      "User accounts are locked after 5 failed login attempts.", False),
+    # a list weighed point by point: the point of the same duty agrees, another point's period is another duty's (a
+    # policy's lettered duties; the policies corpus's access removal beside a list of termination triggers; an EU
+    # act's reports) ...
+    ("Managers must:\n\na. review the access rights of their staff every quarter;\n\nb. remove access that is no "
+     "longer needed within 24 hours; and\n\nc. record each review.", "Access must be reviewed every quarter.", False),
+    ("(c) Access rights found to be excessive or no longer needed shall be removed within five working days of the "
+     "review.", "IT Manager or Security team receives access termination requests in one of the following "
+     "conditions and processes it accordingly:\n\n* Employee access to a system is no longer required as a result "
+     "of job role change;\n* Non-standard access is revoked by default after 30 days of inactivity.", False),
+    # ... and the point of the same duty that differs still conflicts
+    ("Managers must:\n\na. review the access rights of their staff every quarter;\n\nb. remove access that is no "
+     "longer needed within 24 hours.", "Access must be reviewed annually.", True),
+    ("Financial entities shall submit:\n(a) an initial notification within 4 hours;\n(b) a final report within "
+     "one month.", "The initial notification of an incident is submitted within 24 hours.", True),
 ], ids=["review-access", "retain-logs", "review-firewall", "bearer-not-topic", "same-bearer-only",
         "notify-vs-keep", "other-recipients", "other-topics", "produce-vs-destroy",
         "acronym-and-label", "acronym-not-in-other", "consecutive-days", "password-length", "login-attempts",
-        "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words"])
+        "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words", "list-point-agrees",
+        "list-other-duty", "list-point-differs", "list-of-reports"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
     from agents.duties import conflicting_figures
 
