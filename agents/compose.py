@@ -407,11 +407,37 @@ def _inside(span: str) -> str:
     return span[:1].lower() + span[1:] if _OPENING.match(span) or common else span
 
 
+def _differing_point(quote: str, other: str) -> str | None:
+    """Of a list quote, its lead-in with the point that differs from `other` ("password configurations are set to
+    require: * a minimum length of 12 characters" beside "not less than 14 characters"), the points between elided;
+    None for a quote that is no list, or where no one point differs alone. Pure."""
+    points = points_after(quote, 0, len(quote), most=50)
+    lead_end = len(quote[:points[0][0]].rstrip()) if points else 0
+    if len(points) < 2 or not quote[:lead_end].endswith((":", "\u2014")):
+        return None
+    differs = [i for i, (start, end) in enumerate(points)
+               if conflicting_figures(f"{quote[:lead_end]}\n{quote[start:end]}", other, same_question=True)]
+    if len(differs) != 1:
+        return None
+    opening = _unlabelled(normalize_ws(quote[:lead_end]))
+    start, end = points[differs[0]]
+    point = re.sub(r"[;,]\s*(?:and|or)$", "", _unlabelled(normalize_ws(quote[start:end])).rstrip(".;, "))
+    if len(sentences := [point[a:b] for a, b in split_sentences(point)]) > 1:
+        # a point of several sentences ("(i) Time limit (Required). Retain the documentation ... for 6 years"): its
+        # sentence that differs
+        point = next((t for t in sentences if conflicting_figures(t, other, same_question=True)), point).rstrip(".;, ")
+    if len(opening.split()) <= 2:  # a lead-in that only labels its points ("Implementation specifications:")
+        return point
+    return f"{opening} {point}" if differs[0] == 0 else f"{opening} {ELLIPSIS} {point}"
+
+
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:
     """The direct answer when the sources differ: both answers, each with its ID."""
     a, b = (by_id[i] for i in conflict.requirement_ids)
     first, second = (excerpted(span, r.exact_quote, _inside(span))
-                     for r in (a, b) for span in [direct_span(question, r.exact_quote, max_words)])
+                     for r, other in ((a, b), (b, a))
+                     for span in [_differing_point(r.exact_quote, other.exact_quote)
+                                  or direct_span(question, r.exact_quote, max_words)])
     return Statement(text=f"The sources differ: {first} [{a.requirement_id}], while {second} [{b.requirement_id}].",
                      requirement_ids=[a.requirement_id, b.requirement_id], part=conflict.part, kind="direct")
 

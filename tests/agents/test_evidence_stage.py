@@ -1920,3 +1920,16 @@ def test_a_semicolon_inside_brackets_ends_no_clause_of_a_direct_answer(question:
     from agents.compose import direct_span
 
     assert direct_span(question, quote) == answer
+
+
+def test_a_conflict_answers_with_the_point_that_differs() -> None:
+    from agents.compose import _differing_point
+
+    policy = ("On all production systems, password configurations are set to require:\n\n* a mix of upper and lower "
+              "case characters;\n* a minimum length of 12 characters;\n* account lockout after 5 invalid attempts.")
+    law = "Passwords used for interactive logins must be not less than 14 characters in length."
+    # the policies corpus's password rule beside the law's: the point with the other figure, not the whole list
+    # (the direct answer gave all six points) nor its first
+    assert _differing_point(policy, law) == ("On all production systems, password configurations are set to require: "
+                                             "\u2026 a minimum length of 12 characters")
+    assert _differing_point(law, policy) is None  # no list: the direct answer as ever
