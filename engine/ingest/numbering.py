@@ -40,6 +40,11 @@ def formatted(n: int, fmt: str) -> str:
             "none": ""}.get(fmt, str(n))
 
 
+def _int(text: str | None, default: int) -> int:
+    """A whole number from an attribute, or `default` where it holds none (a damaged or hand-written part)."""
+    return int(text) if text and text.isdigit() else default
+
+
 def _val(el: Any, tag: str) -> str | None:
     child = el.find(f"{_W}{tag}") if el is not None else None
     return child.get(f"{_W}val") if child is not None else None
@@ -59,17 +64,14 @@ class Numbering:
         for abstract in root.iter(f"{_W}abstractNum"):
             levels = {}
             for lvl in abstract.iter(f"{_W}lvl"):
-                start = _val(lvl, "start")
-                levels[int(lvl.get(f"{_W}ilvl", "0"))] = (
-                    _val(lvl, "numFmt") or "decimal", _val(lvl, "lvlText") or "",
-                    int(start) if start and start.lstrip("-").isdigit() else 1)
+                levels[_int(lvl.get(f"{_W}ilvl"), 0)] = (
+                    _val(lvl, "numFmt") or "decimal", _val(lvl, "lvlText") or "", _int(_val(lvl, "start"), 1))
             self.levels[abstract.get(f"{_W}abstractNumId", "")] = levels
         for num in root.iter(f"{_W}num"):
             overrides = {}
             for override in num.iter(f"{_W}lvlOverride"):
-                start = _val(override, "startOverride")
-                if start and start.isdigit():
-                    overrides[int(override.get(f"{_W}ilvl", "0"))] = int(start)
+                if (start := _val(override, "startOverride")) and start.isdigit():
+                    overrides[_int(override.get(f"{_W}ilvl"), 0)] = int(start)
             self.lists[num.get(f"{_W}numId", "")] = (_val(num, "abstractNumId") or "", overrides)
 
     def _numbered(self, paragraph: Any) -> tuple[str, int] | None:
@@ -88,7 +90,7 @@ class Numbering:
             ilvl = ilvl if ilvl is not None else _val(numpr, "ilvl")
         if num_id is None or num_id == "0" or num_id not in self.lists:
             return None
-        return num_id, int(ilvl) if ilvl and ilvl.isdigit() else 0
+        return num_id, _int(ilvl, 0)
 
     def label(self, paragraph: Any) -> str | None:
         """The paragraph's number as Word shows it ("4.2", "(a)", "iii."), or None: not numbered, or a bullet."""
@@ -98,7 +100,7 @@ class Numbering:
         num_id, ilvl = numbered
         abstract, overrides = self.lists[num_id]
         levels = self.levels.get(abstract, {})
-        if ilvl not in levels:
+        if ilvl not in levels or ilvl > 8:  # Word's nine levels
             return None
 
         def start(level: int) -> int:

@@ -147,6 +147,23 @@ def test_docx_numbers_word_draws_are_in_the_text(tmp_path: Path) -> None:
     assert next(b for b in parsed.blocks if b.section_number == "2.1").section_path == "2 Access > 2.1 Reviews"
 
 
+def test_docx_damaged_numbering_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    document = docx.Document()
+    root = document.part.numbering_part.element
+    root.insert(0, parse_xml(f'<w:abstractNum {nsdecls("w")} w:abstractNumId="77"><w:lvl w:ilvl="x"><w:start '
+                             'w:val="?"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl></w:abstractNum>'))
+    root.append(parse_xml(f'<w:num {nsdecls("w")} w:numId="977"><w:abstractNumId w:val="77"/></w:num>'))
+    _numbered(document.add_paragraph("Keep records."), 977, 12)  # a level Word does not have
+    _numbered(document.add_paragraph("Destroy them."), 977)
+    document.save(tmp_path / "d.docx")
+    parsed = parse(tmp_path / "d.docx", (tmp_path / "d.docx").read_bytes())
+    assert parsed.text == "Keep records.\n\n1. Destroy them."
+
+
 @pytest.mark.parametrize(("n", "fmt", "shown"), [
     (4, "decimal", "4"), (3, "lowerLetter", "c"), (28, "lowerLetter", "bb"), (14, "upperRoman", "XIV"),
     (9, "lowerRoman", "ix"), (7, "decimalZero", "07"),
