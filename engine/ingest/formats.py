@@ -362,8 +362,7 @@ def _entities_as_text(root: Any) -> None:
 
 
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
-    import docx  # each format's reader is loaded when a file of that format comes
-    import docx.table
+    import docx  # each format's reader is loaded when a file of that format comes (docx.table with it)
 
     try:
         document = docx.Document(io.BytesIO(data))
