@@ -46,7 +46,7 @@ from agents.extract import Requirement
 from agents.modality import DUTIES, Modality, classify_modality, exempts
 from agents.parts import broad_topic
 from agents.provisions import asked_provisions, asks_all, provision_parts
-from agents.quotes import points_after
+from agents.quotes import opening_list, points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
@@ -253,8 +253,7 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
                                              in DUTIES):
         return None
     best = held.index(max(held))  # the first where none holds an asked term: under a label, the first requirement
-    point = _unlabelled(normalize_ws(quote[points[best][0]:points[best][1]])).rstrip(".;, ")
-    point = re.sub(r"[;,]\s*(?:and|or)$", "", point)  # "...;\n(d) ...; and" ends at the point's own words
+    point = _point_words(quote, *points[best])
     if len(sentences := [point[a:b] for a, b in split_sentences(point)]) > 1:
         # a point of several sentences ("(iii) Updates (Required). Review documentation periodically, ..."): its
         # sentence that answers, as the point is chosen
@@ -268,7 +267,17 @@ def _led_point(question: str, quote: str, start: int, end: int, *, later_only: b
         return None
     if len(f"{opening} {point}".split()) > WHOLE_CLAUSE:
         return None
-    return f"{opening} {point}" if best == 0 else f"{opening} {ELLIPSIS} {point}"
+    return _led_by(opening, point, best)
+
+
+def _point_words(quote: str, start: int, end: int) -> str:
+    """A list point's own words, without its label and without the "; and" that joins it to the next. Pure."""
+    return re.sub(r"[;,]\s*(?:and|or)$", "", _unlabelled(normalize_ws(quote[start:end])).rstrip(".;, "))
+
+
+def _led_by(opening: str, point: str, index: int) -> str:
+    """A point under its lead-in, the points before it elided. Pure."""
+    return f"{opening} {point}" if index == 0 else f"{opening} {ELLIPSIS} {point}"
 
 
 def _states_asked_time(question: str, text: str) -> bool:
@@ -411,24 +420,23 @@ def _differing_point(quote: str, other: str) -> str | None:
     """Of a list quote, its lead-in with the point that differs from `other` ("password configurations are set to
     require: * a minimum length of 12 characters" beside "not less than 14 characters"), the points between elided;
     None for a quote that is no list, or where no one point differs alone. Pure."""
-    points = points_after(quote, 0, len(quote), most=50)
-    lead_end = len(quote[:points[0][0]].rstrip()) if points else 0
-    if len(points) < 2 or not quote[:lead_end].endswith((":", "\u2014")):
+    listed = opening_list(quote)
+    if listed is None or len(listed[1]) < 2:
         return None
+    lead_end, points = listed
     differs = [i for i, (start, end) in enumerate(points)
                if conflicting_figures(f"{quote[:lead_end]}\n{quote[start:end]}", other, same_question=True)]
     if len(differs) != 1:
         return None
     opening = _unlabelled(normalize_ws(quote[:lead_end]))
-    start, end = points[differs[0]]
-    point = re.sub(r"[;,]\s*(?:and|or)$", "", _unlabelled(normalize_ws(quote[start:end])).rstrip(".;, "))
+    point = _point_words(quote, *points[differs[0]])
     if len(sentences := [point[a:b] for a, b in split_sentences(point)]) > 1:
         # a point of several sentences ("(i) Time limit (Required). Retain the documentation ... for 6 years"): its
         # sentence that differs
         point = next((t for t in sentences if conflicting_figures(t, other, same_question=True)), point).rstrip(".;, ")
     if len(opening.split()) <= 2:  # a lead-in that only labels its points ("Implementation specifications:")
         return point
-    return f"{opening} {point}" if differs[0] == 0 else f"{opening} {ELLIPSIS} {point}"
+    return _led_by(opening, point, differs[0])
 
 
 def _direct_conflict(question: str, conflict: Conflict, by_id: dict[str, Requirement], max_words: int) -> Statement:

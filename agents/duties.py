@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from agents.asks import asked_action, asks_time
 from agents.modality import duty_verbs
-from agents.quotes import points_after
+from agents.quotes import opening_list
 from engine.config import AnswerSettings
 from engine.terms import key_terms, stem
 from engine.text import LEADING_LABELS, NUMBER, NUMBER_WORDS, PERIOD, normalize_ws
@@ -365,13 +365,13 @@ def same_matter(a: str, b: str) -> bool:
 def _each_point(quote: str) -> list[str]:
     """A list quote ("Managers must:\n(a) review access every quarter;\n(b) remove access within 24 hours") as its
     lead-in with each of its points, each a duty of its own; any other quote whole. Pure."""
-    points = points_after(quote, 0, len(quote), most=50)
-    lead = quote[:points[0][0]].rstrip() if points else ""
-    if len(points) < 2 or not lead.endswith((":", "\u2014", "-")):
+    listed = opening_list(quote, (":", "\u2014", "-"))
+    if listed is None or len(listed[1]) < 2:
         return [quote]
+    lead_end, points = listed
     # each read as one sentence, its label and the lead-in's colon aside ("Managers must remove access ..."): only
     # weighed, never quoted
-    return [f"{lead[:-1].rstrip()} {LEADING_LABELS.sub('', quote[start:end])}" for start, end in points]
+    return [f"{quote[:lead_end - 1].rstrip()} {LEADING_LABELS.sub('', quote[start:end])}" for start, end in points]
 
 
 def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_question: bool = False) -> bool:

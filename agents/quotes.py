@@ -363,6 +363,15 @@ def _leads_in_unpunctuated(text: str, spans: list[Any], i: int) -> bool:
         UNFINISHED.search(sentence) is not None and not _opens_point(text, span.start)))
 
 
+def opening_list(quote: str, ends: tuple[str, ...] = (":", "\u2014")) -> tuple[int, list[tuple[int, int]]] | None:
+    """A quote that opens with a list's lead-in ("A firm must:" over its points; the lead-in ending with one of
+    `ends`): the lead-in's end, before the line break its first point opens, and the points' spans; None for any
+    other quote. Pure."""
+    points = points_after(quote, 0, len(quote), most=50)
+    lead_end = len(quote[:points[0][0]].rstrip()) if points else 0
+    return (lead_end, points) if points and quote[:lead_end].endswith(ends) else None
+
+
 def points_after(text: str, after: int, end: int, most: int = 8) -> list[tuple[int, int]]:
     """The list points that open a line between `after` and `end`, each up to the next (ends trimmed)."""
     starts = [after + m.end() for m in re.finditer(r"\n[ \t]*", text[after:end]) if _POINT.match(text, after + m.end())]
