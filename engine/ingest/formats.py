@@ -264,11 +264,11 @@ def _list_label(item: Any) -> str | None:
         return None
     if parent.name == "ul":
         return "\u2022"
-    number = 0
+    start = str(parent.get("start", "1"))
+    number = (int(start) if start.isdigit() else 1) - 1
     for sibling in parent.find_all("li", recursive=False):
         value = str(sibling.get("value", ""))
-        number = int(value) if value.isdigit() else (number + 1 if number else int(
-            str(parent.get("start", "1")) if str(parent.get("start", "1")).isdigit() else 1))
+        number = int(value) if value.isdigit() else number + 1
         if sibling is item:
             break
     fmt = {"a": "lowerLetter", "A": "upperLetter", "i": "lowerRoman", "I": "upperRoman"}.get(
