@@ -303,12 +303,14 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()
+    noted = False
     for el in (soup.body or soup).find_all(_HTML_BLOCKS):
         if id(el) in skip or (el.find_parent(_HTML_BLOCKS[6:]) is not None and el.name not in _HTML_HEADINGS):
             continue
-        if _NOTES_HEADING not in items and _note(el):
+        if not noted and _note(el):
             # footnotes under a heading of their own, not read as the last article's paragraphs ("(1) OJ L 119 ...")
             items.append(_NOTES_HEADING)
+            noted = True
         if el.name == "td" and (point := _point_row(el)) is not None:
             skip.update(id(c) for c in el.find_next_siblings(["td", "th"]))
             items.append((0, point))
@@ -374,15 +376,16 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     # schedule under "4.2 Retention periods", not under the document's last heading); a paragraph numbered by Word
     # with the number it shows ("4.2 Retention periods", "(a) ..."), which its text lacks
     numbering = Numbering(document)
-    blocks: list[tuple[Any, str]] = []
+    blocks: list[tuple[Any, str, bool]] = []  # (paragraph or table, its text, numbered by Word)
     for block in document.iter_inner_content():
         if isinstance(block, docx.table.Table):
-            blocks.append((block, ""))
-        else:
-            label = numbering.label(block) if block.text.strip() else None
-            blocks.append((block, f"{label} {block.text}" if label else block.text))
-    builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, text in blocks)))
-    for block, text in blocks:
+            blocks.append((block, "", False))
+            continue
+        words = block.text
+        label = numbering.label(block) if words.strip() else None
+        blocks.append((block, f"{label} {words}" if label else words, label is not None))
+    builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, text, _ in blocks)))
+    for block, text, numbered in blocks:
         if isinstance(block, docx.table.Table):
             for row in block.rows:
                 builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
@@ -391,7 +394,7 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
         if match and text.strip():
             builder.heading(text, int(match.group(1) or 1))
-        elif text != block.text:
+        elif numbered:
             builder.paragraph(text)  # an item of a Word list, never a heading however short ("1. Log the disposal")
         else:
             feed_lines(builder, text)
