@@ -191,14 +191,32 @@ def roman_value(label: str) -> int | None:
     return total
 
 
-def enumerator(text: str) -> tuple[str, str] | None:
-    """(style, label) when `text` opens with a paragraph number or a point: ('N.', '1'), ('(a)', 'b')."""
+# Labels of several levels run together where a paragraph has no text of its own, as the CFR prints them:
+# "(a)(1)(i) Standard: ...", "(b)(2) ..."
+_COMBINED = re.compile(r"^(?:\([A-Za-z0-9]{1,5}\)){2,4}(?=\s|$)")
+
+
+def enumerators(text: str) -> list[tuple[str, str]]:
+    """Every label `text` opens with, outermost first: [('(a)', 'a'), ('(N)', '1')] for "(a)(1) ..."; one for
+    "2. ..." or "(b) ..."; none for a paragraph that is not enumerated."""
     text = text.lstrip()
-    for style, pattern in _ENUMERATORS:
-        match = pattern.match(text)
-        if match:
-            return style, match.group("label")
-    return None
+    combined = _COMBINED.match(text)
+    pieces = re.findall(r"\([A-Za-z0-9]{1,5}\)", combined.group(0)) if combined else [text]
+    found: list[tuple[str, str]] = []
+    for piece in pieces:
+        piece = piece if not combined else piece + " "
+        match = next(((style, m) for style, pattern in _ENUMERATORS if (m := pattern.match(piece))), None)
+        if match is None:
+            return found if combined else []
+        found.append((match[0], match[1].group("label")))
+    return found
+
+
+def enumerator(text: str) -> tuple[str, str] | None:
+    """(style, label) when `text` opens with a paragraph number or a point: ('N.', '1'), ('(a)', 'b'); the
+    outermost of labels run together ("(a)(1)")."""
+    found = enumerators(text)
+    return found[0] if found else None
 
 
 # A sentence that stops on a word no sentence ends with (a preposition, an article, a conjunction, a copula) goes on
@@ -222,8 +240,8 @@ class Positions:
         return self.labels[index] if index < len(self.labels) else ""
 
     def _style(self, style: str, label: str) -> str:
-        """'(a)' and '(i)' look alike: (i) right after (h) is a letter; otherwise a roman numeral when it
-        is i, continues the numerals in use, or has several characters."""
+        """'(a)' and '(i)' look alike: (i) right after (h), nothing deeper between, is a letter; otherwise a roman
+        numeral when it is i, continues the numerals in use, or has several characters."""
         if style not in ("(a)", "a)"):
             return style
         letters, numerals = style, ("(i)" if style == "(a)" else "i)")
@@ -231,7 +249,12 @@ class Positions:
         if roman is None:
             return letters
         last_letter = self._last(letters)
-        if len(label) == 1 and len(last_letter) == 1 and ord(label) == ord(last_letter) + 1:
+        # (i) right after (h) is a letter, and so is an (i) after a numeral (numerals restart only under a new
+        # parent: "(h)(2)(xiii) ..." then "(i) Information ..."); after "(h)(1) ..." and "(2) Examples are:" it
+        # is (h)(2)(i)
+        after_numeral = numerals in self.levels and len(self.labels) == self.levels.index(numerals) + 1
+        if (len(label) == 1 and len(last_letter) == 1 and ord(label) == ord(last_letter) + 1
+                and self.labels and (self.labels[-1] == last_letter or after_numeral)):
             return letters
         if numerals in self.levels and roman == (roman_value(self._last(numerals)) or 0) + 1:
             return numerals
@@ -243,19 +266,24 @@ class Positions:
 
     def see(self, text: str) -> tuple[bool, str] | None:
         """For a paragraph: None when it is not enumerated; else (starts a new block, its label path)."""
-        found = enumerator(text)
+        found = enumerators(text)
         lead_in = text.rstrip().endswith((":", "\u2014"))
-        if found is None:
+        if not found:
             self.lead_in = lead_in
             return None
-        style, label = found
-        style = self._style(style, label)
-        if style not in self.levels:
-            self.levels.append(style)
-            if self.lead_in:
-                self.point_styles.add(style)
-        level = self.levels.index(style)
-        self.labels = [*self.labels[:level], label]
+        first = None
+        for style, label in found:  # "(a)(1)": (a) at its level, then (1) one level below it
+            style = self._style(style, label)
+            if style not in self.levels:
+                self.levels.append(style)
+                if self.lead_in and first is None and len(found) == 1:  # "(a)(1)" designates a paragraph
+                    self.point_styles.add(style)
+            level = self.levels.index(style)
+            if first is not None and level <= first[0]:
+                break  # a run that does not go deeper is no run of levels; its first label stands
+            self.labels = [*self.labels[:level], label]
+            first = first or (level, style)
+        assert first is not None
         self.lead_in = lead_in
-        splits = level == 0 and style not in self.point_styles
+        splits = first[0] == 0 and first[1] not in self.point_styles
         return splits, "".join(f"({x})" for x in self.labels)

@@ -145,11 +145,30 @@ def test_a_lead_in_that_stops_where_no_sentence_ends_opens_its_first_points_chun
     (["1.", "(a)", "(b)", "(c)"], ["(1)", "(1)(a)", "(1)(b)", "(1)(c)"]),
     (["(a)", "(h)", "(i)", "(j)"], ["(a)", "(h)", "(i)", "(j)"]),
     (["(a)", "(i)", "(ii)", "(b)", "(i)"], ["(a)", "(a)(i)", "(a)(ii)", "(b)", "(b)(i)"]),
-], ids=["paragraph-then-points", "i-after-h-is-a-letter", "roman-under-letters"])
+    # labels run together as the CFR prints a paragraph with no text of its own: each level in turn
+    (["(a)(1)", "(2)", "(i)", "(ii)", "(b)", "(c)(1)(i)", "(A)", "(2)"],
+     ["(a)(1)", "(a)(2)", "(a)(2)(i)", "(a)(2)(ii)", "(b)", "(c)(1)(i)", "(c)(1)(i)(A)", "(c)(2)"]),
+    # (i) after a numeral is the next letter (numerals restart only under a new parent); after (h)(2) a numeral
+    (["(h)(1)", "(2)", "(i)", "(xiii)", "(i)", "(j)"], ["(h)(1)", "(h)(2)", "(h)(2)(i)", "(h)(2)(xiii)", "(i)", "(j)"]),
+], ids=["paragraph-then-points", "i-after-h-is-a-letter", "roman-under-letters", "cfr-labels-run-together",
+        "i-after-numerals-is-a-letter"])
 def test_point_labels(labels: list[str], expected: list[str]) -> None:
     positions = Positions()
     seen = [positions.see(f"{label} text") for label in labels]
     assert [s[1] for s in seen if s] == expected
+
+
+def test_a_cfr_lead_in_over_paragraphs_run_together_splits_them(tmp_path: Path) -> None:
+    """ "A covered entity must: (a)(1) ..." designates paragraphs, each cited on its own, where "shall: (a) ...;"
+    opens points that stay with their lead-in."""
+    path = tmp_path / "part.txt"
+    path.write_text("\u00a7 164.310 Physical safeguards.\n\n"
+                    "A covered entity must, in accordance with \u00a7 164.306:\n\n"
+                    "(a)(1) Standard: Facility access controls. Implement policies.\n\n(2) Implementation "
+                    "specifications:\n\n(i) Contingency operations. Establish procedures.\n\n(b) Standard: Workstation "
+                    "use. Implement policies.\n")
+    blocks = {b.metadata.get("citation"): b for b in parse(path, path.read_bytes()).blocks}
+    assert set(blocks) == {"\u00a7 164.310", "\u00a7 164.310(a)(1)", "\u00a7 164.310(b)"}
 
 
 @pytest.mark.parametrize(("number", "path", "expected"), [
