@@ -15,21 +15,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from xml.etree.ElementTree import ParseError as XmlParseError
 
 import yaml
+from defusedxml import ElementTree as SafeElementTree
+from defusedxml.common import DefusedXmlException
 
 from engine.errors import IngestError, printable
-from engine.ingest import oscal
+from engine.ingest import legalxml, oscal
 from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "html", "md", "txt", "obliqa", "oscal")
+FORMATS = ("pdf", "docx", "html", "md", "txt", "xml", "obliqa", "oscal")
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".html": "html", ".htm": "html", ".md": "md",
     ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa", ".yaml": "oscal", ".yml": "oscal",
-    ".xml": "oscal",
+    ".xml": "xml",
 }
 def sniff_format(data: bytes) -> str | None:
     """Format from the content alone: PDF, DOCX and HTML by their signatures, else plain text when
@@ -44,6 +47,8 @@ def sniff_format(data: bytes) -> str | None:
     head = data[:1024].lstrip().lower()
     if head.startswith((b"<!doctype html", b"<html")):
         return "html"
+    if head.startswith(b"<?xml") and b"<html" not in head:
+        return "xml"
     return "txt" if _as_text(data) is not None else None
 
 
@@ -188,7 +193,8 @@ def _anchored_clauses(text: str) -> str:
 
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
     text = _anchored_clauses(_check_text(path, data))
-    builder = SectionBuilder(eu_style=eu_style(_unbold(text)))
+    # an act whose articles are Markdown headings ("### Article 3 ...") is read as one whose articles are lines
+    builder = SectionBuilder(eu_style=eu_style(re.sub(r"(?m)^#{1,6}[ \t]+", "", _unbold(text))))
     title = None
     para: list[str] = []
 
@@ -521,18 +527,49 @@ def _oscal_document(path: Path, loaded: Any) -> ParsedDocument:
     return parsed.model_copy(update={"format": "oscal", "metadata": {**parsed.metadata, "oscal": "catalog"}})
 
 
+def _oscal_xml(path: Path) -> IngestError:
+    return IngestError(str(path), "OSCAL XML is not read directly",
+                       "convert it to JSON first (compliance-trestle: 'trestle import -f FILE -o NAME' writes JSON), "
+                       "then ingest that")
+
+
 def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
-    """An OSCAL catalog or resolved profile in JSON or YAML (engine.ingest.oscal); OSCAL XML is refused with
-    the command that converts it."""
+    """An OSCAL catalog or resolved profile in JSON or YAML (engine.ingest.oscal); XML is read as XML is
+    (`parse_xml`), which refuses OSCAL XML with the command that converts it."""
     if data.lstrip()[:1] == b"<":
-        raise IngestError(str(path), "OSCAL XML is not read directly",
-                          "convert it to JSON first (compliance-trestle: 'trestle import -f FILE -o NAME' writes "
-                          "JSON), then ingest that")
+        return parse_xml(path, data)
     try:
         loaded = yaml.safe_load(data.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise IngestError(str(path), f"invalid YAML or JSON ({_one_line(exc)})", _JSON_SHAPES) from exc
     return _oscal_document(path, loaded)
+
+
+_XML_KINDS = ("read are legislation in eCFR, Akoma Ntoso (LegalDocML), USLM or legislation.gov.uk (CLML) XML, and "
+              "OSCAL catalogs in JSON or YAML; save another document as text, HTML or PDF")
+
+
+def parse_xml(path: Path, data: bytes) -> ParsedDocument:
+    """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Akoma Ntoso, USLM, CLML), read as the
+    Markdown it renders to; parsed without DTDs' entities or external references (defusedxml)."""
+    try:
+        root = SafeElementTree.fromstring(data)
+    except DefusedXmlException as exc:
+        raise IngestError(str(path), f"the XML declares entities or external references ({type(exc).__name__}), "
+                          "which are not read", "remove the DOCTYPE's declarations, or export the file again") from exc
+    except XmlParseError as exc:
+        raise IngestError(str(path), f"invalid XML ({_one_line(exc)})",
+                          "check that the file is whole (a download cut short?) and is XML") from exc
+    schema = legalxml.kind(root)
+    if schema == "oscal":
+        raise _oscal_xml(path)
+    if schema is None:
+        raise IngestError(str(path), f"XML of a kind not read here (its root element is <{legalxml.local(root.tag)}>)",
+                          _XML_KINDS)
+    markdown, title = legalxml.to_markdown(root, schema)
+    parsed = parse_md(path, markdown.encode("utf-8"))
+    return parsed.model_copy(update={"format": "xml", "title": title or parsed.title,
+                                     "metadata": {**parsed.metadata, "xml": schema}})
 
 
 def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
@@ -586,11 +623,11 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
 
 
 PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "html": parse_html, "md": parse_md, "txt": parse_txt,
-           "obliqa": parse_obliqa, "oscal": parse_oscal}
+           "xml": parse_xml, "obliqa": parse_obliqa, "oscal": parse_oscal}
 
 
 _HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
-          "docx": "re-save it from a word processor", "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
+          "docx": "re-save it from a word processor", "xml": _XML_KINDS, "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
 _QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
 MAX_WARNINGS = 20
 

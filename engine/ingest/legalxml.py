@@ -1,0 +1,388 @@
+"""Legislation published as XML, read as a document. Pure: no I/O (the caller parses the bytes).
+
+Four schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
+document (as OSCAL catalogs are, `engine.ingest.oscal`), so that a section is cited as the plain text of the
+same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
+
+* **eCFR** (the US Code of Federal Regulations as ecfr.gov and govinfo serve it): `DIV1`..`DIV9` with a `TYPE`
+  and a `HEAD` ("§ 164.308 Administrative safeguards."), paragraphs `P` with their labels in the text
+  ("(a)(1)(i) ..."), notes, examples, extracts and `GPOTABLE` tables; amendment citations (`CITA`), authority and
+  source notes and amendment links are left out.
+* **Akoma Ntoso** (OASIS LegalDocML: EU acts, UK, African, Latin American and other parliaments): an act's
+  preamble (citations, "Whereas:", recitals "(1) ...", the enacting formula) before its body; chapters, sections
+  and articles are headings ("Article 5 Principles relating to processing"), paragraphs and points are numbered
+  paragraphs ("2. Member States shall ensure that:", "(a) ..."), annexes after the body; authorial notes are
+  gathered under a "Notes" heading at the end, not read into the sentence they mark.
+* **USLM** (the US Code and public laws from the Office of the Law Revision Counsel and govinfo): the same
+  reading as Akoma Ntoso, whose vocabulary it shares (section, subsection, paragraph, chapeau, continuation);
+  source credits and notes are left out.
+* **CLML** (legislation.gov.uk): `Part`, `Chapter`, `Pblock` and `P1group` titles are headings, `P1`..`P6`
+  numbered paragraphs ("1", "(1)", "(a)", "(i)"), commentaries left out.
+
+Tables are Markdown tables (a header row when the source marks one), one row a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+KINDS = {"ecfr": "eCFR", "akn": "Akoma Ntoso", "uslm": "USLM", "clml": "legislation.gov.uk CLML"}
+
+_OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
+_USLM_NS = "http://xml.house.gov/schemas/uslm/"
+_CLML_NS = "http://www.legislation.gov.uk/namespaces/legislation"
+_ECFR_DIV = re.compile(r"DIV\d$")
+
+
+def local(tag: Any) -> str:
+    """An element's name without its namespace ('{ns}article' -> 'article'); '' for comments and the like."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _namespace(tag: Any) -> str:
+    return tag[1:].split("}", 1)[0] if isinstance(tag, str) and tag.startswith("{") else ""
+
+
+def kind(root: Any) -> str | None:
+    """Which schema a document's root element belongs to: 'ecfr', 'akn', 'uslm', 'clml', 'oscal', or None."""
+    name, namespace = local(root.tag), _namespace(root.tag)
+    if namespace.startswith(_OSCAL_NS) or (not namespace and name in ("catalog", "profile")):
+        return "oscal"
+    if name == "akomaNtoso":
+        return "akn"
+    if namespace.startswith(_USLM_NS) or name in ("uscDoc", "lawDoc"):
+        return "uslm"
+    if namespace == _CLML_NS or name == "Legislation":
+        return "clml"
+    if _ECFR_DIV.match(name) or name in ("ECFR", "CFRDOC", "CFRGRANULE", "DLPSTEXTCLASS") or any(
+            _ECFR_DIV.match(local(el.tag)) for el in root.iter()):
+        return "ecfr"
+    return None
+
+
+def _clean(text: str) -> str:
+    """Whitespace made single spaces, none before a closing mark or after an opening bracket (inline markup
+    set apart: "the <ref>data</ref> , which")."""
+    text = " ".join(text.split())
+    return re.sub(r"([(\[])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]])", r"\1", text))
+
+
+def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None = None) -> str:
+    """All the text under `el`, inline markup included; elements named in `skip` are left out (their tails
+    kept). An Akoma Ntoso authorial note is replaced by its mark and its text kept in `notes`."""
+    pieces: list[str] = []
+
+    def walk(node: Any) -> None:
+        if node.text:
+            pieces.append(node.text)
+        for child in node:
+            name = local(child.tag)
+            if name == "authorialNote" and notes is not None:
+                mark = child.get("marker") or str(len(notes) + 1)
+                notes.append(f"({mark}) {_clean(_text(child))}")
+                pieces.append(f"({mark})")
+            elif name in ("eol", "br"):
+                pieces.append(" ")
+            elif name and name not in skip:
+                walk(child)
+            if child.tail:
+                pieces.append(child.tail)
+
+    walk(el)
+    return _clean(" ".join(pieces))
+
+
+def _first(el: Any, *names: str) -> Any | None:
+    return next((child for child in el if local(child.tag) in names), None)
+
+
+def _table(rows: list[list[str]], header: list[str] | None) -> str:
+    """A Markdown table, its header row the source's or an empty one (Markdown needs one)."""
+    width = max([len(r) for r in rows] + [len(header or [])])
+    head = (header or []) + [""] * (width - len(header or []))
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _html_table(el: Any, text: Callable[[Any], str]) -> str:
+    """An XHTML-style table (Akoma Ntoso, USLM): rows of th/td; the first row is the header when it is all th."""
+    rows = [row for row in el.iter() if local(row.tag) == "tr"]
+    cells = [[text(c).replace("|", "/") for c in row if local(c.tag) in ("th", "td")] for row in rows]
+    cells = [r for r in cells if any(r)]
+    if not cells:
+        return ""
+    header = cells[0] if rows and all(local(c.tag) == "th" for c in rows[0] if local(c.tag) in ("th", "td")) else None
+    return _table(cells[1:] if header else cells, header)
+
+
+def _joined(label: str, text: str) -> str:
+    """A number (and run-in heading) before its text: "(a) In general.\u2014It is ...", "2. Member States ..."."""
+    return f"{label}{text}" if label.endswith("\u2014") else f"{label} {text}".strip()
+
+
+def _heading(depth: int, text: str) -> str:
+    return f"{'#' * min(depth, 6)} {text}"
+
+
+# --- eCFR ---------------------------------------------------------------------------------------------------
+
+_ECFR_DROP = frozenset({"CITA", "AUTH", "SOURCE", "SECAUTH", "XREF", "EDNOTE", "HEADER", "FTREF", "PRTPAGE",
+                        "EFFDNOT", "CROSSREF"})
+_ECFR_TEXT = frozenset({"P", "FP", "PSPACE", "HD1", "HD2", "HD3", "HD4", "HED", "SIG", "FTNT"})
+
+
+def _ecfr(el: Any, depth: int, out: list[str]) -> None:
+    name = local(el.tag)
+    if name in _ECFR_DROP:
+        return
+    if _ECFR_DIV.match(name) and (head := _first(el, "HEAD")) is not None:
+        out.append(_heading(depth, _text(head, _ECFR_DROP)))
+        for child in el:
+            if child is not head:
+                _ecfr(child, depth + 1, out)
+        return
+    if name == "GPOTABLE":
+        header = [_text(c) for c in el.iter() if local(c.tag) == "CHED"]
+        rows = [[_text(c).replace("|", "/") for c in row if local(c.tag) == "ENT"]
+                for row in el.iter() if local(row.tag) == "ROW"]
+        title = _first(el, "TTITLE")
+        if title is not None and _text(title):
+            out.append(_text(title))
+        if rows:
+            out.append(_table(rows, header or None))
+        return
+    if name in _ECFR_TEXT:
+        if text := _text(el, _ECFR_DROP):
+            out.append(text)
+        return
+    if not any(local(c.tag) for c in el):  # an element of text alone ("<NOTE>...</NOTE>" without paragraphs)
+        if text := _text(el, _ECFR_DROP):
+            out.append(text)
+        return
+    if el.text and el.text.strip():
+        out.append(_clean(el.text))
+    for child in el:
+        _ecfr(child, depth, out)
+
+
+def _ecfr_title(root: Any) -> str | None:
+    head = next((el for el in root.iter() if local(el.tag) == "HEAD"), None)
+    return _text(head, _ECFR_DROP) if head is not None else None
+
+
+# --- Akoma Ntoso and USLM -------------------------------------------------------------------------------------
+
+# Units that a reader cites by a heading of their own: their number and heading are a heading line.
+_HEADED = frozenset({"book", "tome", "part", "subpart", "title", "subtitle", "chapter", "subchapter", "division",
+                     "subdivision", "section", "article", "rule", "hcontainer", "level", "schedule", "appendix",
+                     "attachment", "annex", "component", "preamble"})
+# Units below them: numbered paragraphs and points, each a paragraph opening with its number.
+_NUMBERED = frozenset({"paragraph", "subparagraph", "subsection", "point", "indent", "alinea", "clause",
+                       "subclause", "item", "subitem", "subsubitem", "proviso", "recital", "citation", "list",
+                       "blockList", "listIntroduction", "definition"})
+# Blocks of text.
+_TEXT = frozenset({"p", "content", "intro", "wrapUp", "chapeau", "continuation", "formula", "listWrapUp", "block"})
+_AKN_DROP = frozenset({"meta", "notes", "note", "sourceCredit", "noteRef", "remark", "toc", "coverPage",
+                       "componentRef", "documentRef", "img", "mod", "editorialNote", "signature"})
+
+
+class _Akn:
+    """One document's rendering: its lines and the notes gathered on the way."""
+
+    def __init__(self, drop: frozenset[str]) -> None:
+        self.out: list[str] = []
+        self.notes: list[str] = []
+        self.drop = drop
+
+    def text(self, el: Any) -> str:
+        return _text(el, self.drop | {"num", "heading", "subheading"}, self.notes)
+
+    def label(self, el: Any) -> str:
+        num, heading = _first(el, "num"), _first(el, "heading")
+        number = self.text_of(num)
+        title = self.text_of(heading)
+        if local(el.tag) == "article" and re.fullmatch(r"\d+[a-z]?", number):
+            number = f"Article {number}"  # <num>5</num>, as some publishers number articles
+        if title:
+            number = number.rstrip(".\u2014\u2013- ")  # "§ 552." or "Title 15—" before its heading: the number
+        return " ".join(x for x in (number, title) if x)
+
+    def run_in(self, el: Any) -> str:
+        """A paragraph's number and heading, which its text runs on from as the US Code prints it: "(a) Privacy
+        obligation policy.\u2014It is the policy ..."."""
+        number, title = self.text_of(_first(el, "num")), self.text_of(_first(el, "heading"))
+        if title and not title.endswith((".", ":", "\u2014", "-")):
+            title += ".\u2014"
+        return " ".join(x for x in (number, title) if x)
+
+    def text_of(self, el: Any) -> str:
+        return _text(el, self.drop, self.notes) if el is not None else ""
+
+    def headed(self, el: Any, depth: int) -> None:
+        name = local(el.tag)
+        if name == "preamble":
+            self.children(el, depth, "")
+            return
+        label = self.label(el)
+        if not label and name in ("attachment", "annex", "component", "schedule", "appendix"):
+            # an annex is a document of its own, named in its preface: "ANNEX I", "Requirements ..."
+            found = [next((t for t in el.iter() if local(t.tag) == tag), None) for tag in ("docNumber", "docTitle")]
+            label = " ".join(self.text_of(t) for t in found if t is not None) or name.capitalize()
+        if label:
+            self.out.append(_heading(depth, label))
+            depth += 1
+        self.children(el, depth, "")
+
+    def numbered(self, el: Any, depth: int, pending: str) -> None:
+        """A paragraph or point: its number opens its first text ("2. Member States shall ensure that:"); its
+        heading, if it has one, runs in ("(a) In general.— ...")."""
+        label = self.run_in(el) if local(el.tag) not in ("list", "blockList") else ""
+        pending = " ".join(x for x in (pending, label) if x)
+        leftover = self.children(el, depth, pending)
+        if leftover:
+            self.out.append(leftover)
+
+    def children(self, el: Any, depth: int, pending: str) -> str:
+        """Render `el`'s children in order; returns a label that no text has opened yet ('' when used)."""
+        for child in el:
+            name = local(child.tag)
+            if not name or name in self.drop or name in ("num", "heading", "subheading"):
+                continue
+            if name == "table":
+                if table := _html_table(child, self.text):
+                    self.out.append(table)
+            elif name == "level" and _first(child, "heading") is None:
+                self.numbered(child, depth, pending)  # a numbered level without a heading is a paragraph
+                pending = ""
+            elif name in _HEADED:
+                self.headed(child, depth)
+                pending = ""
+            elif name in _NUMBERED:
+                self.numbered(child, depth, pending)
+                pending = ""
+            elif name in _TEXT and any(local(c.tag) in _TEXT | _NUMBERED | {"table"} for c in child):
+                pending = self.children(child, depth, pending)  # a content block of several paragraphs
+            elif name in _TEXT or not any(local(c.tag) for c in child):
+                text = self.text(child)
+                if text:
+                    self.out.append(_joined(pending, text))
+                    pending = ""
+            else:
+                pending = self.children(child, depth, pending)
+        return pending
+
+
+def _akn_title(root: Any) -> str | None:
+    """An act's long title, else its document title or short title (Akoma Ntoso); the title its metadata gives
+    (USLM's dc:title, "Title 15")."""
+    meta = _first(root, "meta")
+    if local(root.tag) != "akomaNtoso" and meta is not None and (found := _first(meta, "title")) is not None:
+        return _text(found) or None
+    for name in ("longTitle", "docTitle", "shortTitle", "docNumber"):
+        found = next((el for el in root.iter() if local(el.tag) == name
+                      and not any(local(a.tag) == "meta" for a in _ancestors(root, el))), None)
+        if found is not None and (text := _text(found, _AKN_DROP)):
+            return text
+    return None
+
+
+def _ancestors(root: Any, target: Any) -> Iterator[Any]:
+    parents = {child: parent for parent in root.iter() for child in parent}
+    node = target
+    while node in parents:
+        node = parents[node]
+        yield node
+
+
+def _akn(root: Any, drop: frozenset[str]) -> tuple[list[str], list[str]]:
+    """Akoma Ntoso: the document under the root (act, bill, doc, ...), its preface left to the title; USLM:
+    the root's main part."""
+    render = _Akn(drop | {"preface"})
+    render.children(root if local(root.tag) != "akomaNtoso" else next(iter(root), root), 2, "")
+    return render.out, render.notes
+
+
+# --- CLML (legislation.gov.uk) ------------------------------------------------------------------------------
+
+_CLML_HEADED = frozenset({"Part", "Chapter", "Pblock", "PsubBlock", "P1group", "Schedule", "Appendix", "Group"})
+_CLML_NUMBERED = re.compile(r"P\d$")
+_CLML_DROP = frozenset({"Metadata", "Commentaries", "CommentaryRef", "Citation", "Contents", "Resources",
+                        "FootnoteRef", "Footnotes", "MarginNotes", "Signature"})
+
+
+def _clml_words(el: Any | None) -> str:
+    return _text(el, _CLML_DROP) if el is not None else ""
+
+
+def _clml(el: Any, depth: int, out: list[str], pending: str = "") -> str:
+    """Render `el`'s children; returns a number that no text has opened yet ('' when used)."""
+    for child in el:
+        name = local(child.tag)
+        if not name or name in _CLML_DROP or name in ("Number", "Title", "TitleBlock", "Pnumber"):
+            continue
+        if name in _CLML_HEADED:
+            number, title = _clml_words(_first(child, "Number")), _clml_words(_first(child, "Title", "TitleBlock"))
+            first = _first(child, "P1")
+            if name == "P1group" and first is not None:  # a section: its number is the P1's, its heading the group's
+                number = _clml_words(_first(first, "Pnumber"))
+            label = " ".join(x for x in (number, title) if x)
+            if label:
+                out.append(_heading(depth, label))
+            _clml(child, depth + 1 if label else depth, out)
+            pending = ""
+        elif _CLML_NUMBERED.match(name):
+            mark = _clml_words(_first(child, "Pnumber"))
+            # legislation.gov.uk prints a section's number bare ("1"), heading its group, and the rest in brackets
+            if name == "P1" and local(el.tag) == "P1group":
+                mark = ""
+            elif name != "P1" and mark and not mark.startswith("("):
+                mark = f"({mark})"
+            left = _clml(child, depth, out, " ".join(x for x in (pending, mark) if x))
+            if left:
+                out.append(left)
+            pending = ""
+        elif name in ("Tabular", "table"):
+            if table := _html_table(child, _clml_words):
+                out.append(table)
+        elif name in ("Text", "Para") or not any(local(c.tag) for c in child):
+            if text := _clml_words(child):
+                out.append(f"{pending} {text}".strip())
+                pending = ""
+        else:
+            pending = _clml(child, depth, out, pending)
+    return pending
+
+
+def _clml_title(root: Any) -> str | None:
+    prelims = next((el for el in root.iter() if local(el.tag) in ("PrimaryPrelims", "SecondaryPrelims")), None)
+    return _clml_words(_first(prelims, "Title")) or None if prelims is not None else None
+
+
+# --- entry point ----------------------------------------------------------------------------------------------
+
+
+def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
+    """The document under `root` (of `kind(root)` `schema`) as Markdown, and its title (None when it names none).
+    Headings start at level 2: the title is not a section."""
+    notes: list[str] = []
+    if schema == "ecfr":
+        out: list[str] = []
+        _ecfr(root, 2, out)
+        title = _ecfr_title(root)
+    elif schema in ("akn", "uslm"):
+        out, notes = _akn(root, _AKN_DROP)
+        title = _akn_title(root)
+    elif schema == "clml":
+        out = []
+        left = _clml(root, 2, out)
+        if left:
+            out.append(left)
+        title = _clml_title(root)
+    else:
+        raise ValueError(f"not a legislation schema: {schema}")
+    if notes:
+        out += ["## Notes", *notes]
+    return "\n\n".join(line for line in out if line.strip()) + "\n", title

@@ -1,0 +1,189 @@
+"""Legislation as its publishers' XML (engine.ingest.legalxml): eCFR, Akoma Ntoso, USLM, CLML; other XML refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.errors import IngestError
+from engine.ingest.chunking import chunk_document
+from engine.ingest.formats import detect_format, parse
+
+# 45 CFR 164.310 in the shape ecfr.gov serves a part: DIV5 part, DIV6 subpart, DIV8 sections, a flat run of P with
+# the paragraph labels in the text, italic run-in headings, an amendment citation, the part's authority and source
+_ECFR = """<?xml version="1.0" encoding="UTF-8"?>
+<DIV5 N="164" TYPE="PART" hierarchy_metadata="{&quot;citation&quot;:&quot;45 CFR Part 164&quot;}">
+<HEAD>PART 164&#x2014;SECURITY AND PRIVACY</HEAD>
+<AUTH><HED>Authority:</HED><PSPACE>42 U.S.C. 1320d-1320d-9.</PSPACE></AUTH>
+<SOURCE><HED>Source:</HED><PSPACE>65 FR 82802, Dec. 28, 2000.</PSPACE></SOURCE>
+<DIV6 N="C" TYPE="SUBPART"><HEAD>Subpart C&#x2014;Security Standards</HEAD>
+<DIV8 N="164.310" TYPE="SECTION"><HEAD>&#xA7; 164.310 Physical safeguards.</HEAD>
+<P>A covered entity must, in accordance with &#xA7; 164.306:</P>
+<P>(a)(1) <I>Standard: Facility access controls.</I> Implement policies and procedures to limit physical access.</P>
+<P>(2) <I>Implementation specifications:</I></P>
+<P>(i) <I>Contingency operations</I> (Addressable). Establish procedures that allow facility access.</P>
+<P>(b) <I>Standard: Workstation use.</I> Implement policies and procedures that specify the proper functions.</P>
+<GPOTABLE COLS="2"><BOXHD><CHED H="1">Record</CHED><CHED H="1">Period</CHED></BOXHD>
+<ROW><ENT I="01">Access logs</ENT><ENT>6 years</ENT></ROW></GPOTABLE>
+<CITA TYPE="N">[68 FR 8376, Feb. 20, 2003, as amended at 78 FR 5694, Jan. 25, 2013]</CITA>
+</DIV8></DIV6></DIV5>
+"""
+
+# the same act as EUR-Lex's HTML test document (tests/ingest/test_formats.py), in Akoma Ntoso
+_AKN = """<?xml version="1.0" encoding="UTF-8"?>
+<akomaNtoso xmlns="http://docs.oasis-open.org/legaldocml/ns/akn/3.0"><act name="regulation">
+<meta><identification source="#ep"><FRBRWork><FRBRname value="Widget Regulation"/></FRBRWork></identification></meta>
+<preface><longTitle><p><docType>REGULATION (EU) 2031/77</docType> on the safety of widgets</p></longTitle></preface>
+<preamble><citations><citation><p>Having regard to the Treaty,<authorialNote marker="1">
+<p>OJ C 155, 30.4.2031, p. 38.</p></authorialNote></p></citation></citations>
+<recitals><intro><p>Whereas:</p></intro><recital><num>(1)</num><p>Widgets can cause harm.</p></recital></recitals>
+<formula name="enactingFormula"><p>HAVE ADOPTED THIS REGULATION:</p></formula></preamble>
+<body><chapter><num>CHAPTER I</num><heading>General provisions</heading>
+<article eId="art_3"><num>Article 3</num><heading>Designation of a safety officer</heading>
+<paragraph><num>1.</num><list><intro><p>A manufacturer shall designate a safety officer in any case where:</p></intro>
+<point><num>(a)</num><content><p>it places more than 10 000 widgets on the market; or</p></content></point>
+<point><num>(b)</num><content><p>its widgets are intended for <i>children</i>.</p></content></point></list></paragraph>
+<paragraph><num>2.</num><content><p>The officer shall report to the <ref href="#b">board</ref> .</p></content>
+</paragraph>
+</article>
+<article><num>4</num><heading>Records</heading><paragraph><content><table><tr><th>Record</th><th>Period</th></tr>
+<tr><td>Test reports</td><td>ten years</td></tr></table></content></paragraph></article></chapter></body>
+<attachments><attachment><doc name="annex"><preface><p><docNumber>ANNEX I</docNumber></p>
+<p><docTitle>Essential requirements</docTitle></p></preface><mainBody><paragraph><num>1.</num><content>
+<p>Widgets shall have rounded edges.</p></content></paragraph></mainBody></doc></attachment></attachments>
+</act></akomaNtoso>
+"""
+
+_USLM = """<?xml version="1.0" encoding="UTF-8"?>
+<uscDoc xmlns="http://xml.house.gov/schemas/uslm/1.0" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<meta><dc:title>Title 15</dc:title></meta><main><title><num value="15">Title 15&#x2014;</num>
+<heading>COMMERCE AND TRADE</heading><chapter><num>CHAPTER 94&#x2014;</num><heading>PRIVACY</heading>
+<section><num value="6801">&#xA7; 6801.</num><heading>Protection of nonpublic personal information</heading>
+<subsection><num>(b)</num><heading>Financial institutions safeguards</heading>
+<chapeau>Each agency shall establish appropriate standards&#x2014;</chapeau>
+<paragraph><num>(1)</num><content>to insure the security of customer records;</content></paragraph>
+<paragraph><num>(2)</num><content>to protect against any anticipated threats.</content></paragraph></subsection>
+<sourceCredit>(Pub. L. 106&#x2013;102, title V, &#xA7;501, Nov. 12, 1999.)</sourceCredit>
+<notes><note><heading>Effective Date</heading><p>Section effective Nov. 12, 2000.</p></note></notes>
+</section></chapter></title></main></uscDoc>
+"""
+
+_CLML = """<?xml version="1.0" encoding="UTF-8"?>
+<Legislation xmlns="http://www.legislation.gov.uk/namespaces/legislation"
+ xmlns:ukm="http://www.legislation.gov.uk/namespaces/metadata"><ukm:Metadata/>
+<Primary><PrimaryPrelims><Title>Widget Safety Act 2031</Title></PrimaryPrelims>
+<Body><Part><Number>PART 1</Number><Title>Safety</Title>
+<P1group><Title>Duty to register</Title><P1><Pnumber>1</Pnumber>
+<P2><Pnumber>1</Pnumber><P2para><Text>A manufacturer must register each widget.</Text></P2para></P2>
+<P2><Pnumber>2</Pnumber><P2para><Text>The registration must state&#x2014;</Text>
+<P3><Pnumber>a</Pnumber><P3para><Text>the serial number, and</Text></P3para></P3>
+<P3><Pnumber>b</Pnumber><P3para><Text>the date of manufacture.</Text></P3para></P3></P2para></P2></P1></P1group>
+<P1group><Title>Offences</Title><P1><Pnumber>2</Pnumber><P1para><Text>A person who fails to register a widget
+commits an offence.<CommentaryRef Ref="c1"/></Text></P1para></P1></P1group></Part></Body></Primary>
+<Commentaries><Commentary id="c1"><Para><Text>S. 2 in force at 1.1.2032.</Text></Para></Commentary></Commentaries>
+</Legislation>
+"""
+
+
+def _parsed(tmp_path: Path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return parse(path, path.read_bytes())
+
+
+def _sections(parsed) -> dict[str, str]:
+    return {b.section_number or b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+
+
+def test_ecfr_part_reads_as_its_plain_text_does(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "part-164.xml", _ECFR)
+    assert (parsed.format, parsed.metadata["xml"]) == ("xml", "ecfr")
+    assert parsed.title == "PART 164\u2014SECURITY AND PRIVACY"
+    sections = _sections(parsed)
+    assert sections["164.310(a)(1)"].startswith("(a)(1) Standard: Facility access controls. Implement policies")
+    assert "(i) Contingency operations (Addressable). Establish procedures" in sections["164.310(a)(1)"]
+    assert next(b for b in parsed.blocks if b.section_number == "164.310(b)").metadata["citation"] == "§ 164.310(b)"
+    assert next(b for b in parsed.blocks if b.section_number == "164.310(b)").section_path == (
+        "Part 164 SECURITY AND PRIVACY > Subpart C Security Standards > § 164.310 Physical safeguards")
+    # a table with its column headers; the amendment citation, authority and source notes are no regulation text
+    assert "| Record | Period |\n|---|---|\n| Access logs | 6 years |" in sections["164.310(b)"]
+    assert "FR" not in parsed.text and "Authority" not in parsed.text
+    for chunk in chunk_document("doc_x", parsed):
+        assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
+
+
+def test_ecfr_sections_match_the_same_rule_as_text(tmp_path: Path) -> None:
+    xml = _parsed(tmp_path, "a.xml", _ECFR)
+    text = _parsed(tmp_path, "a.txt", "PART 164\u2014SECURITY AND PRIVACY\n\nSubpart C\u2014Security Standards\n\n"
+                   "\u00a7 164.310 Physical safeguards.\n\n"
+                   "A covered entity must, in accordance with \u00a7 164.306:\n\n"
+                   "(a)(1) Standard: Facility access controls. Implement policies and procedures to limit physical "
+                   "access.\n\n(2) Implementation specifications:\n\n(i) Contingency operations (Addressable). "
+                   "Establish procedures that allow facility access.\n")
+    assert [(b.section_number, b.section_path) for b in xml.blocks][:2] == \
+        [(b.section_number, b.section_path) for b in text.blocks][:2]
+    assert _sections(xml)["164.310(a)(1)"] == _sections(text)["164.310(a)(1)"]
+
+
+def test_akoma_ntoso_act_reads_as_the_eurlex_page_does(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "widgets.xml", _AKN)
+    assert parsed.metadata["xml"] == "akn" and parsed.title == "REGULATION (EU) 2031/77 on the safety of widgets"
+    sections = _sections(parsed)
+    assert ("1. A manufacturer shall designate a safety officer in any case where:\n(a) it places more than 10 000 "
+            "widgets on the market; or\n(b) its widgets are intended for children." == sections["3(1)"])
+    assert sections["3(2)"] == "2. The officer shall report to the board."
+    assert next(b for b in parsed.blocks if b.section_number == "3(1)").section_path == \
+        "Chapter I General provisions > Article 3 Designation of a safety officer"
+    assert sections["Recital 1"] == "(1) Widgets can cause harm."  # a recital, non-binding context
+    # an article numbered "4" is Article 4; its table keeps its header row; the annex is a section of its own
+    assert "| Test reports | ten years |" in sections["4"]
+    assert sections["I(1)"] == "1. Widgets shall have rounded edges."
+    # the authorial note under Notes, its mark where it stood
+    assert sections["Notes"] == "(1) OJ C 155, 30.4.2031, p. 38."
+    assert "Having regard to the Treaty, (1)" in parsed.text and "Widget Regulation" not in parsed.text
+
+
+def test_uslm_sections_run_their_headings_in_and_leave_notes_out(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "usc15.xml", _USLM)
+    assert (parsed.metadata["xml"], parsed.title) == ("uslm", "Title 15")
+    block = next(b for b in parsed.blocks if b.section_number == "6801(b)")
+    assert block.section_path == ("Title 15 COMMERCE AND TRADE > Chapter 94 PRIVACY > "
+                                  "§ 6801 Protection of nonpublic personal information")
+    assert parsed.text[block.start:block.end] == (
+        "(b) Financial institutions safeguards.\u2014Each agency shall establish appropriate standards\u2014\n"
+        "(1) to insure the security of customer records;\n(2) to protect against any anticipated threats.")
+    assert "Pub. L." not in parsed.text and "effective" not in parsed.text
+
+
+def test_clml_sections_numbered_as_legislation_gov_uk_prints_them(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "widget-act.xml", _CLML)
+    assert (parsed.metadata["xml"], parsed.title) == ("clml", "Widget Safety Act 2031")
+    sections = _sections(parsed)
+    assert sections["1(1)"] == "(1) A manufacturer must register each widget."
+    assert sections["1(2)"] == ("(2) The registration must state\u2014\n(a) the serial number, and\n"
+                                "(b) the date of manufacture.")
+    assert next(b for b in parsed.blocks if b.section_number == "2").section_path == "Part 1 Safety > 2 Offences"
+    assert "in force" not in parsed.text  # the commentary is the editor's, not the act's
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Akoma Ntoso"),
+    ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY e SYSTEM "file:///etc/passwd">]><DIV8><HEAD>x</HEAD><P>&e;</P></DIV8>',
+     "declares entities"),
+    ('<?xml version="1.0"?><DIV8 N="1.1"><HEAD>x</HEAD><P>cut', "invalid XML.*whole"),
+    ('<?xml version="1.0"?><catalog xmlns="http://csrc.nist.gov/ns/oscal/1.0"/>', "OSCAL XML.*convert it to JSON"),
+], ids=["other-xml", "entities", "truncated", "oscal"])
+def test_other_xml_is_refused_saying_what_is_read(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(IngestError, match=message):
+        _parsed(tmp_path, "doc.xml", text)
+
+
+def test_an_xml_file_without_extension_is_recognised() -> None:
+    assert detect_format(Path("part-164"), _ECFR.encode()) == "xml"
+
+
+def test_markdown_act_with_article_headings_keeps_its_recitals(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "act.md", "# Regulation 1/2031\n\nWhereas:\n\n(1) Widgets can cause harm.\n\n"
+                     "HAVE ADOPTED THIS REGULATION:\n\n## Article 1 Scope\n\nThis Regulation applies to widgets.\n")
+    assert _sections(parsed)["Recital 1"] == "(1) Widgets can cause harm."
