@@ -89,11 +89,17 @@ _TYPE_WORDS = (
 )
 
 
-def infer_source_type(path: Path, title: str, fmt: str = "") -> tuple[str, str] | None:
-    """(source type, why) from the words of the file name or the title; None when they say nothing.
+# Formats that say what kind of source they hold: ObliQA passages are regulatory text (the ADGM rulebooks); the
+# eCFR is federal regulations and USLM the US Code ("xml:<schema>", engine.ingest.legalxml)
+_FORMAT_TYPES = {"obliqa": ("regulation", "the ObliQA format (regulatory passages)"),
+                 "xml:ecfr": ("regulation", "the eCFR format (the Code of Federal Regulations)"),
+                 "xml:uslm": ("statute", "the USLM format (the US Code)")}
 
-    ObliQA passages are regulatory text (the ADGM rulebooks). Never a silent default: the caller
-    reports how the type was chosen.
+
+def infer_source_type(path: Path, title: str, fmt: str = "") -> tuple[str, str] | None:
+    """(source type, why) from the words of the file name or the title, else from a format that says it
+    (`fmt`: 'obliqa', 'xml:ecfr'); None when they say nothing. Never a silent default: the caller reports how
+    the type was chosen.
     """
     for where, text in (("file name", path.stem), ("title", title)):
         words = set(re.findall(r"[a-z]+", text.lower()))
@@ -101,9 +107,7 @@ def infer_source_type(path: Path, title: str, fmt: str = "") -> tuple[str, str] 
             found = next((k for k in keys if k in words), None)
             if found:
                 return kind, f"the word '{found}' in the {where}"
-    if fmt == "obliqa":
-        return "regulation", "the ObliQA format (regulatory passages)"
-    return None
+    return _FORMAT_TYPES.get(fmt)
 
 
 def choose_source_type(path: Path, title: str, fmt: str, given: str | None, previous: Any,

@@ -166,7 +166,8 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
         raise IngestError(str(path), f"it would make {len(drafts):,} chunks, over the limit of "
                                      f"{settings.max_chunks_per_file:,} per file",
                           "split the file, or raise EVIDENCE_MAX_CHUNKS_PER_FILE")
-    kind, typed = choose_source_type(path, doc_title, parsed.format, source_type, previous, settings)
+    fmt = f"xml:{parsed.metadata.get('xml')}" if parsed.format == "xml" else parsed.format
+    kind, typed = choose_source_type(path, doc_title, fmt, source_type, previous, settings)
     return _Prepared(
         path=path, data_sha256=hashlib.sha256(data).hexdigest(), parsed=parsed, doc_id=doc_id,
         content_sha256=content_sha, source_key=source_key, title=doc_title,

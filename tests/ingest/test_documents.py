@@ -45,6 +45,13 @@ def test_nothing_to_infer_from_is_none() -> None:
     assert infer_source_type(Path("notes.txt"), "Retention periods") is None
 
 
+@pytest.mark.parametrize(("fmt", "expected"), [("xml:ecfr", "regulation"), ("xml:uslm", "statute"),
+                                               ("obliqa", "regulation"), ("xml:akn", None), ("md", None)])
+def test_a_format_that_says_what_it_holds(fmt: str, expected: str | None) -> None:
+    found = infer_source_type(Path("part-164.xml"), "PART 164\u2014SECURITY AND PRIVACY", fmt)
+    assert (found[0] if found else None) == expected
+
+
 def test_ingest_prints_how_the_type_was_inferred(cli_env, tmp_path: Path) -> None:
     path = tmp_path / "records-policy.txt"
     path.write_text(NEUTRAL)
