@@ -527,15 +527,9 @@ def _oscal_document(path: Path, loaded: Any) -> ParsedDocument:
     return parsed.model_copy(update={"format": "oscal", "metadata": {**parsed.metadata, "oscal": "catalog"}})
 
 
-def _oscal_xml(path: Path) -> IngestError:
-    return IngestError(str(path), "OSCAL XML is not read directly",
-                       "convert it to JSON first (compliance-trestle: 'trestle import -f FILE -o NAME' writes JSON), "
-                       "then ingest that")
-
-
 def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
     """An OSCAL catalog or resolved profile in JSON or YAML (engine.ingest.oscal); XML is read as XML is
-    (`parse_xml`), which refuses OSCAL XML with the command that converts it."""
+    (`parse_xml`)."""
     if data.lstrip()[:1] == b"<":
         return parse_xml(path, data)
     try:
@@ -546,12 +540,13 @@ def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
 
 
 _XML_KINDS = ("read are legislation in eCFR, Akoma Ntoso (LegalDocML), USLM or legislation.gov.uk (CLML) XML, and "
-              "OSCAL catalogs in JSON or YAML; save another document as text, HTML or PDF")
+              "OSCAL catalogs; save another document as text, HTML or PDF")
 
 
 def parse_xml(path: Path, data: bytes) -> ParsedDocument:
     """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Akoma Ntoso, USLM, CLML), read as the
-    Markdown it renders to; parsed without DTDs' entities or external references (defusedxml)."""
+    Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal); parsed without DTDs' entities or
+    external references (defusedxml)."""
     try:
         root = SafeElementTree.fromstring(data)
     except DefusedXmlException as exc:
@@ -562,7 +557,7 @@ def parse_xml(path: Path, data: bytes) -> ParsedDocument:
                           "check that the file is whole (a download cut short?) and is XML") from exc
     schema = legalxml.kind(root)
     if schema == "oscal":
-        raise _oscal_xml(path)
+        return _oscal_document(path, oscal.from_xml(root))
     if schema is None:
         raise IngestError(str(path), f"XML of a kind not read here (its root element is <{legalxml.local(root.tag)}>)",
                           _XML_KINDS)

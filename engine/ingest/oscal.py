@@ -1,4 +1,5 @@
-"""OSCAL catalogs (and resolved profiles, which are catalogs) as a document. Pure: no I/O.
+"""OSCAL catalogs (and resolved profiles, which are catalogs) as a document, from JSON, YAML or XML (`from_xml`
+reads the XML form into the JSON form's shape). Pure: no I/O.
 
 A catalog is rendered to Markdown and read like any Markdown document, so a control is a section cited
 by its id: groups are headings, each control and enhancement a heading "<label> <title>" (the `label`
@@ -42,9 +43,16 @@ def _param_text(param: dict[str, Any]) -> str:
     return f"[Assignment: {param.get('label') or param.get('id', 'value')}]"
 
 
+# OSCAL's JSON and YAML prose is Markdown: a heading inside a part ("# Further information") is a line of its
+# part, not a heading of the document, and an escaped mark ("Cybersecurity \\& Infrastructure") is the mark itself
+_PROSE_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!&|<>~])")
+
+
 def _prose(text: str, params: dict[str, str]) -> str:
     text = _INSERT.sub(lambda m: params.get(m.group(1), f"[Assignment: {m.group(1)}]"), text)
-    return _LINK.sub(r"\1", text).strip()
+    text = _PROSE_HEADING.sub("", _LINK.sub(r"\1", text))
+    return _ESCAPED.sub(r"\1", text).strip()
 
 
 def _part(part: dict[str, Any], params: dict[str, str], out: list[str]) -> None:
@@ -121,6 +129,80 @@ def _group(group: dict[str, Any], depth: int, params: dict[str, str], out: list[
         _control(control, depth + 1, params, out, labels)
     for sub in group.get("groups") or []:
         _group(sub, depth + 1, params, out, labels)
+
+
+# --- OSCAL XML: the same model, read from its XML form ------------------------------------------------------------
+
+def _local(tag: Any) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _markup(el: Any) -> str:
+    """OSCAL's markup (p, ul/ol/li, em, strong, a, insert, ...) as the prose string the JSON form holds: block
+    elements paragraphs of their own, a parameter's insert as "{{ insert: param, id }}", a link as its text."""
+    lines = [line for line in (" ".join(x.split()) for x in _inline(el).split(_BREAK)) if line]
+    out = ""
+    for i, line in enumerate(lines):  # a list's items one a line, as the JSON form's Markdown has them
+        out += ("" if i == 0 else "\n" if line.startswith("- ") and lines[i - 1].startswith("- ") else "\n\n") + line
+    return out
+
+
+_BREAK = "\x00"  # where a block element ends a line (the source's own line breaks are spaces)
+_BLOCKS = ("p", "ul", "ol", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote")
+
+
+def _inline(el: Any) -> str:
+    pieces: list[str] = [el.text or ""]
+    for child in el:
+        name = _local(child.tag)
+        if name == "insert":
+            pieces.append(f"{{{{ insert: {child.get('type', 'param')}, {child.get('id-ref', '')} }}}}")
+        elif name == "li":
+            pieces.append(_BREAK + "- " + _inline(child) + _BREAK)
+        elif name in _BLOCKS:
+            pieces.append(_BREAK + _inline(child) + _BREAK)
+        elif name in ("td", "th"):
+            pieces.append(" " + _inline(child) + " ")
+        elif name:
+            pieces.append(_inline(child))
+        pieces.append(child.tail or "")
+    return "".join(pieces)
+
+
+def _xml_node(el: Any) -> dict[str, Any]:
+    """A catalog, group, control, part or parameter element as the dict its JSON form would be."""
+    node: dict[str, Any] = {k: v for k, v in el.attrib.items() if k in ("id", "class", "name", "ns")}
+    prose = []
+    for child in el:
+        name = _local(child.tag)
+        if name in ("title", "label"):
+            node[name] = _markup(child)
+        elif name == "prop":
+            node.setdefault("props", []).append({"name": child.get("name", ""), "value": child.get("value", "")})
+        elif name == "link":
+            node.setdefault("links", []).append({"href": child.get("href", ""), "rel": child.get("rel", "")})
+        elif name == "param":
+            node.setdefault("params", []).append(_xml_node(child))
+        elif name == "select":
+            node["select"] = {"how-many": child.get("how-many", "one"),
+                              "choice": [_markup(c) for c in child if _local(c.tag) == "choice"]}
+        elif name == "value":
+            node.setdefault("values", []).append(_markup(child))
+        elif name in ("part", "control", "group"):
+            node.setdefault(f"{name}s", []).append(_xml_node(child))
+        elif name == "metadata":
+            title = next((c for c in child if _local(c.tag) == "title"), None)
+            node["metadata"] = {"title": _markup(title) if title is not None else ""}
+        elif name not in ("back-matter", "guideline", "constraint", "remarks"):
+            prose.append(child)
+    if prose and _local(el.tag) == "part":
+        node["prose"] = "\n\n".join(_markup(p) for p in prose)
+    return node
+
+
+def from_xml(root: Any) -> dict[str, Any]:
+    """An OSCAL catalog (or profile) in its XML form as the dict of its JSON form: {"catalog": {...}}."""
+    return {_local(root.tag): _xml_node(root)}
 
 
 def to_markdown(data: dict[str, Any]) -> str:

@@ -64,6 +64,39 @@ def test_a_catalog_is_a_section_per_control(tmp_path: Path, name: str) -> None:
     assert "XA-2(2) Removal of Temporary Accounts (withdrawn)" in parsed.text
 
 
+# CATALOG in OSCAL's XML form: markup prose, parameters inserted by reference, a list in the guidance
+CATALOG_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<catalog xmlns="http://csrc.nist.gov/ns/oscal/1.0" uuid="00000000-0000-4000-8000-000000000000">
+<metadata><title>Example Catalog</title><last-modified>2026-01-01T00:00:00Z</last-modified><version>1</version>
+<oscal-version>1.1.2</oscal-version></metadata>
+<group id="xa" class="family"><title>Access Control</title>
+<control id="xa-2"><title>Account Management</title>
+<param id="xa-2_prm_1"><label>organization-defined time period</label></param>
+<param id="xa-2_prm_2"><select how-many="one-or-more"><choice>daily</choice><choice>weekly</choice></select></param>
+<prop name="label" value="XA-2"/>
+<part id="xa-2_smt" name="statement">
+<part id="xa-2_smt.a" name="item"><prop name="label" value="a."/><p>Disable accounts within
+ <insert type="param" id-ref="xa-2_prm_1"/> when the accounts have expired;</p></part>
+<part id="xa-2_smt.b" name="item"><prop name="label" value="b."/><p>Review accounts
+ <insert type="param" id-ref="xa-2_prm_2"/> for compliance.</p></part></part>
+<part id="xa-2_gdn" name="guidance"><p>Examples of account types include <em>individual</em>, shared and guest
+ accounts.</p></part>
+<control id="xa-2.1"><title>Automated Account Management</title><prop name="label" value="XA-2(1)"/>
+<part id="xa-2.1_smt" name="statement"><p>Support the management of system accounts using automated
+ mechanisms.</p></part></control>
+<control id="xa-2.2"><title>Removal of Temporary Accounts</title><prop name="label" value="XA-2(2)"/>
+<prop name="status" value="withdrawn"/><link href="#xa-2" rel="incorporated-into"/>
+<link href="#xa-2.1" rel="incorporated-into"/><link href="#ref-1" rel="reference"/></control>
+</control></group></catalog>
+"""
+
+
+def test_a_catalog_in_xml_reads_as_its_json_form(tmp_path: Path) -> None:
+    xml, as_json = _parsed(tmp_path, "catalog.xml", CATALOG_XML), _parsed(tmp_path, "c.json", json.dumps(CATALOG))
+    assert xml.text == as_json.text and xml.title == "Example Catalog" and xml.format == "oscal"
+    assert [(b.section_path, b.metadata) for b in xml.blocks] == [(b.section_path, b.metadata) for b in as_json.blocks]
+
+
 def test_the_shipped_catalog_fixture_cites_every_control(tmp_path: Path) -> None:
     path = ROOT / "bench" / "corpora" / "controls" / "oscal" / "ism-subset_catalog.json"
     parsed = parse(path, path.read_bytes())
@@ -83,8 +116,8 @@ def _walk(node: dict):
     ("profile.json", json.dumps({"profile": {"imports": []}}), "not resolved"),
     ("other.json", json.dumps({"components": []}), "not an OSCAL catalog"),
     ("list.json", "[]", "OSCAL catalog"),
-    ("catalog.xml", '<?xml version="1.0"?><catalog xmlns="http://csrc.nist.gov/ns/oscal/1.0"/>', "convert it to JSON"),
-], ids=["unresolved-profile", "other-object", "empty-list", "xml"])
+    ("profile.xml", '<?xml version="1.0"?><profile xmlns="http://csrc.nist.gov/ns/oscal/1.0"/>', "not resolved"),
+], ids=["unresolved-profile", "other-object", "empty-list", "xml-profile"])
 def test_other_shapes_are_refused_by_name(tmp_path: Path, name: str, text: str, message: str) -> None:
     with pytest.raises(IngestError, match=message):
         _parsed(tmp_path, name, text)
@@ -96,3 +129,16 @@ def test_a_control_withdrawn_to_two_places_says_both_in_one_clause() -> None:
     assert _withdrawal(control, {"xa-2": "XA-2", "xb-1": "XB-1"}) == \
         "This control is withdrawn: incorporated into XA-2 and moved to XB-1."
     assert _withdrawal({}, {}) == "This control is withdrawn."
+
+
+def test_markdown_prose_reads_as_its_text(tmp_path: Path) -> None:
+    """OSCAL's JSON prose is Markdown: an escaped mark is the mark, and a heading inside a group's overview is a line
+    of it, not a section that takes the group's text away from it."""
+    catalog = {"catalog": {"uuid": "0", "metadata": {"title": "C"}, "groups": [{"id": "g", "title": "Guidelines",
+                                                                             "parts": [
+        {"name": "overview", "prose": "# Further information\n\nSee CISA\u2019s Cybersecurity \\& Infrastructure page, "
+                                      "\u2018current as at \\[date\\]\u2019."}], "controls": [
+        {"id": "c-1", "title": "Reviews", "parts": [{"name": "statement", "prose": "Review the plan yearly."}]}]}]}}
+    parsed = _parsed(tmp_path, "c.json", json.dumps(catalog))
+    assert "Cybersecurity & Infrastructure page, \u2018current as at [date]\u2019." in parsed.text
+    assert {b.section_path for b in parsed.blocks} == {"Guidelines", "Guidelines > C-1 Reviews"}
