@@ -539,12 +539,12 @@ def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
     return _oscal_document(path, loaded)
 
 
-_XML_KINDS = ("read are legislation in eCFR, Akoma Ntoso (LegalDocML), USLM or legislation.gov.uk (CLML) XML, and "
-              "OSCAL catalogs; save another document as text, HTML or PDF")
+_XML_KINDS = ("read are legislation in eCFR, Akoma Ntoso (LegalDocML), USLM, legislation.gov.uk (CLML) or EUR-Lex "
+              "(Formex) XML, and OSCAL catalogs; save another document as text, HTML or PDF")
 
 
 def parse_xml(path: Path, data: bytes) -> ParsedDocument:
-    """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Akoma Ntoso, USLM, CLML), read as the
+    """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Akoma Ntoso, USLM, CLML, Formex), read as the
     Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal); parsed without DTDs' entities or
     external references (defusedxml)."""
     try:

@@ -18,6 +18,9 @@ same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
   source credits and notes are left out.
 * **CLML** (legislation.gov.uk): `Part`, `Chapter`, `Pblock` and `P1group` titles are headings, `P1`..`P6`
   numbered paragraphs ("1", "(1)", "(a)", "(i)"), commentaries left out.
+* **Formex 4** (what EUR-Lex serves as an act's XML: `ACT`, `CONS.ACT`, an `ANNEX` on its own): the preamble's
+  citations and recitals (`CONSID`), `DIVISION` and `ARTICLE` titles as headings, `PARAG` and list items as
+  numbered paragraphs, footnotes (`NOTE`) under "Notes", quotation marks (`QUOT.START`) as marks.
 
 Tables are Markdown tables (a header row when the source marks one), one row a line.
 """
@@ -28,7 +31,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-KINDS = {"ecfr": "eCFR", "akn": "Akoma Ntoso", "uslm": "USLM", "clml": "legislation.gov.uk CLML"}
+KINDS = {"ecfr": "eCFR", "akn": "Akoma Ntoso", "uslm": "USLM", "clml": "legislation.gov.uk CLML", "formex": "Formex"}
 
 _OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
 _USLM_NS = "http://xml.house.gov/schemas/uslm/"
@@ -56,6 +59,8 @@ def kind(root: Any) -> str | None:
         return "uslm"
     if namespace == _CLML_NS or name == "Legislation":
         return "clml"
+    if name in ("ACT", "CONS.ACT", "ANNEX", "CONS.ANNEX") or (name == "CONS.DOC"):
+        return "formex"
     if _ECFR_DIV.match(name) or name in ("ECFR", "CFRDOC", "CFRGRANULE", "DLPSTEXTCLASS") or any(
             _ECFR_DIV.match(local(el.tag)) for el in root.iter()):
         return "ecfr"
@@ -63,10 +68,10 @@ def kind(root: Any) -> str | None:
 
 
 def _clean(text: str) -> str:
-    """Whitespace made single spaces, none before a closing mark or after an opening bracket (inline markup
-    set apart: "the <ref>data</ref> , which")."""
+    """Whitespace made single spaces, none before a closing mark or after an opening bracket or quotation mark
+    (inline markup set apart: "the <ref>data</ref> , which", Formex's quotation marks around "safety")."""
     text = " ".join(text.split())
-    return re.sub(r"([(\[])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]])", r"\1", text))
+    return re.sub(r"([(\[\u2018\u201c])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]\u2019\u201d])", r"\1", text))
 
 
 def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None = None) -> str:
@@ -361,6 +366,94 @@ def _clml_title(root: Any) -> str | None:
     return _clml_words(_first(prelims, "Title")) or None if prelims is not None else None
 
 
+# --- Formex (EUR-Lex) ----------------------------------------------------------------------------------------
+
+_FMX_DROP = frozenset({"BIB.INSTANCE", "INFO.CONSLEG", "INFO.PROD", "MANUAL.CORRECTION", "FMX.GEN", "NO.SEQ",
+                       "TOC", "SIGNATURE"})
+_FMX_TEXT = frozenset({"P", "TXT", "ALINEA", "VISA", "PREAMBLE.INIT", "PREAMBLE.FINAL", "GR.CONSID.INIT", "FINAL",
+                       "STI", "TI"})
+_FMX_NUMBERED = frozenset({"PARAG", "NP", "ITEM", "CONSID", "NP.ECR"})
+_FMX_NUMBERS = frozenset({"NO.PARAG", "NO.P", "NO.GR.SEQ"})
+_FMX_TITLED = frozenset({"DIVISION", "GR.SEQ", "ANNEX", "CONS.ANNEX", "ARTICLE", "ACT", "CONS.DOC"})
+
+
+class _Formex:
+    """The Formex 4 an act is published in on EUR-Lex (ACT, CONS.ACT, ANNEX): DIVISION titles and ARTICLE titles are
+    headings, PARAG and list items numbered paragraphs, CONSID recitals, NOTE footnotes gathered under Notes."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.notes: list[str] = []
+
+    def text(self, el: Any) -> str:
+        pieces: list[str] = []
+
+        def walk(node: Any) -> None:
+            if node.text:
+                pieces.append(node.text)
+            for child in node:
+                name = local(child.tag)
+                if name == "NOTE":
+                    mark = child.get("NOTE.ID") or str(len(self.notes) + 1)
+                    mark = mark.lstrip("E0") or mark
+                    self.notes.append(f"({mark}) {_clean(_text(child))}")
+                    pieces.append(f"({mark})")
+                elif name == "QUOT.START":
+                    pieces.append("\u2018")
+                elif name == "QUOT.END":
+                    pieces.append("\u2019")
+                elif name and name not in _FMX_DROP:
+                    walk(child)
+                if child.tail:
+                    pieces.append(child.tail)
+
+        walk(el)
+        return _clean(" ".join(pieces))
+
+    def title(self, el: Any | None) -> str:
+        """A DIVISION's or ANNEX's TITLE: its TI and STI on one line ("CHAPTER I General provisions")."""
+        if el is None:
+            return ""
+        return " ".join(t for t in (self.text(c) for c in el if local(c.tag) in ("TI", "STI")) if t)
+
+    def render(self, el: Any, depth: int, pending: str = "") -> str:
+        for child in el:
+            name = local(child.tag)
+            if not name or name in _FMX_DROP or name in _FMX_NUMBERS:
+                continue
+            if name in ("DIVISION", "GR.SEQ", "ANNEX", "ARTICLE"):
+                if name == "ARTICLE":
+                    label = " ".join(t for t in (self.text(c) for c in child if local(c.tag) in ("TI.ART", "STI.ART"))
+                                     if t)
+                else:
+                    label = self.title(_first(child, "TITLE"))
+                if label:
+                    self.out.append(_heading(depth, label))
+                self.render(child, depth + 1 if label else depth)
+                pending = ""
+            elif name in ("TITLE", "TI.ART", "STI.ART") and local(el.tag) in _FMX_TITLED:
+                continue  # the heading above, or the document's title
+            elif name in _FMX_NUMBERED:
+                number = _first(child, *_FMX_NUMBERS)
+                mark = self.text(number) if number is not None else ""
+                left = self.render(child, depth, " ".join(x for x in (pending, mark) if x))
+                if left:
+                    self.out.append(left)
+                pending = ""
+            elif name == "TBL" or name == "TABLE":
+                rows = [[self.text(c).replace("|", "/") for c in row if local(c.tag) == "CELL"]
+                        for row in child.iter() if local(row.tag) == "ROW"]
+                if rows := [r for r in rows if any(r)]:
+                    self.out.append(_table(rows, None))
+            elif name in _FMX_TEXT and not any(local(c.tag) in _FMX_TEXT | _FMX_NUMBERED | {"LIST"} for c in child):
+                if text := self.text(child):
+                    self.out.append(_joined(pending, text))
+                    pending = ""
+            else:
+                pending = self.render(child, depth, pending)
+        return pending
+
+
 # --- entry point ----------------------------------------------------------------------------------------------
 
 
@@ -381,6 +474,16 @@ def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
         if left:
             out.append(left)
         title = _clml_title(root)
+    elif schema == "formex":
+        render = _Formex()
+        doc = _first(root, "CONS.DOC") if local(root.tag) == "CONS.ACT" else root
+        doc = root if doc is None else doc
+        head = _first(doc, "TITLE")
+        title = " ".join(render.text(p) for p in head.iter() if local(p.tag) == "P") if head is not None else None
+        if local(doc.tag) in ("ANNEX", "CONS.ANNEX"):  # an annex, published as a document of its own
+            render.out.append(_heading(2, render.title(head) or "Annex"))
+        left = render.render(doc, 3 if local(doc.tag) in ("ANNEX", "CONS.ANNEX") else 2)
+        out, notes = render.out + ([left] if left else []), render.notes
     else:
         raise ValueError(f"not a legislation schema: {schema}")
     if notes:

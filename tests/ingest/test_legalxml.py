@@ -86,6 +86,26 @@ commits an offence.<CommentaryRef Ref="c1"/></Text></P1para></P1></P1group></Par
 """
 
 
+# the same act in Formex 4, as EUR-Lex serves an act's XML: TI.ART/STI.ART, PARAG/NO.PARAG/ALINEA, LIST/ITEM/NP,
+# CONSID recitals, a NOTE, quotation marks as elements, a page mark between items
+_FORMEX = """<?xml version="1.0" encoding="UTF-8"?>
+<ACT><BIB.INSTANCE><DOCUMENT.REF><COLL>L</COLL></DOCUMENT.REF></BIB.INSTANCE>
+<TITLE><TI><P>REGULATION (EU) 2031/77</P><P>on the safety of widgets</P></TI></TITLE>
+<PREAMBLE><GR.VISA><VISA>Having regard to the Treaty,<NOTE NOTE.ID="E0001"><P>OJ C 155, 30.4.2031.</P></NOTE></VISA>
+</GR.VISA><GR.CONSID><GR.CONSID.INIT>Whereas:</GR.CONSID.INIT><CONSID><NP><NO.P>(1)</NO.P><TXT>Widgets can cause
+harm.</TXT></NP></CONSID></GR.CONSID><PREAMBLE.FINAL>HAVE ADOPTED THIS REGULATION:</PREAMBLE.FINAL></PREAMBLE>
+<ENACTING.TERMS><DIVISION><TITLE><TI><P>CHAPTER I</P></TI><STI><P>General provisions</P></STI></TITLE>
+<ARTICLE IDENTIFIER="003"><TI.ART>Article 3</TI.ART><STI.ART>Designation of a safety officer</STI.ART>
+<PARAG IDENTIFIER="003.001"><NO.PARAG>1.</NO.PARAG><ALINEA><P>A manufacturer shall designate a safety officer in any
+case where:</P><LIST TYPE="alpha"><ITEM><NP><NO.P>(a)</NO.P><TXT>it places more than 10 000 widgets on the market;
+or</TXT></NP></ITEM><?PAGE NO="3"?><ITEM><NP><NO.P>(b)</NO.P><TXT>its widgets are intended for <HT TYPE="ITALIC">
+children</HT>.</TXT></NP></ITEM></LIST></ALINEA></PARAG>
+<PARAG IDENTIFIER="003.002"><NO.PARAG>2.</NO.PARAG><ALINEA>The officer shall follow the <QUOT.START CODE="2018"/>
+safety<QUOT.END CODE="2019"/> rules.</ALINEA></PARAG></ARTICLE></DIVISION></ENACTING.TERMS>
+<FINAL><P>This Regulation shall be binding in its entirety.</P></FINAL></ACT>
+"""
+
+
 def _parsed(tmp_path: Path, name: str, text: str):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -142,6 +162,22 @@ def test_akoma_ntoso_act_reads_as_the_eurlex_page_does(tmp_path: Path) -> None:
     # the authorial note under Notes, its mark where it stood
     assert sections["Notes"] == "(1) OJ C 155, 30.4.2031, p. 38."
     assert "Having regard to the Treaty, (1)" in parsed.text and "Widget Regulation" not in parsed.text
+
+
+def test_formex_act_reads_as_the_eurlex_page_does(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "32031R0077.xml", _FORMEX)
+    assert parsed.metadata["xml"] == "formex" and parsed.title == "REGULATION (EU) 2031/77 on the safety of widgets"
+    sections = _sections(parsed)
+    assert sections["3(1)"] == ("1. A manufacturer shall designate a safety officer in any case where:\n"
+                                "(a) it places more than 10 000 widgets on the market; or\n"
+                                "(b) its widgets are intended for children.")
+    # the closing formula after the last article, as the act's plain text has it
+    assert sections["3(2)"] == ("2. The officer shall follow the \u2018safety\u2019 rules.\n\n"
+                                "This Regulation shall be binding in its entirety.")
+    assert sections["Recital 1"] == "(1) Widgets can cause harm."
+    assert sections["Notes"] == "(1) OJ C 155, 30.4.2031."
+    assert next(b for b in parsed.blocks if b.section_number == "3(1)").section_path == \
+        "Chapter I General provisions > Article 3 Designation of a safety officer"
 
 
 def test_uslm_sections_run_their_headings_in_and_leave_notes_out(tmp_path: Path) -> None:
