@@ -369,8 +369,62 @@ def _entities_as_text(root: Any) -> None:
         parent.remove(entity)
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+# What a paragraph shows, as Word shows it with every tracked change accepted: deleted and moved-away runs are not
+# read, inserted and moved-here runs are (python-docx's text skips runs inside w:ins, losing inserted words)
+_DOCX_GONE = {f"{_W}del", f"{_W}moveFrom"}
+_DOCX_CHARS = {f"{_W}tab": "\t", f"{_W}br": "\n", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
+
+
+def _docx_text(element: Any) -> str:
+    """The text of a paragraph element (w:p) or a table cell (w:tc, its paragraphs one a line), tracked insertions
+    in and deletions out, hidden runs (w:vanish) left out."""
+    if element.tag == f"{_W}tc":
+        return "\n".join(_docx_text(p) for p in element.iter(f"{_W}p"))
+    pieces: list[str] = []
+
+    def walk(node: Any) -> None:
+        for child in node:
+            tag = child.tag
+            if tag in _DOCX_GONE or (tag == f"{_W}r" and child.find(f"{_W}rPr/{_W}vanish") is not None):
+                continue
+            if tag == f"{_W}t":
+                pieces.append(child.text or "")
+            elif tag in _DOCX_CHARS and not (tag == f"{_W}br" and child.get(f"{_W}type") == "page"):
+                pieces.append(_DOCX_CHARS[tag])
+            elif tag != f"{_W}p":  # a paragraph nested in a text box is read where it is, once
+                walk(child)
+
+    walk(element)
+    return "".join(pieces)
+
+
+def _docx_blocks(body: Any) -> Iterator[Any]:
+    """The body's paragraphs and tables in order, those inside block-level content controls (w:sdt, a template's
+    fields and repeating sections) included, which python-docx's iteration skips."""
+    for child in body:
+        if child.tag in (f"{_W}p", f"{_W}tbl"):
+            yield child
+        elif child.tag == f"{_W}sdt":
+            content = child.find(f"{_W}sdtContent")
+            if content is not None:
+                yield from _docx_blocks(content)
+
+
+def _tracked_changes(body: Any) -> str | None:
+    """A warning when the document holds tracked changes, which are read as if accepted."""
+    inserted = sum(1 for _ in body.iter(f"{_W}ins")) + sum(1 for _ in body.iter(f"{_W}moveTo"))
+    deleted = sum(1 for _ in body.iter(f"{_W}del")) + sum(1 for _ in body.iter(f"{_W}moveFrom"))
+    if not inserted and not deleted:
+        return None
+    return (f"the document has tracked changes ({inserted} insertion(s), {deleted} deletion(s)): read as if every "
+            "change were accepted; accept or reject them in Word and ingest again to read another text")
+
+
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
-    import docx  # each format's reader is loaded when a file of that format comes (docx.table with it)
+    import docx.text.paragraph  # each format's reader is loaded when a file of that format comes (docx.table too)
+
+    Table, Paragraph = docx.table.Table, docx.text.paragraph.Paragraph
 
     try:
         document = docx.Document(io.BytesIO(data))
@@ -382,19 +436,23 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     # schedule under "4.2 Retention periods", not under the document's last heading); a paragraph numbered by Word
     # with the number it shows ("4.2 Retention periods", "(a) ..."), which its text lacks
     numbering = Numbering(document)
+    body = document.element.body
+    if (tracked := _tracked_changes(body)) is not None:
+        warnings.warn(tracked, UserWarning, stacklevel=1)
     blocks: list[tuple[Any, str, bool]] = []  # (paragraph or table, its text, numbered by Word)
-    for block in document.iter_inner_content():
-        if isinstance(block, docx.table.Table):
-            blocks.append((block, "", False))
+    for element in _docx_blocks(body):
+        if element.tag == f"{_W}tbl":
+            blocks.append((Table(element, document._body), "", False))
             continue
-        words = block.text
-        label = numbering.label(block) if words.strip() else None
-        blocks.append((block, f"{label} {words}" if label else words, label is not None))
+        paragraph = Paragraph(element, document._body)
+        words = _docx_text(element)
+        label = numbering.label(paragraph) if words.strip() else None
+        blocks.append((paragraph, f"{label} {words}" if label else words, label is not None))
     builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, text, _ in blocks)))
     for block, text, numbered in blocks:
-        if isinstance(block, docx.table.Table):
+        if isinstance(block, Table):
             for row in block.rows:
-                builder.paragraph(" | ".join(cell.text.strip() for cell in row.cells))
+                builder.paragraph(" | ".join(_docx_text(cell._tc).strip() for cell in row.cells))
             continue
         style = (block.style.name if block.style is not None else "") or ""
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)

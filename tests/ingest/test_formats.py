@@ -164,6 +164,42 @@ def test_docx_damaged_numbering_is_read_as_far_as_it_goes(tmp_path: Path) -> Non
     assert parsed.text == "Keep records.\n\n1. Destroy them."
 
 
+def test_docx_tracked_changes_read_as_accepted_with_a_warning(tmp_path: Path) -> None:
+    """Words inserted with Track Changes on are the policy's words (python-docx's text drops them); deleted and
+    hidden ones are not; paragraphs inside content controls (a template's fields) are read, in their place."""
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    w = nsdecls("w")
+    document = docx.Document()
+    document.add_heading("4. Access reviews", level=1)
+    paragraph = document.add_paragraph("Access must be reviewed ")
+    paragraph._p.append(parse_xml(f'<w:ins {w} w:id="1" w:author="A"><w:r><w:t>every quarter</w:t></w:r></w:ins>'))
+    paragraph._p.append(parse_xml(f'<w:del {w} w:id="2" w:author="A"><w:r><w:delText>annually</w:delText></w:r>'
+                                  '</w:del>'))
+    paragraph._p.append(parse_xml(f'<w:r {w}><w:rPr><w:vanish/></w:rPr><w:t>(draft note)</w:t></w:r>'))
+    paragraph.add_run(" by the system owner.")
+    document.element.body.insert(len(document.element.body) - 1, parse_xml(
+        f'<w:sdt {w}><w:sdtPr/><w:sdtContent><w:p><w:r><w:t>Evidence of each review must be kept for two years.'
+        '</w:t></w:r></w:p></w:sdtContent></w:sdt>'))
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Owner"
+    table.cell(0, 1).paragraphs[0]._p.append(parse_xml(
+        f'<w:ins {w} w:id="3" w:author="A"><w:r><w:t>CISO</w:t></w:r></w:ins>'))
+    document.save(tmp_path / "policy.docx")
+    parsed = parse(tmp_path / "policy.docx", (tmp_path / "policy.docx").read_bytes())
+    assert _sections(parsed)["4"] == ("Access must be reviewed every quarter by the system owner.\n\n"
+                                      "Evidence of each review must be kept for two years.\n\nOwner | CISO")
+    assert any("tracked changes (2 insertion(s), 1 deletion(s)): read as if every change were accepted" in w
+               for w in parsed.warnings)
+
+
+def test_docx_without_tracked_changes_warns_of_none(tmp_path: Path) -> None:
+    path = write_docx(tmp_path / "standard.docx")
+    assert not parse(path, path.read_bytes()).warnings
+
+
 @pytest.mark.parametrize(("n", "fmt", "shown"), [
     (4, "decimal", "4"), (3, "lowerLetter", "c"), (28, "lowerLetter", "bb"), (14, "upperRoman", "XIV"),
     (9, "lowerRoman", "ix"), (7, "decimalZero", "07"),
