@@ -376,11 +376,12 @@ _DOCX_GONE = {f"{_W}del", f"{_W}moveFrom"}
 _DOCX_CHARS = {f"{_W}tab": "\t", f"{_W}br": "\n", f"{_W}cr": "\n", f"{_W}noBreakHyphen": "-"}
 
 
-def _docx_text(element: Any) -> str:
+def _docx_text(element: Any, marks: dict[tuple[str, str], str] | None = None) -> str:
     """The text of a paragraph element (w:p) or a table cell (w:tc, its paragraphs one a line), tracked insertions
-    in and deletions out, hidden runs (w:vanish) left out."""
+    in and deletions out, hidden runs (w:vanish) left out; a footnote's or endnote's reference as its mark in
+    `marks` ("(1)")."""
     if element.tag == f"{_W}tc":
-        return "\n".join(_docx_text(p) for p in element.iter(f"{_W}p"))
+        return "\n".join(_docx_text(p, marks) for p in element.iter(f"{_W}p"))
     pieces: list[str] = []
 
     def walk(node: Any) -> None:
@@ -388,7 +389,10 @@ def _docx_text(element: Any) -> str:
             tag = child.tag
             if tag in _DOCX_GONE or (tag == f"{_W}r" and child.find(f"{_W}rPr/{_W}vanish") is not None):
                 continue
-            if tag == f"{_W}t":
+            if tag in _NOTE_REFERENCES and marks is not None:
+                mark = marks.get((_NOTE_REFERENCES[tag], child.get(f"{_W}id", "")), "")
+                pieces.append(f" {mark}" if mark and pieces and pieces[-1][-1:].isalnum() else mark)
+            elif tag == f"{_W}t":
                 pieces.append(child.text or "")
             elif tag in _DOCX_CHARS and not (tag == f"{_W}br" and child.get(f"{_W}type") == "page"):
                 pieces.append(_DOCX_CHARS[tag])
@@ -397,6 +401,37 @@ def _docx_text(element: Any) -> str:
 
     walk(element)
     return "".join(pieces)
+
+
+_NOTE_REFERENCES = {f"{_W}footnoteReference": "footnote", f"{_W}endnoteReference": "endnote"}
+
+
+def _docx_notes(document: Any) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """A DOCX's footnotes and endnotes: the mark each reference shows ("(1)" for footnotes in the order they are
+    referred to, "(i)" for endnotes, as Word numbers them by default) and each note's text after its mark."""
+    marks: dict[tuple[str, str], str] = {}
+    for ref in document.element.body.iter(*_NOTE_REFERENCES):
+        kind, note_id = _NOTE_REFERENCES[ref.tag], ref.get(f"{_W}id", "")
+        if (kind, note_id) not in marks:
+            count = sum(1 for k, _ in marks if k == kind) + 1
+            marks[(kind, note_id)] = f"({count if kind == 'footnote' else formatted(count, 'lowerRoman')})"
+    notes: list[str] = []
+    for rel in document.part.rels.values():
+        kind = rel.reltype.rsplit("/", 1)[-1][:-1]  # ".../footnotes" -> "footnote"
+        if rel.is_external or kind not in ("footnote", "endnote"):
+            continue
+        try:
+            part = SafeElementTree.fromstring(rel.target_part.blob)
+        except (XmlParseError, DefusedXmlException) as exc:
+            warnings.warn(f"its {kind}s could not be read ({_one_line(exc)}); the text is read without them",
+                          UserWarning, stacklevel=1)
+            continue
+        texts = {note.get(f"{_W}id", ""): " ".join(_docx_text(p, marks) for p in note.iter(f"{_W}p")).strip()
+                 for note in part.iter(f"{_W}{kind}")
+                 if note.get(f"{_W}type") not in ("separator", "continuationSeparator", "continuationNotice")}
+        notes += [f"{mark} {texts[note_id]}" for (k, note_id), mark in marks.items()
+                  if k == kind and texts.get(note_id)]
+    return marks, notes
 
 
 def _docx_blocks(body: Any) -> Iterator[Any]:
@@ -439,20 +474,21 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     body = document.element.body
     if (tracked := _tracked_changes(body)) is not None:
         warnings.warn(tracked, UserWarning, stacklevel=1)
+    marks, notes = _docx_notes(document)
     blocks: list[tuple[Any, str, bool]] = []  # (paragraph or table, its text, numbered by Word)
     for element in _docx_blocks(body):
         if element.tag == f"{_W}tbl":
             blocks.append((Table(element, document._body), "", False))
             continue
         paragraph = Paragraph(element, document._body)
-        words = _docx_text(element)
+        words = _docx_text(element, marks)
         label = numbering.label(paragraph) if words.strip() else None
         blocks.append((paragraph, f"{label} {words}" if label else words, label is not None))
     builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, text, _ in blocks)))
     for block, text, numbered in blocks:
         if isinstance(block, Table):
             for row in block.rows:
-                builder.paragraph(" | ".join(_docx_text(cell._tc).strip() for cell in row.cells))
+                builder.paragraph(" | ".join(_docx_text(cell._tc, marks).strip() for cell in row.cells))
             continue
         style = (block.style.name if block.style is not None else "") or ""
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
@@ -462,6 +498,10 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
             builder.paragraph(text)  # an item of a Word list, never a heading however short ("1. Log the disposal")
         else:
             feed_lines(builder, text)
+    if notes:  # under a heading of their own, as an HTML page's footnotes, not read into the last section
+        builder.heading(_NOTES_HEADING[1], 1)
+        for note in notes:
+            builder.paragraph(note)
     title = document.core_properties.title or None
     return builder.build("docx", title)
 

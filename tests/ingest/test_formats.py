@@ -195,6 +195,52 @@ def test_docx_tracked_changes_read_as_accepted_with_a_warning(tmp_path: Path) ->
                for w in parsed.warnings)
 
 
+def _with_footnotes(path: Path, footnotes: str) -> Path:
+    """The DOCX at `path` with a footnotes part (python-docx writes none)."""
+    import zipfile
+
+    target = path.with_name("notes-" + path.name)
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, "w") as out:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                data = data.replace(b"</Types>", b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+                                    b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>')
+            if item.filename == "word/_rels/document.xml.rels":
+                data = data.replace(b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats'
+                                    b'.org/officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/>'
+                                    b'</Relationships>')
+            out.writestr(item, data)
+        out.writestr("word/footnotes.xml", footnotes)
+    return target
+
+
+def test_docx_footnotes_under_notes_their_marks_in_the_text(tmp_path: Path) -> None:
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    document = docx.Document()
+    document.add_heading("4. Breaches", level=1)
+    paragraph = document.add_paragraph("Notify the Commissioner within 72 hours")
+    paragraph._p.append(parse_xml(f'<w:r {nsdecls("w")}><w:footnoteReference w:id="2"/></w:r>'))
+    paragraph.add_run(" of discovery.")
+    document.save(tmp_path / "p.docx")
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    path = _with_footnotes(tmp_path / "p.docx", f'<w:footnotes {w}><w:footnote w:type="separator" w:id="-1"><w:p>'
+                           '<w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:id="2"><w:p><w:r><w:footnoteRef/>'
+                           '</w:r><w:r><w:t xml:space="preserve"> Business days exclude public holidays.</w:t></w:r>'
+                           '</w:p></w:footnote></w:footnotes>')
+    parsed = parse(path, path.read_bytes())
+    assert _sections(parsed)["4"] == "Notify the Commissioner within 72 hours (1) of discovery."
+    assert next(parsed.text[b.start:b.end] for b in parsed.blocks if b.section_path == "Notes") == \
+        "(1) Business days exclude public holidays."
+    # a footnotes part that is not XML costs the notes, with a warning, not the document
+    broken = _with_footnotes(tmp_path / "p.docx", "<w:footnotes")
+    parsed = parse(broken, broken.read_bytes())
+    assert "72 hours" in parsed.text and any("footnotes could not be read" in m for m in parsed.warnings)
+
+
 def test_docx_without_tracked_changes_warns_of_none(tmp_path: Path) -> None:
     path = write_docx(tmp_path / "standard.docx")
     assert not parse(path, path.read_bytes()).warnings
