@@ -19,6 +19,7 @@ from engine.ingest.structure import (
     Positions,
     control_heading,
     enumerator,
+    enumerators,
     is_caps_heading,
     is_centred_title,
     is_eu_style,
@@ -207,8 +208,9 @@ class SectionBuilder:
                     self._close()
                 self.position = seen[1]
         # A point continues its lead-in's sentence ("shall designate ... where:" / "(a) ...;" / "(b) ..."),
-        # so it is joined with one line break, which the sentence splitter reads as a continuation.
-        continues = (seen is not None and self.body_start is not None
+        # so it is joined with one line break, which the sentence splitter reads as a continuation; a paragraph
+        # whose labels run together ("(6)(i) Develop ...") opens a paragraph of its own, as the CFR prints it.
+        continues = (seen is not None and self.body_start is not None and len(enumerators(text)) < 2
                      and (not seen[0] and self.parts[-1].rstrip().endswith(_CONTINUES) or self._lone_lead_in()))
         start, _ = self._add(text, "\n" if continues else "\n\n")
         if self.body_start is None:

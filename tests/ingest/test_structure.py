@@ -171,6 +171,16 @@ def test_a_cfr_lead_in_over_paragraphs_run_together_splits_them(tmp_path: Path) 
     assert set(blocks) == {"\u00a7 164.310", "\u00a7 164.310(a)(1)", "\u00a7 164.310(b)"}
 
 
+def test_a_paragraph_whose_labels_run_together_is_a_paragraph_of_its_own(tmp_path: Path) -> None:
+    """After "(5) ...;", a point "(6) ...;" goes on the same sentence; "(6)(i) ..." opens a paragraph, as printed."""
+    path = tmp_path / "part.txt"
+    path.write_text("\u00a7 314.4 Elements.\n\n(c) Implement safeguards, including by:\n\n(5) Implement multi-factor "
+                    "authentication;\n\n(6)(i) Develop procedures for disposal;\n\n(ii) Review retention;\n\n"
+                    "(7) Adopt change management;\n")
+    text = parse(path, path.read_bytes()).text
+    assert "authentication;\n\n(6)(i) Develop" in text and "retention;\n(7) Adopt" in text
+
+
 @pytest.mark.parametrize(("number", "path", "expected"), [
     ("4.2", "4 Records > 4.2 Retention periods", "Section 4.2"),
     ("33(1)", "Chapter IV > Article 33 Notification", "Art. 33(1)"),
