@@ -50,7 +50,10 @@ _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!&|<>~])")
 
 
 def _prose(text: str, params: dict[str, str]) -> str:
-    text = _INSERT.sub(lambda m: params.get(m.group(1), f"[Assignment: {m.group(1)}]"), text)
+    for _ in range(3):  # a parameter's choice may itself insert a parameter ("[Selection: {{ insert: ... }}]")
+        if not _INSERT.search(text):
+            break
+        text = _INSERT.sub(lambda m: params.get(m.group(1), f"[Assignment: {m.group(1)}]"), text)
     text = _PROSE_HEADING.sub("", _LINK.sub(r"\1", text))
     return _ESCAPED.sub(r"\1", text).strip()
 

@@ -142,3 +142,15 @@ def test_markdown_prose_reads_as_its_text(tmp_path: Path) -> None:
     parsed = _parsed(tmp_path, "c.json", json.dumps(catalog))
     assert "Cybersecurity & Infrastructure page, \u2018current as at [date]\u2019." in parsed.text
     assert {b.section_path for b in parsed.blocks} == {"Guidelines", "Guidelines > C-1 Reviews"}
+
+
+def test_a_choice_that_inserts_a_parameter_shows_that_parameter(tmp_path: Path) -> None:
+    control = {"id": "xb-1", "title": "Policy", "params": [
+        {"id": "xb-1_prm_1", "label": "organization-defined personnel or roles"},
+        {"id": "xb-1_prm_2", "select": {"how-many": "one-or-more", "choice": ["organization-level",
+                                                                              "{{ insert: param, xb-1_prm_1 }}"]}}],
+        "parts": [{"name": "statement", "prose": "Disseminate the policy to {{ insert: param, xb-1_prm_2 }}."}]}
+    catalog = {"catalog": {"uuid": "0", "metadata": {"title": "C"}, "controls": [control]}}
+    parsed = _parsed(tmp_path, "c.json", json.dumps(catalog))
+    assert ("Disseminate the policy to [Selection (one or more): organization-level; [Assignment: organization-defined "
+            "personnel or roles]].") in parsed.text
