@@ -572,6 +572,80 @@ def _join_pages(pages: list[str]) -> str:
     return text
 
 
+# A footnote's mark at the start of its line: "(1)", "1", "1)", "*", a dagger, superscript digits (not "1.", a list's)
+_NOTE_MARK = re.compile(r"^(?:\(\d{1,3}\)|\d{1,3}\)?(?=\s)|[*\u2020\u2021]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)")
+_SMALLER = 0.85  # a footnote's type is at most this share of the body's
+
+
+def _fragments(page: Any) -> list[tuple[str, float, float]]:
+    """A page's text as pypdf extracts it, in the pieces it extracts it in: (text, height on the page, type size).
+    The pieces joined are the page's text exactly."""
+    pieces: list[tuple[str, float, float]] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
+        # the text matrix in the page's space (tm x cm): its f is the baseline's height, its (c, d) the type's scale
+        c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+        pieces.append((text, tm[4] * cm[1] + tm[5] * cm[3] + cm[5], abs(size) * (c * c + d * d) ** 0.5))
+
+    page.extract_text(visitor_text=visit)
+    return pieces
+
+
+def footnotes_apart(pages: list[list[tuple[str, float, float]]]) -> tuple[list[str], list[str]]:
+    """Each page's text less its footnotes, and the footnotes ("(1) OJ C 155, 30.4.2031, p. 38."), as an Official
+    Journal prints them: lines in type smaller than the body's (the size most of the document's characters are set
+    in) below the page's last line of body text, the first of them opening with a mark. pypdf sets them at the
+    foot of the page's text, inside an article that runs on to the next page, where their marks read as
+    paragraph numbers. A line that recurs at the foot of other pages (a running foot) stays for
+    `without_furniture`. Pure."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for text, _, size in page:
+            sizes[round(size * 2) / 2] += len(text.strip())
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+
+    def key(text: str) -> str:
+        return re.sub(r"\d+", "#", normalize_ws(text)).lower()
+
+    def lowest(page: list[tuple[str, float, float]]) -> set[int]:
+        """The page's two lowest lines: where a running foot is."""
+        heights = sorted({round(y) for t, y, _ in page if t.strip()})[:2]
+        return {i for i, (t, y, _) in enumerate(page) if t.strip() and round(y) in heights}
+
+    def where(piece: tuple[str, float, float]) -> tuple[str, int]:
+        return key(piece[0]), round(piece[1])
+
+    # a running foot recurs, its numbers aside, at the same height on three in five pages, and ends no sentence
+    feet: Counter[tuple[str, int]] = Counter(k for page in pages for k in {where(page[i]) for i in lowest(page)})
+    texts: list[str] = []
+    notes: list[str] = []
+    for page in pages:
+        floor = min((y for t, y, s in page if t.strip() and s >= 0.95 * body), default=None)
+        foot = {i for i in lowest(page) if _PAGE_NUMBER.match(page[i][0]) or (
+            feet[where(page[i])] >= max(2, -(-3 * len(pages) // 5)) and not _NOTE_MARK.match(page[i][0].strip())
+            and not page[i][0].rstrip().endswith((".", ";", ":", ",")))}
+        zone = [i for i, (t, y, s) in enumerate(page) if floor is not None and t.strip() and s < _SMALLER * body
+                and y < floor - 1 and i not in foot]
+        if not zone or not _NOTE_MARK.match(page[zone[0]][0].strip()):
+            texts.append("".join(t for t, _, _ in page))
+            continue
+        kept, gap = "", False
+        for i, (text, _, _) in enumerate(page):
+            if i in zone:
+                gap = True
+                continue
+            kept += ("\n" if gap and kept and not kept.endswith("\n") else "") + text
+            gap = False
+        texts.append(kept)
+        for line in "".join(page[i][0] if page[i][0].endswith("\n") else page[i][0] + "\n" for i in zone).split("\n"):
+            if line.strip():
+                if _NOTE_MARK.match(line.strip()) or not notes:
+                    notes.append(normalize_ws(line))
+                else:
+                    notes[-1] += " " + normalize_ws(line)
+    return texts, notes
+
+
 def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     import pypdf
 
@@ -580,7 +654,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         if reader.is_encrypted:
             raise IngestError(str(path), "the PDF is encrypted",
                               "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages, notes = footnotes_apart([_fragments(page) for page in reader.pages])
         info = reader.metadata
     except IngestError:
         raise
@@ -592,6 +666,10 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
     builder = SectionBuilder(eu_style=eu_style(text))
     feed_lines(builder, text)
+    if notes:  # under a heading of their own, as an HTML page's and a DOCX's footnotes
+        builder.heading(_NOTES_HEADING[1], 1)
+        for note in notes:
+            builder.paragraph(note)
     title = (info.title if info and info.title else None) or None
     return builder.build("pdf", title, pages=len(pages))
 

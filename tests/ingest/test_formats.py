@@ -67,6 +67,32 @@ def test_pdf_running_heads_and_feet_are_dropped_and_the_text_kept(tmp_path: Path
     assert [normalize_ws(last[s.start:s.end]) for s in split_sentences(last)][-1] == long[3:]  # one sentence
 
 
+def test_pdf_footnotes_go_under_notes_not_into_the_article_they_fall_in(tmp_path: Path) -> None:
+    """An Official Journal's footnotes ("(3) Regulation (EU) 2030/3 ... (OJ L 103, ...).") in smaller type at the foot
+    of a page, inside an article that runs on to the next page: they were read as its paragraphs (3), (4), (5), and
+    an article's title after them was lost."""
+    css = ("<style>@page { size: A5; margin: 2cm; } p { font-size: 10pt; } .fn { float: footnote; font-size: 7pt; }"
+           "::footnote-call { content: ' (' counter(footnote) ')'; } ::footnote-marker { content: '(' counter(footnote)"
+           " ') '; }</style>")
+    things = ["incident", "complaint", "outage", "breach", "audit", "change"]
+    articles = "".join(
+        f"<p>Article {n}</p><p>{thing.capitalize()} records</p><p>1. A provider shall keep a record of every {thing} "
+        f"for {n} years as Regulation (EU) 2030/{n} requires<span class='fn'>Regulation (EU) 2030/{n} of the European "
+        f"Parliament and of the Council on {thing}s (OJ L {100 + n}, 2.3.2030, p. {n}).</span> and shall make it "
+        f"available to the authority on request.</p><p>2. The provider shall review each {thing} record within {n + 2} "
+        "months.</p>" for n, thing in enumerate(things, 1))
+    path = write_pdf(tmp_path / "act.pdf", f"<html><head>{css}</head><body><p>HAVE ADOPTED THIS REGULATION:</p>"
+                                           f"{articles}</body></html>")
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    assert {f"{n}(1)" for n in range(1, 7)} | {f"{n}(2)" for n in range(1, 7)} <= set(sections)
+    assert not any("OJ L" in text for number, text in sections.items() if number)
+    assert all(f"review each {thing} record" in sections[f"{n}(2)"] for n, thing in enumerate(things, 1))
+    notes = [parsed.text[b.start:b.end] for b in parsed.blocks if b.section_path == "Notes"]
+    assert notes == [f"({n}) Regulation (EU) 2030/{n} of the European Parliament and of the Council on {thing}s "
+                     f"(OJ L {100 + n}, 2.3.2030, p. {n})." for n, thing in enumerate(things, 1)]
+
+
 def test_docx_headings(tmp_path: Path) -> None:
     path = write_docx(tmp_path / "std.docx")
     parsed = parse(path, path.read_bytes())
