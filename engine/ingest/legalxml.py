@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from engine.text import normalize_ws
+
 KINDS = {"ecfr": "eCFR", "akn": "Akoma Ntoso", "uslm": "USLM", "clml": "legislation.gov.uk CLML", "formex": "Formex"}
 
 _OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
@@ -70,7 +72,7 @@ def kind(root: Any) -> str | None:
 def _clean(text: str) -> str:
     """Whitespace made single spaces, none before a closing mark or after an opening bracket or quotation mark
     (inline markup set apart: "the <ref>data</ref> , which", Formex's quotation marks around "safety")."""
-    text = " ".join(text.split())
+    text = normalize_ws(text)
     return re.sub(r"([(\[\u2018\u201c])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]\u2019\u201d])", r"\1", text))
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.text import normalize_ws
+
 _INSERT = re.compile(r"\{\{\s*insert:\s*param,\s*([\w.-]+)\s*\}\}")
 _LINK = re.compile(r"\[([^\]]*)\]\(#[^)]*\)")
 
@@ -143,7 +145,7 @@ def _local(tag: Any) -> str:
 def _markup(el: Any) -> str:
     """OSCAL's markup (p, ul/ol/li, em, strong, a, insert, ...) as the prose string the JSON form holds: block
     elements paragraphs of their own, a parameter's insert as "{{ insert: param, id }}", a link as its text."""
-    lines = [line for line in (" ".join(x.split()) for x in _inline(el).split(_BREAK)) if line]
+    lines = [line for line in (normalize_ws(x) for x in _inline(el).split(_BREAK)) if line]
     out = ""
     for i, line in enumerate(lines):  # a list's items one a line, as the JSON form's Markdown has them
         out += ("" if i == 0 else "\n" if line.startswith("- ") and lines[i - 1].startswith("- ") else "\n\n") + line
