@@ -76,9 +76,17 @@ def _clean(text: str) -> str:
     return re.sub(r"([(\[\u2018\u201c])\s+", r"\1", re.sub(r"\s+([,.;:!?)\]\u2019\u201d])", r"\1", text))
 
 
-def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None = None) -> str:
+def _akn_mark(note: Any, count: int) -> str:
+    return str(note.get("marker") or count)
+
+
+def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None = None, *,
+          note: str = "authorialNote", mark: Callable[[Any, int], str] = _akn_mark,
+          literal: dict[str, str] | None = None) -> str:
     """All the text under `el`, inline markup included; elements named in `skip` are left out (their tails
-    kept). An Akoma Ntoso authorial note is replaced by its mark and its text kept in `notes`."""
+    kept), those in `literal` stand for their text (a line break, a quotation mark). A note (element `note`, an
+    Akoma Ntoso authorial note by default) is replaced by its mark and its text kept in `notes`."""
+    literal = {"eol": " ", "br": " "} if literal is None else literal
     pieces: list[str] = []
 
     def walk(node: Any) -> None:
@@ -86,12 +94,12 @@ def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None =
             pieces.append(node.text)
         for child in node:
             name = local(child.tag)
-            if name == "authorialNote" and notes is not None:
-                mark = child.get("marker") or str(len(notes) + 1)
-                notes.append(f"({mark}) {_clean(_text(child))}")
-                pieces.append(f"({mark})")
-            elif name in ("eol", "br"):
-                pieces.append(" ")
+            if name == note and notes is not None:
+                label = mark(child, len(notes) + 1)
+                notes.append(f"({label}) {_clean(_text(child))}")
+                pieces.append(f"({label})")
+            elif name in literal:
+                pieces.append(literal[name])
             elif name and name not in skip:
                 walk(child)
             if child.tail:
@@ -376,6 +384,14 @@ _FMX_TEXT = frozenset({"P", "TXT", "ALINEA", "VISA", "PREAMBLE.INIT", "PREAMBLE.
                        "STI", "TI"})
 _FMX_NUMBERED = frozenset({"PARAG", "NP", "ITEM", "CONSID", "NP.ECR"})
 _FMX_NUMBERS = frozenset({"NO.PARAG", "NO.P", "NO.GR.SEQ"})
+_FMX_LITERAL = {"QUOT.START": "\u2018", "QUOT.END": "\u2019"}
+
+
+def _formex_mark(note: Any, count: int) -> str:
+    """A Formex footnote's number from its id ("E0012" -> "12")."""
+    return str(note.get("NOTE.ID") or count).lstrip("E0") or str(count)
+
+
 _FMX_TITLED = frozenset({"DIVISION", "GR.SEQ", "ANNEX", "CONS.ANNEX", "ARTICLE", "ACT", "CONS.DOC"})
 
 
@@ -388,29 +404,7 @@ class _Formex:
         self.notes: list[str] = []
 
     def text(self, el: Any) -> str:
-        pieces: list[str] = []
-
-        def walk(node: Any) -> None:
-            if node.text:
-                pieces.append(node.text)
-            for child in node:
-                name = local(child.tag)
-                if name == "NOTE":
-                    mark = child.get("NOTE.ID") or str(len(self.notes) + 1)
-                    mark = mark.lstrip("E0") or mark
-                    self.notes.append(f"({mark}) {_clean(_text(child))}")
-                    pieces.append(f"({mark})")
-                elif name == "QUOT.START":
-                    pieces.append("\u2018")
-                elif name == "QUOT.END":
-                    pieces.append("\u2019")
-                elif name and name not in _FMX_DROP:
-                    walk(child)
-                if child.tail:
-                    pieces.append(child.tail)
-
-        walk(el)
-        return _clean(" ".join(pieces))
+        return _text(el, _FMX_DROP, self.notes, note="NOTE", mark=_formex_mark, literal=_FMX_LITERAL)
 
     def title(self, el: Any | None) -> str:
         """A DIVISION's or ANNEX's TITLE: its TI and STI on one line ("CHAPTER I General provisions")."""
