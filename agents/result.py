@@ -13,7 +13,7 @@ from agents.modality import DUTIES
 from agents.provisions import asks_all, provision_parts
 from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
-from engine.terms import key_words
+from engine.terms import key_words, tokenize
 
 if TYPE_CHECKING:
     from agents.deps import Deps
@@ -123,13 +123,23 @@ def _audit_trail(judged: list[JudgedRequirement], verified: list[Requirement]) -
             "pass_rate": round(len(verified) / len(judged), 4) if judged else 0.0, "by_reason": by_reason}
 
 
+def unmentioned(question: str, examined: list[str]) -> list[str]:
+    """The question's key words (as written) that none of the `examined` passages holds, compared by stem: what
+    the corpus, as far as it was searched, does not speak of ("press", "crypto"). Pure."""
+    held = {t for text in examined for t in tokenize(text)}
+    return [w for w in key_words(question) if not set(tokenize(w, query=True)) & held]
+
+
 def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirement],
-                  judged: list[JudgedRequirement]) -> tuple[str, list[str]]:
-    """The answer text and what is missing (never an answer without a verified requirement)."""
+                  judged: list[JudgedRequirement], examined: list[str]) -> tuple[str, list[str]]:
+    """The answer text and what is missing (never an answer without a verified requirement): a requirement that
+    addresses the question's words, and those of its words that no passage examined holds."""
     if verified:
         return answer.text, []
     # the question's words as written, not their stems, as each part's missing evidence names them
     missing = ["a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]
+    if examined and (absent := unmentioned(question, examined)):
+        missing.append(f"none of the {len(examined)} passage(s) examined mentions: {', '.join(absent)}")
     return ("No authoritative evidence: no requirement in the corpus explicitly answers this question. "
             f"{len(judged)} candidate requirement(s) were examined and rejected.{_closest(judged)}"), missing
 
@@ -160,7 +170,7 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     verified = [j.requirement for j in judged if j.verified]
     cited = {i for s in answer.statements for i in s.requirement_ids}
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
-    final, missing = _final_answer(question, answer, verified, judged)
+    final, missing = _final_answer(question, answer, verified, judged, [e["text"] for e in state["evidence"]])
     by_part: dict[int, list[Requirement]] = {}
     for j in judged:
         if j.verified:

@@ -14,6 +14,7 @@ from agents.deps import Deps
 from agents.evidence import run_evidence
 from agents.extract import Modality, Requirement
 from agents.research import run_research
+from agents.result import unmentioned
 from agents.review import review_answer
 from agents.select import cut
 from agents.verify import judge, leans_on_context, states_time
@@ -105,8 +106,22 @@ def test_unanswerable_question_fails_safe(deps) -> None:
     assert result["grounding_confidence"] == "insufficient"
     assert result["statements"] == [] and result["verified_requirements"] == []
     assert result["final_answer"].startswith("No authoritative evidence") and result["missing_evidence"]
-    # what is missing in the question's own words, not their stems ("thresholds", not "threshold")
-    assert result["missing_evidence"] == ["a requirement that explicitly addresses: thresholds, gifts, hospitality"]
+    # what is missing in the question's own words, not their stems ("thresholds", not "threshold"), and which of
+    # them no passage examined holds: the corpus does not speak of gifts at all
+    assert result["missing_evidence"] == ["a requirement that explicitly addresses: thresholds, gifts, hospitality",
+                                          "none of the 40 passage(s) examined mentions: thresholds, gifts, hospitality"]
+
+
+@pytest.mark.parametrize(("question", "passages", "expected"), [
+    ("Who deals with the press after a breach?", ["A breach must be notified.", "Staff must report breaches."],
+     ["deals", "press"]),
+    # compared by stem: "retained" holds "retain", "records" "record"
+    ("How long are records retained?", ["A firm must retain each record for six years."], []),
+    # a word the company's name holds is held ("capital"), whatever it means there
+    ("What capital must a custodian hold?", ["Harbor Point Capital keeps its records."], ["custodian", "hold"]),
+], ids=["unmentioned", "by-stem", "held-by-a-name"])
+def test_words_no_passage_examined_holds(question: str, passages: list[str], expected: list[str]) -> None:
+    assert unmentioned(question, passages) == expected
 
 
 def test_a_refusal_names_the_closest_candidate_and_why_it_was_set_aside() -> None:
