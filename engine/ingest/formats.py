@@ -22,15 +22,15 @@ from defusedxml import ElementTree as SafeElementTree
 from defusedxml.common import DefusedXmlException
 
 from engine.errors import IngestError, printable
-from engine.ingest import legalxml, oscal
+from engine.ingest import legalxml, odt, oscal
 from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "html", "md", "txt", "xml", "obliqa", "oscal")
+FORMATS = ("pdf", "docx", "odt", "html", "md", "txt", "xml", "obliqa", "oscal")
 _EXTENSIONS = {
-    ".pdf": "pdf", ".docx": "docx", ".html": "html", ".htm": "html", ".md": "md",
+    ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".html": "html", ".htm": "html", ".md": "md",
     ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa", ".yaml": "oscal", ".yml": "oscal",
     ".xml": "xml",
 }
@@ -41,7 +41,11 @@ def sniff_format(data: bytes) -> str | None:
         return "pdf"
     if data.startswith(b"PK\x03\x04"):
         try:
-            return "docx" if "word/document.xml" in zipfile.ZipFile(io.BytesIO(data)).namelist() else None
+            package = zipfile.ZipFile(io.BytesIO(data))
+            if "word/document.xml" in package.namelist():
+                return "docx"
+            mimetype = package.read("mimetype") if "mimetype" in package.namelist() else b""
+            return "odt" if mimetype.strip() == b"application/vnd.oasis.opendocument.text" else None
         except (zipfile.BadZipFile, ValueError, OSError):
             return None
     head = data[:1024].lstrip().lower()
@@ -506,6 +510,39 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("docx", title)
 
 
+def parse_odt(path: Path, data: bytes) -> ParsedDocument:
+    """OpenDocument text (engine.ingest.odt): headings with their outline numbers, list items with their labels,
+    tables a row a line, notes under a Notes heading, tracked changes read as if accepted (with a warning)."""
+    try:
+        package = zipfile.ZipFile(io.BytesIO(data))
+        parts = {name: SafeElementTree.fromstring(package.read(name)) if name in package.namelist() else None
+                 for name in ("content.xml", "styles.xml", "meta.xml")}
+    except (zipfile.BadZipFile, KeyError, ValueError, XmlParseError, DefusedXmlException) as exc:
+        raise IngestError(str(path), f"not a readable OpenDocument text ({_one_line(exc)})",
+                          "re-save it from LibreOffice or another word processor") from exc
+    if parts["content.xml"] is None:
+        raise IngestError(str(path), "not an OpenDocument text: it has no content.xml",
+                          "re-save it from LibreOffice or another word processor")
+    reading = odt.read(parts["content.xml"], parts["styles.xml"])
+    if reading.tracked:
+        warnings.warn(f"the document has tracked changes ({reading.tracked} change(s)): read as if every change were "
+                      "accepted; accept or reject them and ingest again to read another text", UserWarning,
+                      stacklevel=1)
+    builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, _, text in reading.items)))
+    for kind, level, text in reading.items:
+        if kind == "heading":
+            builder.heading(text, level)
+        elif kind == "paragraph":
+            feed_lines(builder, text)
+        else:  # a list's item, never a heading however short; a table's row
+            builder.paragraph(text)
+    if reading.notes:
+        builder.heading(_NOTES_HEADING[1], 1)
+        for note in reading.notes:
+            builder.paragraph(note)
+    return builder.build("odt", odt.title(parts["meta.xml"]))
+
+
 def _unwrap_pdf(text: str) -> str:
     """Join hard-wrapped lines of extracted PDF text back into sentences."""
     text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
@@ -793,12 +830,13 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
                           metadata={"obliqa_document_id": next(iter(doc_ids))})
 
 
-PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "html": parse_html, "md": parse_md, "txt": parse_txt,
-           "xml": parse_xml, "obliqa": parse_obliqa, "oscal": parse_oscal}
+PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "html": parse_html, "md": parse_md,
+           "txt": parse_txt, "xml": parse_xml, "obliqa": parse_obliqa, "oscal": parse_oscal}
 
 
 _HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
-          "docx": "re-save it from a word processor", "xml": _XML_KINDS, "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
+          "docx": "re-save it from a word processor", "odt": "re-save it from LibreOffice or another word processor",
+          "xml": _XML_KINDS, "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
 _QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
 MAX_WARNINGS = 20
 
