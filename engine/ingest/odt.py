@@ -93,6 +93,7 @@ class Reading:
     lists: dict[str, dict[int, Level]] = field(default_factory=dict)
     outline: dict[int, Level] = field(default_factory=dict)
     outline_counts: list[int] = field(default_factory=lambda: [0] * 10)
+    list_counts: dict[str, list[int]] = field(default_factory=dict)  # the last list of each style, to go on from
 
     def inline(self, el: Any) -> str:
         """A paragraph's text: spans, links, spaces (`text:s`), tabs, line breaks; a note as its mark."""
@@ -185,7 +186,12 @@ class Reading:
             if text.strip():
                 self.items.append(("paragraph", 0, text))
         elif tag == f"{_TEXT}list":
-            self.list(el, 1, "", [0] * 10)
+            # a list that goes on from an earlier one of its style ("continue numbering") counts on from it
+            style = el.get(f"{_TEXT}style-name", "")
+            goes_on = el.get(f"{_TEXT}continue-numbering") == "true" or el.get(f"{_TEXT}continue-list")
+            counts = self.list_counts.get(style, [0] * 10) if goes_on else [0] * 10
+            self.list_counts[style] = counts
+            self.list(el, 1, style, counts)
         elif tag == f"{_TABLE}table":
             self.table(el)
         else:  # sections, frames and text boxes, index bodies: their paragraphs where they stand

@@ -100,3 +100,15 @@ def test_a_damaged_odt_is_refused_saying_what_to_do(tmp_path: Path, content: byt
         path.write_bytes(content)
     with pytest.raises(IngestError, match=f"{message}.*LibreOffice"):
         parse(path, path.read_bytes())
+
+
+def test_a_list_that_continues_numbering_counts_on(tmp_path: Path) -> None:
+    body = ('<text:h text:outline-level="1">Duties</text:h><text:list text:style-name="L1"><text:list-item><text:p>'
+            'Log each incident.</text:p></text:list-item></text:list><text:p>Where the incident is serious:</text:p>'
+            '<text:list text:style-name="L1" text:continue-numbering="true"><text:list-item><text:p>notify the '
+            'regulator.</text:p></text:list-item></text:list><text:list text:style-name="L1"><text:list-item><text:p>'
+            'A new list.</text:p></text:list-item></text:list>')
+    path = _odt(tmp_path / "duties.odt", body)
+    parsed = parse(path, path.read_bytes())
+    assert parsed.text.endswith("1 Duties\n\na. Log each incident.\n\nWhere the incident is serious:\n\n"
+                                "b. notify the regulator.\n\na. A new list.")
