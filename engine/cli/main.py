@@ -218,10 +218,19 @@ def document_sections(
             emit_json({"document_id": doc.id, "title": doc.title, "version": doc.version, "sections": rows})
             return ExitCode.SUCCESS
         out.print(f"{doc.title} v{doc.version} ({doc.id}): {len(rows)} section(s)", markup=False, highlight=False)
+        above = None
         for r in rows:
+            # the path's outer parts once, as a line of their own where they change, so that a section's line
+            # holds what tells it from its neighbours ("Article 33 Notification ...") and fits 80 columns
+            *outer, own = (r["section_path"] or "(no section)").split(" > ")
+            if outer != above and above is not None:
+                out.print()
+            if outer != above and outer:
+                out.print(" > ".join(outer), markup=False, highlight=False, style="bold")
+            above = outer
             where = f"#{r['section_number']}" if r["section_number"] else "(no number)"
-            out.print(f"{r['citation'] or '-':14} {where:12} {r['section_path'] or '(no section)'}  "
-                      f"[{r['chunks']} chunk(s)]", markup=False, highlight=False)
+            out.print(f"{r['citation'] or '-':14} {where:12} {own}  [{r['chunks']} chunk(s)]", markup=False,
+                      highlight=False)
         return ExitCode.SUCCESS
 
     run(body)
