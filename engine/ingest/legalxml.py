@@ -1,6 +1,6 @@
 """Legislation published as XML, read as a document. Pure: no I/O (the caller parses the bytes).
 
-Four schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
+Five schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
 document (as OSCAL catalogs are, `engine.ingest.oscal`), so that a section is cited as the plain text of the
 same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
 
@@ -28,12 +28,10 @@ Tables are Markdown tables (a header row when the source marks one), one row a l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from engine.text import normalize_ws
-
-KINDS = {"ecfr": "eCFR", "akn": "Akoma Ntoso", "uslm": "USLM", "clml": "legislation.gov.uk CLML", "formex": "Formex"}
 
 _OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
 _USLM_NS = "http://xml.house.gov/schemas/uslm/"
@@ -51,7 +49,8 @@ def _namespace(tag: Any) -> str:
 
 
 def kind(root: Any) -> str | None:
-    """Which schema a document's root element belongs to: 'ecfr', 'akn', 'uslm', 'clml', 'oscal', or None."""
+    """Which schema a document's root element belongs to: 'ecfr', 'akn', 'uslm', 'clml', 'formex', 'oscal', or
+    None."""
     name, namespace = local(root.tag), _namespace(root.tag)
     if namespace.startswith(_OSCAL_NS) or (not namespace and name in ("catalog", "profile")):
         return "oscal"
@@ -296,20 +295,13 @@ def _akn_title(root: Any) -> str | None:
     meta = _first(root, "meta")
     if local(root.tag) != "akomaNtoso" and meta is not None and (found := _first(meta, "title")) is not None:
         return _text(found) or None
+    document = next(iter(root), root) if local(root.tag) == "akomaNtoso" else root
+    parts = [part for part in document if local(part.tag) != "meta"]  # a FRBR name in the metadata is no title
     for name in ("longTitle", "docTitle", "shortTitle", "docNumber"):
-        found = next((el for el in root.iter() if local(el.tag) == name
-                      and not any(local(a.tag) == "meta" for a in _ancestors(root, el))), None)
+        found = next((el for part in parts for el in part.iter() if local(el.tag) == name), None)
         if found is not None and (text := _text(found, _AKN_DROP)):
             return text
     return None
-
-
-def _ancestors(root: Any, target: Any) -> Iterator[Any]:
-    parents = {child: parent for parent in root.iter() for child in parent}
-    node = target
-    while node in parents:
-        node = parents[node]
-        yield node
 
 
 def _akn(root: Any, drop: frozenset[str]) -> tuple[list[str], list[str]]:
