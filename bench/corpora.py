@@ -255,6 +255,11 @@ def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int 
     with dbmod.connection(settings) as conn:
         ingest_corpus(conn, embedder, settings, folder, spec)
         file_of = {d.id: Path(d.source_uri).name for d in store.list_documents(conn)}
+        twice = sorted(name for name in set(file_of.values()) if list(file_of.values()).count(name) > 1)
+        if twice:  # a document's identity is its path: a copy of the tree ingests its own, beside the first
+            print(f"{folder.name}: WARNING: {', '.join(twice)} current more than once (ingested from another copy of "
+                  "the tree, and changed since): answers draw on both; drop the corpus's database or run with "
+                  "--folder pointing at the copy first ingested", file=sys.stderr, flush=True)
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings))
         run_research("warm-up question about record keeping", deps)
         rows, seconds = [], []
