@@ -195,8 +195,46 @@ def _anchored_clauses(text: str) -> str:
     return "\n".join(out)
 
 
+_MD_NOTE = re.compile(r"^\[\^([^\]\s]+)\]:[ \t]*(.*)$")
+_MD_NOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
+
+
+def md_footnotes(text: str) -> tuple[str, list[str]]:
+    """Markdown footnotes ("...within 72 hours[^bd]." and "[^bd]: Business days exclude holidays.", its lines
+    indented under it going on): the text with each reference as the number a renderer shows ("72 hours (1).")
+    and its definition taken out, and the notes ("(1) Business days exclude holidays."), numbered in the order they
+    are referred to; a definition never referred to keeps its label. Pure."""
+    lines, kept, bodies, current = text.split("\n"), [], {}, None
+    for line in lines:
+        match = _MD_NOTE.match(line)
+        if match:
+            current = match.group(1)
+            bodies[current] = [match.group(2)]
+        elif current is not None and (line.startswith(("  ", "\t")) or not line.strip()):
+            bodies[current].append(line)
+        else:
+            current = None
+            kept.append(line)
+    if not bodies:
+        return text, []
+    numbers: dict[str, str] = {}
+
+    def mark(match: re.Match[str]) -> str:
+        label = match.group(1)
+        if label not in bodies:
+            return match.group(0)
+        number = numbers.setdefault(label, str(len(numbers) + 1))
+        before = match.string[match.start() - 1:match.start()]
+        return f" ({number})" if before.isalnum() else f"({number})"
+
+    body = _MD_NOTE_REF.sub(mark, "\n".join(kept))
+    order = [*numbers, *(label for label in bodies if label not in numbers)]
+    notes = [f"({numbers.get(label, label)}) {normalize_ws(' '.join(bodies[label]))}".strip() for label in order]
+    return body, notes
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
-    text = _anchored_clauses(_check_text(path, data))
+    text, notes = md_footnotes(_anchored_clauses(_check_text(path, data)))
     # an act whose articles are Markdown headings ("### Article 3 ...") is read as one whose articles are lines
     builder = SectionBuilder(eu_style=eu_style(re.sub(r"(?m)^#{1,6}[ \t]+", "", _unbold(text))))
     title = None
@@ -233,6 +271,10 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
         else:
             para.append(line)
     flush()
+    if notes:  # under a heading of their own, as an HTML page's, a DOCX's and a PDF's footnotes
+        builder.heading(_NOTES_HEADING[1], 1)
+        for note in notes:
+            builder.paragraph(note)
     return builder.build("md", title)
 
 

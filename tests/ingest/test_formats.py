@@ -93,6 +93,19 @@ def test_pdf_footnotes_go_under_notes_not_into_the_article_they_fall_in(tmp_path
                      f"(OJ L {100 + n}, 2.3.2030, p. {n})." for n, thing in enumerate(things, 1)]
 
 
+def test_markdown_footnotes_go_under_notes_with_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "breach.md"
+    path.write_text("# Breach policy\n\n## 4. Notification\n\nThe DPO must notify the regulator within 72 hours[^bd] "
+                    "of discovery.\n\n## 5. Records\n\nKeep a register.\n\n[^bd]: Business days exclude\n    public "
+                    "holidays.\n")
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    assert sections["4"] == "The DPO must notify the regulator within 72 hours (1) of discovery."
+    assert sections["5"] == "Keep a register."  # the definition is not the last section's text
+    assert next(parsed.text[b.start:b.end] for b in parsed.blocks if b.section_path == "Notes") == \
+        "(1) Business days exclude public holidays."
+
+
 def test_docx_headings(tmp_path: Path) -> None:
     path = write_docx(tmp_path / "std.docx")
     parsed = parse(path, path.read_bytes())
