@@ -108,7 +108,8 @@ def ingest(
                               "(printed as a note), else the file is refused.")] = None,
     title: Annotated[str | None, typer.Option(
         "--title", help="Document title. Without it: the stored title for a new version, else the file's own.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="auto|pdf|docx|odt|html|md|txt|xml|obliqa|oscal")] = "auto",
+    fmt: Annotated[str, typer.Option(
+        "--format", help="auto|pdf|docx|odt|xlsx|csv|html|md|txt|xml|obliqa|oscal")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary (no progress shown).")] = False,
     follow_symlinks: Annotated[bool, typer.Option(
         "--follow-symlinks", help="Follow links inside a folder that point outside it (refused by default).")] = False,

@@ -4,6 +4,7 @@ offsets into that text."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import logging
@@ -22,18 +23,20 @@ from defusedxml import ElementTree as SafeElementTree
 from defusedxml.common import DefusedXmlException
 
 from engine.errors import IngestError, printable
-from engine.ingest import legalxml, odt, oscal
+from engine.ingest import legalxml, odt, oscal, sheets
 from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "odt", "html", "md", "txt", "xml", "obliqa", "oscal")
+FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "txt", "xml", "obliqa", "oscal")
 _EXTENSIONS = {
-    ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".html": "html", ".htm": "html", ".md": "md",
-    ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa", ".yaml": "oscal", ".yml": "oscal",
-    ".xml": "xml",
+    ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv", ".html": "html",
+    ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
+    ".yaml": "oscal", ".yml": "oscal", ".xml": "xml",
 }
+
+
 def sniff_format(data: bytes) -> str | None:
     """Format from the content alone: PDF, DOCX and HTML by their signatures, else plain text when
     the bytes read as text; None for anything else (binary)."""
@@ -44,6 +47,8 @@ def sniff_format(data: bytes) -> str | None:
             package = zipfile.ZipFile(io.BytesIO(data))
             if "word/document.xml" in package.namelist():
                 return "docx"
+            if "xl/workbook.xml" in package.namelist():
+                return "xlsx"
             mimetype = package.read("mimetype") if "mimetype" in package.namelist() else b""
             return "odt" if mimetype.strip() == b"application/vnd.oasis.opendocument.text" else None
         except (zipfile.BadZipFile, ValueError, OSError):
@@ -585,6 +590,45 @@ def parse_odt(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("odt", odt.title(parts["meta.xml"]))
 
 
+def _sheets_document(path: Path, markdown: str, fmt: str, title: str | None) -> ParsedDocument:
+    if not markdown.strip():
+        raise IngestError(str(path), "every sheet is empty", "nothing to ingest")
+    parsed = parse_md(path, markdown.encode("utf-8"))
+    return parsed.model_copy(update={"format": fmt, "title": title or parsed.title})
+
+
+def parse_xlsx(path: Path, data: bytes) -> ParsedDocument:
+    """A workbook (engine.ingest.sheets): each visible sheet a section, a control matrix's rows a section each,
+    cited by their ids; formulas read as the values they last showed. Hidden sheets are not read (a warning names
+    them)."""
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise IngestError(str(path), f"not a readable XLSX workbook ({_one_line(exc)})",
+                          "open it in a spreadsheet program and save it again as .xlsx") from exc
+    hidden = [ws.title for ws in book.worksheets if ws.sheet_state != "visible"]
+    if hidden:
+        warnings.warn(f"hidden sheet(s) not read: {', '.join(hidden)}", UserWarning, stacklevel=1)
+    markdown = "\n\n".join(sheets.render(ws.title, list(ws.iter_rows(values_only=True)))
+                             for ws in book.worksheets if ws.sheet_state == "visible")
+    title = book.properties.title if book.properties is not None else None
+    book.close()
+    return _sheets_document(path, markdown, "xlsx", title)
+
+
+def parse_csv(path: Path, data: bytes) -> ParsedDocument:
+    """A CSV (or semicolon- or tab-separated) file read as one sheet (engine.ingest.sheets)."""
+    text = _check_text(path, data)
+    try:
+        dialect: Any = csv.Sniffer().sniff(text[:20000], delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    rows = list(csv.reader(io.StringIO(text), dialect))
+    return _sheets_document(path, sheets.render(path.stem, rows), "csv", None)
+
+
 def _unwrap_pdf(text: str) -> str:
     """Join hard-wrapped lines of extracted PDF text back into sentences."""
     text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
@@ -872,12 +916,14 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
                           metadata={"obliqa_document_id": next(iter(doc_ids))})
 
 
-PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "html": parse_html, "md": parse_md,
-           "txt": parse_txt, "xml": parse_xml, "obliqa": parse_obliqa, "oscal": parse_oscal}
+PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "xlsx": parse_xlsx, "csv": parse_csv,
+           "html": parse_html, "md": parse_md, "txt": parse_txt, "xml": parse_xml, "obliqa": parse_obliqa,
+           "oscal": parse_oscal}
 
 
 _HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
           "docx": "re-save it from a word processor", "odt": "re-save it from LibreOffice or another word processor",
+          "xlsx": "open it in a spreadsheet program and save it again as .xlsx",
           "xml": _XML_KINDS, "obliqa": _JSON_SHAPES, "oscal": _JSON_SHAPES}
 _QUIET_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning, ResourceWarning)
 MAX_WARNINGS = 20

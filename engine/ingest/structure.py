@@ -125,8 +125,8 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
 
 
 # A catalogue's control id: capitals and digits in pieces joined by '-' or '.', with a digit, and any
-# enhancement numbers in brackets ("AC-2", "AC-2(1)", "ISM-1234", "PR.AC-1", "V2.1.1", "CC6.1").
-_CONTROL = re.compile(r"^(?P<num>(?=[A-Z0-9.\-]*\d)[A-Z][A-Z0-9]*(?:[.\-][A-Z0-9]+)+(?:\(\d+\))*)"
+# enhancement numbers in brackets ("AC-2", "AC-2(1)", "ISM-1234", "PR.AC-1", "V2.1.1", "CC6.1", "A&A-01").
+_CONTROL = re.compile(r"^(?P<num>(?=[A-Z0-9&.\-]*\d)[A-Z][A-Z0-9&]*(?:[.\-][A-Z0-9]+)+(?:\(\d+\))*)"
                       r"(?:\s*[:\u2013\u2014-]\s*|\s+|$)(?P<title>.*)$")
 
 

@@ -1,0 +1,85 @@
+"""Spreadsheets (XLSX, CSV) as documents: control matrices, requirement registers, policy schedules. Pure: the
+caller reads the cells.
+
+A sheet whose rows each carry an id in one column (a control matrix: "A&A-01 | Audit and Assurance Policy and
+Procedures | Establish, document, approve ... | Quarterly") is rendered a section per row, headed by its id and
+its title (the cell of a column headed "... Title", "... Name"), so a control is cited by its id as a catalogue's
+is; its longest text as the body, each other cell after its column's header ("Frequency: Quarterly"), which a
+cell alone does not say. Any other sheet is a Markdown table under
+the sheet's name, its header row first (engine.ingest.chunking keeps a small table whole with its header).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engine.text import normalize_ws
+
+# an id as control matrices write them: "A&A-01", "AC-2", "AC-2(1)", "ISM-0039", "PR.AC-1", "CC6.1", "5.1.2", "V2.1.1"
+_ID = re.compile(r"^(?=[A-Za-z0-9&.\-() ]*\d)(?:[A-Z][A-Za-z0-9&]*(?:[.\- ][A-Za-z0-9&]+)*|\d+(?:\.\d+)+)"
+                 r"(?:\(\d+\))?$")
+_TITLE_WORDS = 14  # a title cell is short
+_TITLED = re.compile(r"\b(?:title|name|heading|subject|topic)\b", re.IGNORECASE)  # the column that names a row
+
+
+def _cell(value: object) -> str:
+    """A cell as text: whitespace and line breaks read as single spaces, a bar (a table's separator) as a slash."""
+    return normalize_ws(str(value)).replace("|", "/") if value is not None else ""
+
+
+def _header(rows: list[list[str]]) -> int | None:
+    """The header row's index: the first row with two or more filled cells, with a row under it."""
+    return next((i for i, row in enumerate(rows) if sum(bool(c) for c in row) >= 2 and i + 1 < len(rows)), None)
+
+
+def _id_column(header: list[str], body: list[list[str]]) -> int | None:
+    """The column holding each row's id: most of its cells look like ids, nearly all of them different."""
+    for column in range(len(header)):
+        values = [row[column] for row in body if column < len(row) and row[column]]
+        if len(values) >= 2 and sum(bool(_ID.match(v)) for v in values) >= 0.8 * len(values) \
+                and len(set(values)) >= 0.9 * len(values):
+            return column
+    return None
+
+
+def _words(column: int, body: list[list[str]]) -> float:
+    values = [len(row[column].split()) for row in body if column < len(row) and row[column]]
+    return sum(values) / len(values) if values else 0.0
+
+
+def render(name: str, cells: Sequence[Sequence[object]]) -> str:
+    """One sheet (its `name`, its rows of cell values) as Markdown, under a `## name` heading."""
+    rows = [[_cell(v) for v in row] for row in cells]
+    rows = [row for row in rows if any(row)]
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    filled = [c for c in range(width) if any(row[c] for row in rows)]
+    rows = [[row[c] for c in filled] for row in rows]
+    top = _header(rows)
+    if top is None:  # a list, not a table: its cells as paragraphs
+        return "\n\n".join([f"## {name}", *(" ".join(c for c in row if c) for row in rows)])
+    header, body = rows[top], rows[top + 1:]
+    lead = [" ".join(c for c in row if c) for row in rows[:top]]  # a title or note above the table
+    header = [h or f"Column {i + 1}" for i, h in enumerate(header)]
+    ident = _id_column(header, body)
+    out = [f"## {name}", *lead]
+    if ident is None:
+        out.append("\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                              *("| " + " | ".join(row) + " |" for row in body)]))
+        return "\n\n".join(out)
+    others = [c for c in range(len(header)) if c != ident]
+    main = max(others, key=lambda c: _words(c, body), default=None)
+    title = next((c for c in others if c != main and _TITLED.search(header[c]) and 0 < _words(c, body) <= _TITLE_WORDS),
+                 None)
+    for row in body:
+        if not row[ident]:  # a row without an id goes on the one above it ("continued ...")
+            out.append(" ".join(f"{header[c]}: {row[c]}" for c in others if row[c]))
+            continue
+        out.append(f"### {row[ident]} {row[title] if title is not None else ''}".rstrip())
+        if main is not None and row[main]:
+            out.append(row[main])
+        out.extend(f"{header[c]}: {row[c]}" for c in others if c not in (main, title) and row[c])
+    return "\n\n".join(out)
