@@ -122,8 +122,8 @@ MODAL_ANCHOR = re.compile(r"\b(must|shall|may|should|required|prohibited|duty|ma
 
 
 # A requirement's own id as a table row's first cell states it: "2.1.1", "V5.2.3", "A.5.1", "AC-2", "AC-2(1)",
-# "CC6.1", "ISM-0123"; not "P1", "2024", "2023-01-15" (a number or a date), ".5"
-REQUIREMENT_ID = r"(?:[A-Za-z]{1,4}\d*|\d{1,3})(?:[.\-]\d+)+(?:\(\d+\))?"
+# "CC6.1", "ISM-0123", "A&A-01"; not "P1", "2024", "2023-01-15" (a number or a date), ".5"
+REQUIREMENT_ID = r"(?:[A-Za-z][A-Za-z&]{0,3}\d*|\d{1,3})(?:[.\-]\d+)+(?:\(\d+\))?"
 
 
 # The list labels that open a sentence, one or stacked: "a.", "(b)", "1.", "ii)", "(1)(a)", "-", "*", "•".

@@ -445,6 +445,7 @@ def test_a_table_rows_own_requirement_id_is_its_quotes_citation(tmp_path: Path, 
     ("2.1.1", True), ("V5.2.3", True),                       # an application security standard
     ("A.5.1", True), ("CC6.1", True),                        # a management-system annex, trust criteria
     ("AC-2", True), ("AC-2(1)", True), ("ISM-0123", True),   # control catalogues
+    ("A&A-01", True), ("IAM-08", True),                      # a cloud controls matrix
     ("P1", False), ("2024", False), ("2023-01-15", False), (".5", False), ("-5", False),  # a label, a year, a date
 ])
 def test_a_requirement_id_in_a_first_cell(cell: str, is_id: bool) -> None:
