@@ -37,6 +37,7 @@ from agents.duties import (
     figures,
     kind,
     kinds_held,
+    other_bearers,
     other_kinds,
     same_duty,
     same_matter,
@@ -131,6 +132,8 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
         if (a.document_id == b.document_id or part != part_of.get(b.requirement_id, 0)
                 or other_kinds(ka, kb, held[a.document_id], held[b.document_id])):
             continue
+        if a.requirement_id[4] == b.requirement_id[4] and other_bearers(a.exact_quote, b.exact_quote):
+            continue  # two laws (or two policies) binding two parties: two rules, however their figures differ
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
             families_differ=a.requirement_id[4] != b.requirement_id[4])

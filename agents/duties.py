@@ -281,16 +281,32 @@ _FIGURE_WORDS = frozenset(key_terms("least most every each any all within later 
                                     "weeks month months year years hour hours quarter time times once twice"))
 
 
+def _split_bearer(quote: str) -> tuple[str, str]:
+    """(the party a duty in the active voice falls on, the rest): ("A regulated entity ", "shall commission an
+    independent penetration test ..."); ("", the quote) where the duty is passive ("Security logs shall be
+    reviewed") or its party is not named in a few words. No list label opens either."""
+    text = re.sub(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+|[-*\u2022]\s+)+", " ", PERIOD.sub(" ", quote))
+    found = _DUTY.search(text)
+    if found and found.group(2) and not found.group(1) and len(text[:found.start()].split()) <= _BEARER_WORDS:
+        return text[:found.start()], text[found.start():]
+    return "", text
+
+
 def _topic(quote: str) -> set[str]:
     """The quote's subject terms: no list label ("(b)"), figure or quantifier, nor the party a duty in the active
     voice falls on ("A regulated entity shall commission an independent penetration test ...": the test is the
     matter, the regulated entity whoever bears it; in "Security logs shall be reviewed" the words before the modal
     are the matter)."""
-    text = re.sub(r"^\s*(?:\(?[a-z0-9]{1,4}[.)]\s+|[-*\u2022]\s+)+", " ", PERIOD.sub(" ", quote))
-    found = _DUTY.search(text)
-    if found and found.group(2) and not found.group(1) and len(text[:found.start()].split()) <= _BEARER_WORDS:
-        text = text[found.start():]
+    text = _split_bearer(quote)[1]
     return {t for t in key_terms(text) if len(t) > 1 and not t[0].isdigit()} - _FIGURE_WORDS  # nor a count
+
+
+def other_bearers(a: str, b: str) -> bool:
+    """Each quote's duty falls on a party it names, and the two parties share no word ("A provider shall keep a
+    log ..." and "A manufacturer shall keep a record ..."): two rules for two parties, not one rule stated twice.
+    Pure."""
+    parties = [{t for t in key_terms(_split_bearer(q)[0]) if not t[0].isdigit()} for q in (a, b)]
+    return all(parties) and not parties[0] & parties[1]
 
 
 _BEARER_WORDS = 6  # the longest duty bearer left out of a topic ("Each member of the management body")

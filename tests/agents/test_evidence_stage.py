@@ -491,6 +491,24 @@ def test_conflicts_need_the_same_subject_and_action(statute: str, policy: str, c
     assert [c.reason for c in found] == ([conflict] if conflict else [])
 
 
+@pytest.mark.parametrize(("first", "second", "conflict"), [
+    # two laws, each binding a party it names: two rules, not one stated twice
+    ("A provider shall keep a log of every incident for at least 9 years.",
+     "A manufacturer shall keep a record of every incident for at least five years.", None),
+    # ... one party named in other words by each still differs ("regulated entity", "financial entity")
+    ("A regulated entity shall keep a log of every incident for at least 9 years.",
+     "A financial entity shall keep a log of every incident for at least five years.", "9 years vs five years"),
+    # ... and a duty whose party is not named (passive) is weighed as before
+    ("A provider shall keep a log of every incident for at least 9 years.",
+     "A log of every incident shall be kept for at least five years.", "9 years vs five years"),
+], ids=["two-parties", "one-party", "passive"])
+def test_two_laws_on_two_parties_are_no_conflict(first: str, second: str, conflict: str | None) -> None:
+    from agents.compose import find_conflicts
+
+    reqs = [_req("REQ-S001", first), _req("REQ-S002", second).model_copy(update={"document_id": "other-act"})]
+    assert [c.reason for c in find_conflicts(reqs)] == ([conflict] if conflict else [])
+
+
 @pytest.mark.parametrize(("question", "law", "policy", "conflict"), [
     # policies beside their regulation: the same duty in other words
     ("How often do we need to test our disaster recovery plan?",
