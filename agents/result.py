@@ -94,16 +94,20 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
     whole = provision_parts(state.get("parts"))
     by_index = {p.index: p for p in answer.parts}
     out = []
+    examined = [e["text"] for e in state["evidence"]]
     for index, question in enumerate(questions):
         mine = [s for s in answer.statements if s.part == index]
         part = by_index.get(index)
+        missing = part.missing_evidence if part else ([] if mine else ["a requirement that explicitly addresses: "
+                                                                        + question])
+        if missing and examined and (absent := unmentioned(question, examined)):
+            missing = [*missing, f"none of the {len(examined)} passage(s) examined mentions: {', '.join(absent)}"]
         cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
         out.append({"index": index, "question": question,
                     "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
                     "requirement_ids": cited,
                     "conflicts": [c.model_dump() for c in answer.conflicts if c.part == index],
-                    "missing_evidence": part.missing_evidence if part else (
-                        [] if mine else ["a requirement that explicitly addresses: " + question]),
+                    "missing_evidence": missing,
                     "found": _with_cited(duties_found(question, verified.get(index, []),
                                                       None if whole is None else index in whole), len(cited))})
     return out

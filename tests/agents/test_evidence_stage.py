@@ -112,6 +112,15 @@ def test_unanswerable_question_fails_safe(deps) -> None:
                                           "none of the 40 passage(s) examined mentions: thresholds, gifts, hospitality"]
 
 
+def test_a_part_without_evidence_names_the_words_no_passage_holds(deps) -> None:
+    result = _answer("How long must transaction records be kept, and what are the thresholds for gifts and "
+                     "hospitality?", deps)
+    assert result["status"] == "ANSWERED"
+    missing = [m for m in result["missing_evidence"] if m.startswith("part 2: none of the")]
+    assert len(missing) == 1 and missing[0].endswith("passage(s) examined mentions: thresholds, gifts, hospitality")
+    assert not any(m.startswith("part 1") for m in result["missing_evidence"])
+
+
 @pytest.mark.parametrize(("question", "passages", "expected"), [
     ("Who deals with the press after a breach?", ["A breach must be notified.", "Staff must report breaches."],
      ["deals", "press"]),
