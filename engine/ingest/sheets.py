@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from engine.text import normalize_ws
 
 # an id as control matrices write them: "A&A-01", "AC-2", "AC-2(1)", "ISM-0039", "PR.AC-1", "CC6.1", "5.1.2", "V2.1.1"
-_ID = re.compile(r"^(?=[A-Za-z0-9&.\-() ]*\d)(?:[A-Z][A-Za-z0-9&]*(?:[.\- ][A-Za-z0-9&]+)*|\d+(?:\.\d+)+)"
+# (a space only before a number: "CIS 1.1", never "Audit and Assurance 2")
+_ID = re.compile(r"^(?=[A-Za-z0-9&.\-() ]*\d)(?:[A-Z][A-Za-z0-9&]*(?:[.\-][A-Za-z0-9&]+|\s\d[\d.]*)*|\d+(?:\.\d+)+)"
                  r"(?:\(\d+\))?$")
 _TITLE_WORDS = 14  # a title cell is short
 _TITLED = re.compile(r"\b(?:title|name|heading|subject|topic)\b", re.IGNORECASE)  # the column that names a row

@@ -80,3 +80,13 @@ def test_damaged_or_empty_workbooks_are_refused(tmp_path: Path) -> None:
     openpyxl.Workbook().save(empty)
     with pytest.raises(IngestError, match="every sheet is empty"):
         parse(empty, empty.read_bytes())
+
+
+@pytest.mark.parametrize(("value", "is_id"), [
+    ("A&A-01", True), ("IAM-08", True), ("AC-2(1)", True), ("CIS 1.1", True), ("5.1.2", True), ("PR.AC-1", True),
+    ("Audit and Assurance 2", False), ("Review access", False), ("2 years", False),
+])
+def test_what_a_matrix_id_looks_like(value: str, is_id: bool) -> None:
+    from engine.ingest.sheets import _ID
+
+    assert bool(_ID.match(value)) is is_id
