@@ -100,8 +100,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
         part = by_index.get(index)
         missing = part.missing_evidence if part else ([] if mine else ["a requirement that explicitly addresses: "
                                                                         + question])
-        if missing and examined and (absent := unmentioned(question, examined)):
-            missing = [*missing, f"none of the {len(examined)} passage(s) examined mentions: {', '.join(absent)}"]
+        missing = [*missing, *_not_mentioned(question, examined)] if missing else missing
         cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
         out.append({"index": index, "question": question,
                     "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
@@ -134,6 +133,12 @@ def unmentioned(question: str, examined: list[str]) -> list[str]:
     return [w for w in key_words(question) if not set(tokenize(w, query=True)) & held]
 
 
+def _not_mentioned(question: str, examined: list[str]) -> list[str]:
+    """What is missing besides a requirement: the question's words no passage examined holds, as one line."""
+    absent = unmentioned(question, examined) if examined else []
+    return [f"none of the {len(examined)} passage(s) examined mentions: {', '.join(absent)}"] if absent else []
+
+
 def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirement],
                   judged: list[JudgedRequirement], examined: list[str]) -> tuple[str, list[str]]:
     """The answer text and what is missing (never an answer without a verified requirement): a requirement that
@@ -142,8 +147,7 @@ def _final_answer(question: str, answer: ComposedAnswer, verified: list[Requirem
         return answer.text, []
     # the question's words as written, not their stems, as each part's missing evidence names them
     missing = ["a requirement that explicitly addresses: " + (", ".join(key_words(question)) or question)]
-    if examined and (absent := unmentioned(question, examined)):
-        missing.append(f"none of the {len(examined)} passage(s) examined mentions: {', '.join(absent)}")
+    missing += _not_mentioned(question, examined)
     return ("No authoritative evidence: no requirement in the corpus explicitly answers this question. "
             f"{len(judged)} candidate requirement(s) were examined and rejected.{_closest(judged)}"), missing
 
