@@ -357,6 +357,14 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     soup = BeautifulSoup(_check_text(path, data), "html.parser")
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
+    # text marked deleted (<del>, as an edit history or a draft's changes shows it) is no longer the document's:
+    # read as its reader would take it, every change accepted, <ins> kept
+    deleted = soup("del")
+    for tag in deleted:
+        tag.decompose()
+    if deleted:
+        warnings.warn(f"{len(deleted)} passage(s) marked deleted (<del>) not read, as if the changes were accepted",
+                      UserWarning, stacklevel=1)
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()

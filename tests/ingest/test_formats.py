@@ -337,6 +337,15 @@ def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     assert any(b.section_path == "Notes" and "OJ C 155" in parsed.text[b.start:b.end] for b in parsed.blocks)
 
 
+def test_html_deleted_text_is_not_read_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "policy.html"
+    path.write_text("<html><body><h2>4. Reviews</h2><p>Access must be reviewed <del>annually</del> <ins>every "
+                    "quarter</ins> by the owner.</p></body></html>")
+    parsed = parse(path, path.read_bytes())
+    assert _sections(parsed)["4"] == "Access must be reviewed every quarter by the owner."
+    assert any("1 passage(s) marked deleted (<del>) not read" in w for w in parsed.warnings)
+
+
 def test_html_inline_markup_sets_no_space_before_punctuation(tmp_path: Path) -> None:
     path = tmp_path / "p.html"
     path.write_text('<html><body><h2>4. Records</h2><p>Keep the <a href="#d">data</a>, and the <i>log</i>. See the '
