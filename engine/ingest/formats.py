@@ -25,7 +25,15 @@ from defusedxml.common import DefusedXmlException
 from engine.errors import IngestError, printable
 from engine.ingest import legalxml, odt, oscal, sheets
 from engine.ingest.numbering import Numbering, formatted
-from engine.ingest.sections import Block, ParsedDocument, SectionBuilder, eu_style, feed_lines, normalize
+from engine.ingest.sections import (
+    NOTES,
+    Block,
+    ParsedDocument,
+    SectionBuilder,
+    eu_style,
+    feed_lines,
+    normalize,
+)
 from engine.ingest.structure import Heading, enumerator, parse_heading
 from engine.text import normalize_ws
 
@@ -276,10 +284,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
         else:
             para.append(line)
     flush()
-    if notes:  # under a heading of their own, as an HTML page's, a DOCX's and a PDF's footnotes
-        builder.heading(_NOTES_HEADING[1], 1)
-        for note in notes:
-            builder.paragraph(note)
+    builder.notes(notes)
     return builder.build("md", title)
 
 
@@ -300,7 +305,7 @@ def _html_text(el: Any) -> str:
 # role ("doc-footnote", "doc-endnotes") on it or around it.
 _NOTE_CLASS = re.compile(r"(?:^|[-_])(?:foot|end)?notes?$", re.IGNORECASE)
 _NOTE_ROLES = ("doc-footnote", "doc-endnote", "doc-endnotes", "doc-footnotes")
-_NOTES_HEADING = (-1, "Notes")
+_NOTES_HEADING = (-1, NOTES)
 
 
 def _note(el: Any) -> bool:
@@ -506,13 +511,17 @@ def _docx_blocks(body: Any) -> Iterator[Any]:
 
 
 def _tracked_changes(body: Any) -> str | None:
-    """A warning when the document holds tracked changes, which are read as if accepted."""
+    """How many tracked changes a DOCX body holds ("2 insertion(s), 1 deletion(s)"), None without any."""
     inserted = sum(1 for _ in body.iter(f"{_W}ins")) + sum(1 for _ in body.iter(f"{_W}moveTo"))
     deleted = sum(1 for _ in body.iter(f"{_W}del")) + sum(1 for _ in body.iter(f"{_W}moveFrom"))
-    if not inserted and not deleted:
-        return None
-    return (f"the document has tracked changes ({inserted} insertion(s), {deleted} deletion(s)): read as if every "
-            "change were accepted; accept or reject them in Word and ingest again to read another text")
+    return f"{inserted} insertion(s), {deleted} deletion(s)" if inserted or deleted else None
+
+
+def _warn_tracked(counted: str | None, where: str = "") -> None:
+    """A warning that a document's tracked changes (`counted`) are read as if accepted; none when it has none."""
+    if counted:
+        warnings.warn(f"the document has tracked changes ({counted}): read as if every change were accepted; accept "
+                      f"or reject them {where}and ingest again to read another text", UserWarning, stacklevel=2)
 
 
 def parse_docx(path: Path, data: bytes) -> ParsedDocument:
@@ -531,8 +540,7 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
     # with the number it shows ("4.2 Retention periods", "(a) ..."), which its text lacks
     numbering = Numbering(document)
     body = document.element.body
-    if (tracked := _tracked_changes(body)) is not None:
-        warnings.warn(tracked, UserWarning, stacklevel=1)
+    _warn_tracked(_tracked_changes(body), "in Word ")
     marks, notes = _docx_notes(document)
     blocks: list[tuple[Any, str, bool]] = []  # (paragraph or table, its text, numbered by Word)
     for element in _docx_blocks(body):
@@ -557,10 +565,7 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
             builder.paragraph(text)  # an item of a Word list, never a heading however short ("1. Log the disposal")
         else:
             feed_lines(builder, text)
-    if notes:  # under a heading of their own, as an HTML page's footnotes, not read into the last section
-        builder.heading(_NOTES_HEADING[1], 1)
-        for note in notes:
-            builder.paragraph(note)
+    builder.notes(notes)
     title = document.core_properties.title or None
     return builder.build("docx", title)
 
@@ -579,10 +584,7 @@ def parse_odt(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), "not an OpenDocument text: it has no content.xml",
                           "re-save it from LibreOffice or another word processor")
     reading = odt.read(parts["content.xml"], parts["styles.xml"])
-    if reading.tracked:
-        warnings.warn(f"the document has tracked changes ({reading.tracked} change(s)): read as if every change were "
-                      "accepted; accept or reject them and ingest again to read another text", UserWarning,
-                      stacklevel=1)
+    _warn_tracked(f"{reading.tracked} change(s)" if reading.tracked else None)
     builder = SectionBuilder(eu_style=eu_style("\n".join(text for _, _, text in reading.items)))
     for kind, level, text in reading.items:
         if kind == "heading":
@@ -591,10 +593,7 @@ def parse_odt(path: Path, data: bytes) -> ParsedDocument:
             feed_lines(builder, text)
         else:  # a list's item, never a heading however short; a table's row
             builder.paragraph(text)
-    if reading.notes:
-        builder.heading(_NOTES_HEADING[1], 1)
-        for note in reading.notes:
-            builder.paragraph(note)
+    builder.notes(reading.notes)
     return builder.build("odt", odt.title(parts["meta.xml"]))
 
 
@@ -797,10 +796,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
     builder = SectionBuilder(eu_style=eu_style(text))
     feed_lines(builder, text)
-    if notes:  # under a heading of their own, as an HTML page's and a DOCX's footnotes
-        builder.heading(_NOTES_HEADING[1], 1)
-        for note in notes:
-            builder.paragraph(note)
+    builder.notes(notes)
     title = (info.title if info and info.title else None) or None
     return builder.build("pdf", title, pages=len(pages))
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from engine.ingest.sections import markdown_table
 from engine.text import normalize_ws
 
 _OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
@@ -112,15 +113,6 @@ def _first(el: Any, *names: str) -> Any | None:
     return next((child for child in el if local(child.tag) in names), None)
 
 
-def _table(rows: list[list[str]], header: list[str] | None) -> str:
-    """A Markdown table, its header row the source's or an empty one (Markdown needs one)."""
-    width = max([len(r) for r in rows] + [len(header or [])])
-    head = (header or []) + [""] * (width - len(header or []))
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _html_table(el: Any, text: Callable[[Any], str]) -> str:
     """An XHTML-style table (Akoma Ntoso, USLM): rows of th/td; the first row is the header when it is all th."""
     rows = [row for row in el.iter() if local(row.tag) == "tr"]
@@ -129,7 +121,7 @@ def _html_table(el: Any, text: Callable[[Any], str]) -> str:
     if not cells:
         return ""
     header = cells[0] if rows and all(local(c.tag) == "th" for c in rows[0] if local(c.tag) in ("th", "td")) else None
-    return _table(cells[1:] if header else cells, header)
+    return markdown_table(cells[1:] if header else cells, header)
 
 
 def _joined(label: str, text: str) -> str:
@@ -166,7 +158,7 @@ def _ecfr(el: Any, depth: int, out: list[str]) -> None:
         if title is not None and _text(title):
             out.append(_text(title))
         if rows:
-            out.append(_table(rows, header or None))
+            out.append(markdown_table(rows, header or None))
         return
     if name in _ECFR_TEXT:
         if text := _text(el, _ECFR_DROP):
@@ -432,7 +424,7 @@ class _Formex:
                 rows = [[self.text(c).replace("|", "/") for c in row if local(c.tag) == "CELL"]
                         for row in child.iter() if local(row.tag) == "ROW"]
                 if rows := [r for r in rows if any(r)]:
-                    self.out.append(_table(rows, None))
+                    self.out.append(markdown_table(rows, None))
             elif name in _FMX_TEXT and not any(local(c.tag) in _FMX_TEXT | _FMX_NUMBERED | {"LIST"} for c in child):
                 if text := self.text(child):
                     self.out.append(_joined(pending, text))

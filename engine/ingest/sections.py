@@ -64,6 +64,19 @@ def normalize(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+NOTES = "Notes"  # the heading footnotes and endnotes go under, in every format that has them
+
+
+def markdown_table(rows: list[list[str]], header: list[str] | None) -> str:
+    """A Markdown table, its header row the source's or an empty one (Markdown needs one), every row as wide as
+    the widest. Pure."""
+    width = max([len(r) for r in rows] + [len(header or [])])
+    head = (header or []) + [""] * (width - len(header or []))
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
 _CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
@@ -268,6 +281,14 @@ class SectionBuilder:
     def _opens(self, line: str) -> bool:
         parsed = parse_heading(line, in_provision=self.in_provision())
         return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None
+
+    def notes(self, notes: list[str]) -> None:
+        """A document's footnotes and endnotes ("(1) OJ C 155, ..."), each a paragraph under a heading of their own,
+        `NOTES`, not read into the last section; nothing when there are none."""
+        if notes:
+            self.heading(NOTES, 1)
+            for note in notes:
+                self.paragraph(note)
 
     def build(self, fmt: str, title: str | None, **metadata: Any) -> ParsedDocument:
         self._close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engine.ingest.sections import markdown_table
 from engine.text import normalize_ws
 
 # an id as control matrices write them: "A&A-01", "AC-2", "AC-2(1)", "ISM-0039", "PR.AC-1", "CC6.1", "5.1.2", "V2.1.1"
@@ -68,8 +69,7 @@ def render(name: str, cells: Sequence[Sequence[object]]) -> str:
     ident = _id_column(header, body)
     out = [f"## {name}", *lead]
     if ident is None:
-        out.append("\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                              *("| " + " | ".join(row) + " |" for row in body)]))
+        out.append(markdown_table(body, header))
         return "\n\n".join(out)
     others = [c for c in range(len(header)) if c != ident]
     main = max(others, key=lambda c: _words(c, body), default=None)
