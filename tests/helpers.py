@@ -33,6 +33,14 @@ def write_pdf(path: Path, html: str) -> Path:
     return path
 
 
+def parsed_file(path: Path, text: str):  # noqa: ANN201 - engine.ingest.sections.ParsedDocument
+    """`text` written to `path` (UTF-8) and parsed as `evidence ingest` would read that file."""
+    from engine.ingest.formats import parse
+
+    path.write_text(text, encoding="utf-8")
+    return parse(path, path.read_bytes())
+
+
 def write_docx(path: Path) -> Path:
     import docx
 

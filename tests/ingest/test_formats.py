@@ -13,7 +13,7 @@ from engine.ingest.formats import heading_of, parse
 from engine.ingest.numbering import formatted
 from engine.ingest.sentences import split_sentences
 from engine.text import normalize_ws
-from tests.helpers import RETENTION_MD, write_docx, write_obliqa, write_pdf
+from tests.helpers import RETENTION_MD, parsed_file, write_docx, write_obliqa, write_pdf
 
 
 def _sections(parsed) -> dict[str, str]:
@@ -94,11 +94,9 @@ def test_pdf_footnotes_go_under_notes_not_into_the_article_they_fall_in(tmp_path
 
 
 def test_markdown_footnotes_go_under_notes_with_their_numbers(tmp_path: Path) -> None:
-    path = tmp_path / "breach.md"
-    path.write_text("# Breach policy\n\n## 4. Notification\n\nThe DPO must notify the regulator within 72 hours[^bd] "
-                    "of discovery.\n\n## 5. Records\n\nKeep a register.\n\n[^bd]: Business days exclude\n    public "
-                    "holidays.\n")
-    parsed = parse(path, path.read_bytes())
+    parsed = parsed_file(tmp_path / "breach.md", "# Breach policy\n\n## 4. Notification\n\nThe DPO must notify the "
+                         "regulator within 72 hours[^bd] of discovery.\n\n## 5. Records\n\nKeep a register.\n\n"
+                         "[^bd]: Business days exclude\n    public holidays.\n")
     sections = _sections(parsed)
     assert sections["4"] == "The DPO must notify the regulator within 72 hours (1) of discovery."
     assert sections["5"] == "Keep a register."  # the definition is not the last section's text
@@ -338,10 +336,8 @@ def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
 
 
 def test_html_deleted_text_is_not_read_with_a_warning(tmp_path: Path) -> None:
-    path = tmp_path / "policy.html"
-    path.write_text("<html><body><h2>4. Reviews</h2><p>Access must be reviewed <del>annually</del> <ins>every "
-                    "quarter</ins> by the owner.</p></body></html>")
-    parsed = parse(path, path.read_bytes())
+    parsed = parsed_file(tmp_path / "policy.html", "<html><body><h2>4. Reviews</h2><p>Access must be reviewed "
+                         "<del>annually</del> <ins>every quarter</ins> by the owner.</p></body></html>")
     assert _sections(parsed)["4"] == "Access must be reviewed every quarter by the owner."
     assert any("1 passage(s) marked deleted (<del>) not read" in w for w in parsed.warnings)
 

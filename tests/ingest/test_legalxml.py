@@ -8,7 +8,8 @@ import pytest
 
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
-from engine.ingest.formats import detect_format, parse
+from engine.ingest.formats import detect_format
+from tests.helpers import parsed_file
 
 # 45 CFR 164.310 in the shape ecfr.gov serves a part: DIV5 part, DIV6 subpart, DIV8 sections, a flat run of P with
 # the paragraph labels in the text, italic run-in headings, an amendment citation, the part's authority and source
@@ -107,9 +108,7 @@ safety<QUOT.END CODE="2019"/> rules.</ALINEA></PARAG></ARTICLE></DIVISION></ENAC
 
 
 def _parsed(tmp_path: Path, name: str, text: str):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return parse(path, path.read_bytes())
+    return parsed_file(tmp_path / name, text)
 
 
 def _sections(parsed) -> dict[str, str]:

@@ -13,6 +13,7 @@ from engine.errors import IngestError
 from engine.ingest.formats import parse
 from engine.ingest.oscal import _withdrawal
 from tests.conftest import ROOT
+from tests.helpers import parsed_file
 
 CATALOG = {"catalog": {
     "uuid": "00000000-0000-4000-8000-000000000000",
@@ -44,9 +45,7 @@ CATALOG = {"catalog": {
 
 
 def _parsed(tmp_path: Path, name: str, text: str):
-    path = tmp_path / name
-    path.write_text(text)
-    return parse(path, path.read_bytes())
+    return parsed_file(tmp_path / name, text)
 
 
 @pytest.mark.parametrize("name", ["catalog.json", "catalog.yaml"], ids=["json", "yaml"])
