@@ -14,7 +14,8 @@ class Document(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(description="'doc_' + hash of the normalized text")
+    id: str = Field(description="'doc_' + hash of the normalized text (with its source and a count where a version "
+                                "of the same text is stored already)")
     source_key: str = Field(description="Identity of the source across versions")
     version: int
     content_sha256: str

@@ -23,7 +23,7 @@ from engine.ingest.chunking import ChunkDraft, chunk_document
 from engine.ingest.files import Found, choose_source_type, find_files, read_file
 from engine.ingest.formats import ParsedDocument, parse
 from engine.ingest.language import detect
-from engine.models import Chunk
+from engine.models import Chunk, Document
 from engine.search import store
 from engine.search.embeddings import Embedder, check_space
 from engine.terms import term_frequencies
@@ -108,6 +108,11 @@ def embedding_text(title: str, draft: ChunkDraft | _Heading) -> str:
     return f"{heading}: {draft.text}" if heading else draft.text
 
 
+def _unchanged(path: Path, document: Document, parsed: ParsedDocument) -> FileResult:
+    return FileResult(path=str(path), status="unchanged", document_id=document.id, version=document.version,
+                      title=document.title, warnings=parsed.warnings, source_type=document.source_type)
+
+
 class _Prepared(BaseModel):
     """A parsed, chunked file waiting for its embeddings."""
 
@@ -138,23 +143,55 @@ def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: s
         raise
 
 
+def layout(drafts: list[ChunkDraft]) -> list[tuple[Any, ...]]:
+    """How a text is read into chunks (`engine.search.store.chunk_layout` of a stored version): the chunks'
+    offsets, sections and metadata, in order; the texts follow from the offsets. Pure."""
+    return [(d.ordinal, d.char_start, d.char_end, d.section_number, d.section_path, d.section_heading, d.metadata)
+            for d in drafts]
+
+
+def _document_id(conn: psycopg.Connection, content_sha: str, source_key: str) -> str:
+    """'doc_' + the text's hash; where a version of that text is stored already (a document changed back, or read
+    again by a newer engine), the hash of the text with its source and a count, so each version has its own id and
+    its own chunk ids."""
+    doc_id, n = f"doc_{content_sha[:24]}", 0
+    while store.get_document(conn, doc_id) is not None:
+        n += 1
+        digest = hashlib.sha256("\x00".join((content_sha, source_key, str(n))).encode()).hexdigest()
+        doc_id = f"doc_{digest[:24]}"
+    return doc_id
+
+
 def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, data: bytes, parsed: ParsedDocument,
                     *, source_type: str | None, title: str | None) -> _Prepared | FileResult:
     content_sha = hashlib.sha256(parsed.text.encode()).hexdigest()
-    existing = store.document_by_content(conn, content_sha)
-    if existing is not None:
-        return FileResult(path=str(path), status="unchanged", document_id=existing.id, version=existing.version,
-                          title=existing.title, warnings=parsed.warnings, source_type=existing.source_type)
-    if source_type is not None and source_type not in SOURCE_TYPES:
-        raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
-    doc_id = f"doc_{content_sha[:24]}"
     source_key = _source_key(path, parsed)
     previous = store.current_document(conn, source_key)
+    notes: list[str] = []
+    if previous is not None and previous.content_sha256 == content_sha:
+        # The same text: unchanged, unless this engine reads it into other chunks or sections than the stored
+        # version was (a reader or the chunking improved): then a new version of the same text, read anew; the old
+        # one stays for the audits that cite it
+        old = store.chunk_layout(conn, previous.id)
+        drafts = chunk_document(previous.id, parsed, settings.chunk_max_words)
+        if layout(drafts) == old:
+            return _unchanged(path, previous, parsed)
+        notes.append(f"read again: the text is that of version {previous.version}, now read into other sections or "
+                     f"chunks (a newer reader or another chunk size: {len(old)} chunks before, {len(drafts)} now); "
+                     f"version {previous.version} stays for the audits that cite it")
+    elif previous is None and (existing := store.document_by_content(conn, content_sha)) is not None and (
+            existing.is_current):
+        return _unchanged(path, existing, parsed)  # the same text under another name: stored once
+    elif previous is not None and (earlier := store.document_by_content(conn, content_sha)) is not None and (
+            earlier.source_key == source_key):
+        notes.append(f"the text is that of version {earlier.version} again")
+    if source_type is not None and source_type not in SOURCE_TYPES:
+        raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
+    doc_id = _document_id(conn, content_sha, source_key)
     if parsed.format == "obliqa":
         found_title = f"ObliQA document {parsed.metadata['obliqa_document_id']}"
     else:
         found_title = parsed.title or path.stem.replace("-", " ").replace("_", " ")
-    notes: list[str] = []
     doc_title = title or (previous.title if previous else found_title)
     if not title and previous and previous.title != found_title:
         notes.append(f"title kept as '{previous.title}' from version {previous.version} (the file now reads "

@@ -31,6 +31,15 @@ def document_by_content(conn: psycopg.Connection, content_sha256: str) -> Docume
     return Document(**row) if row else None
 
 
+def chunk_layout(conn: psycopg.Connection, document_id: str) -> list[tuple[Any, ...]]:
+    """How a stored version was read into chunks, in order: each chunk's (ordinal, char_start, char_end,
+    section_number, section_path, section_heading, metadata), what `engine.ingest.pipeline.layout` gives a
+    reading of the same text."""
+    rows = conn.execute("SELECT ordinal, char_start, char_end, section_number, section_path, section_heading, "
+                        "metadata FROM chunks WHERE document_id = %s ORDER BY ordinal", (document_id,)).fetchall()
+    return [tuple(r) for r in rows]
+
+
 def current_document(conn: psycopg.Connection, source_key: str) -> Document | None:
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE source_key = %s AND is_current",

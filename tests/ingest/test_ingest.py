@@ -65,6 +65,51 @@ def test_changed_content_makes_new_version_and_old_stays_readable(conn, embedder
     _assert_stats_consistent(conn)
 
 
+def test_a_text_changed_back_is_current_again(conn, embedder, settings, tmp_path: Path) -> None:
+    """A policy changed and then changed back: the old text is the current one again, in a version of its own
+    (it was reported "unchanged" and the changed text stayed current)."""
+    path = tmp_path / "reg.md"
+    path.write_text(RETENTION_MD)
+    v1 = _one(conn, embedder, settings, path)
+    path.write_text(RETENTION_MD.replace("six years", "seven years"))
+    _one(conn, embedder, settings, path)
+    path.write_text(RETENTION_MD)
+    v3 = _one(conn, embedder, settings, path)
+    assert (v3.status, v3.version) == ("new_version", 3)
+    assert v3.document_id != v1.document_id and "the text is that of version 1 again" in v3.notes
+    current = store.current_document(conn, store.get_document(conn, v1.document_id).source_key)
+    assert current is not None and current.id == v3.document_id
+    assert "six years" in store.document_text(conn, v3.document_id)
+    assert {c.id for c in store.chunks_of_document(conn, v1.document_id)}.isdisjoint(
+        c.id for c in store.chunks_of_document(conn, v3.document_id))
+    assert _one(conn, embedder, settings, path).status == "unchanged"
+    _assert_stats_consistent(conn)
+
+
+def test_a_text_read_into_other_chunks_is_a_new_version(conn, embedder, settings, tmp_path: Path) -> None:
+    """The same text read into other chunks (a newer reader; here a smaller chunk size) is stored again as a new
+    version, the old one kept for the audits that cite it; read as before, it is unchanged."""
+    path = tmp_path / "reg.md"
+    path.write_text(RETENTION_MD + "\n" + " ".join(["A firm must keep a log of each request it receives."] * 12) + "\n")
+    v1 = _one(conn, embedder, settings, path)
+    assert _one(conn, embedder, settings, path).status == "unchanged"
+    small = settings.model_copy(update={"chunk_max_words": 40})
+    v2 = _one(conn, embedder, small, path)
+    assert (v2.status, v2.version) == ("new_version", 2) and v2.chunks > v1.chunks
+    assert any(n.startswith("read again: the text is that of version 1") for n in v2.notes)
+    assert not store.get_document(conn, v1.document_id).is_current
+    assert _one(conn, embedder, small, path).status == "unchanged"
+    _assert_stats_consistent(conn)
+
+
+def test_the_same_text_under_another_name_is_stored_once(conn, embedder, settings, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(RETENTION_MD)
+    (tmp_path / "b.md").write_text(RETENTION_MD)
+    first = _one(conn, embedder, settings, tmp_path / "a.md")
+    copy = _one(conn, embedder, settings, tmp_path / "b.md")
+    assert (copy.status, copy.document_id) == ("unchanged", first.document_id)
+
+
 def _assert_stats_consistent(conn) -> None:
     """The incrementally kept BM25 statistics equal a recount over current chunks."""
     truth = store.recount_lexical_stats(conn)
