@@ -192,7 +192,9 @@ def documents(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json"
             return ExitCode.SUCCESS
         for d in docs:
             state = "current" if d.is_current else f"superseded by {d.superseded_by}"
-            out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}", markup=False,
+            same = d.metadata.get("same_text_as")
+            out.print(f"{d.id}  v{d.version}  {d.source_type:10}  {state}\n    {d.title}" + (
+                f"\n    the same text as {same}, read again or changed back" if same else ""), markup=False,
                       highlight=False)
         out.print(f"{len(docs)} document(s)" + ("" if all_versions else " (--all-versions: superseded ones too)"))
         return ExitCode.SUCCESS

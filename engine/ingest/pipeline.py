@@ -129,6 +129,7 @@ class _Prepared(BaseModel):
     source_type: str
     drafts: list[ChunkDraft]
     notes: list[str] = Field(default_factory=list)
+    same_text_as: str | None = None  # the stored version whose text this one repeats
 
 
 def _prepare(conn: psycopg.Connection, settings: Settings, path: Path, *, fmt: str, source_type: str | None,
@@ -168,6 +169,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
     source_key = _source_key(path, parsed)
     previous = store.current_document(conn, source_key)
     notes: list[str] = []
+    same_text: Document | None = None  # a stored version of this source with the same text (read again, changed back)
     if previous is not None and previous.content_sha256 == content_sha:
         # The same text: unchanged, unless this engine reads it into other chunks or sections than the stored
         # version was (a reader or the chunking improved): then a new version of the same text, read anew; the old
@@ -176,6 +178,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
         drafts = chunk_document(previous.id, parsed, settings.chunk_max_words)
         if layout(drafts) == old:
             return _unchanged(path, previous, parsed)
+        same_text = previous
         notes.append(f"read again: the text is that of version {previous.version}, now read into other sections or "
                      f"chunks (a newer reader or another chunk size: {len(old)} chunks before, {len(drafts)} now); "
                      f"version {previous.version} stays for the audits that cite it")
@@ -185,6 +188,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
     elif previous is not None and (earlier := store.document_by_content(conn, content_sha)) is not None and (
             earlier.source_key == source_key):
         notes.append(f"the text is that of version {earlier.version} again")
+        same_text = earlier
     if source_type is not None and source_type not in SOURCE_TYPES:
         raise IngestError(str(path), f"unknown source type '{source_type}'", f"use one of {', '.join(SOURCE_TYPES)}")
     doc_id = _document_id(conn, content_sha, source_key)
@@ -211,6 +215,7 @@ def _prepare_parsed(conn: psycopg.Connection, settings: Settings, path: Path, da
         # A title the engine made up (ObliQA has none) says nothing about the content.
         lexical_title=None if parsed.format == "obliqa" and not title else doc_title,
         source_type=kind, drafts=drafts, notes=typed + notes,
+        same_text_as=same_text.id if same_text is not None else None,
     )
 
 
@@ -227,7 +232,8 @@ def _store(conn: psycopg.Connection, settings: Settings, prep: _Prepared, vector
                               source_type=prep.source_type, source_uri=str(prep.path.resolve()),
                               fmt=prep.parsed.format, text=prep.parsed.text,
                               metadata={**prep.parsed.metadata, "file_name": prep.path.name,
-                                        "language": detect(prep.parsed.text).language})
+                                        "language": detect(prep.parsed.text).language} | (
+                                  {"same_text_as": prep.same_text_as} if prep.same_text_as else {}))
         if previous:
             store.supersede(conn, previous.id, prep.doc_id)
         rows, lengths = _lexical_rows(conn, prep.drafts, prep.lexical_title, settings)

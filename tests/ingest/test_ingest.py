@@ -77,6 +77,7 @@ def test_a_text_changed_back_is_current_again(conn, embedder, settings, tmp_path
     v3 = _one(conn, embedder, settings, path)
     assert (v3.status, v3.version) == ("new_version", 3)
     assert v3.document_id != v1.document_id and "the text is that of version 1 again" in v3.notes
+    assert store.get_document(conn, v3.document_id).metadata["same_text_as"] == v1.document_id
     current = store.current_document(conn, store.get_document(conn, v1.document_id).source_key)
     assert current is not None and current.id == v3.document_id
     assert "six years" in store.document_text(conn, v3.document_id)
@@ -97,6 +98,7 @@ def test_a_text_read_into_other_chunks_is_a_new_version(conn, embedder, settings
     v2 = _one(conn, embedder, small, path)
     assert (v2.status, v2.version) == ("new_version", 2) and v2.chunks > v1.chunks
     assert any(n.startswith("read again: the text is that of version 1") for n in v2.notes)
+    assert store.get_document(conn, v2.document_id).metadata["same_text_as"] == v1.document_id
     assert not store.get_document(conn, v1.document_id).is_current
     assert _one(conn, embedder, small, path).status == "unchanged"
     _assert_stats_consistent(conn)
