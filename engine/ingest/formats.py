@@ -5,6 +5,7 @@ offsets into that text."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import logging
@@ -32,6 +33,7 @@ from engine.ingest.sections import (
     SectionBuilder,
     eu_style,
     feed_lines,
+    markdown_table,
     normalize,
 )
 from engine.ingest.structure import Heading, enumerator, parse_heading
@@ -246,8 +248,36 @@ def md_footnotes(text: str) -> tuple[str, list[str]]:
     return body, notes
 
 
+_HTML_TABLE = re.compile(r"<table\b[^>]*>.*?</table\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_CELL = re.compile(r"<t([dh])\b[^>]*>(.*?)</t[dh]\s*>", re.IGNORECASE | re.DOTALL)
+_BOLD_CELL = re.compile(r"^\s*<(strong|b)\b[^>]*>.*</\1\s*>\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _cell_text(inner: str) -> str:
+    """A table cell's text: its tags gone, entities read, white space one space, a pipe escaped. Pure."""
+    return normalize_ws(html.unescape(re.sub(r"<[^>]+>", " ", inner))).replace("|", "\\|")
+
+
+def md_html_tables(text: str) -> str:
+    """Markdown with its HTML tables (as GitHub renders them: "<table><tr><td>Critical</td><td>Extreme ...</td>")
+    as Markdown tables, each row a line of its cells' text (its header the first row where that row is <th> or bold
+    cells), so that a row is read, quoted and cited as a Markdown table's is, not as tags. Pure."""
+    def table(match: re.Match[str]) -> str:
+        rows = [_HTML_CELL.findall(row) for row in _HTML_ROW.findall(match.group(0))]
+        rows = [row for row in rows if row]
+        if not rows:
+            return match.group(0)
+        head = rows[0] if all(kind.lower() == "h" or _BOLD_CELL.match(inner) for kind, inner in rows[0]) else None
+        body = [[_cell_text(inner) for _, inner in row] for row in (rows[1:] if head else rows)]
+        header = [_cell_text(inner) for _, inner in head] if head else None
+        return "\n\n" + markdown_table(body, header) + "\n\n" if body else match.group(0)
+
+    return _HTML_TABLE.sub(table, text)
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
-    text, notes = md_footnotes(_anchored_clauses(_check_text(path, data)))
+    text, notes = md_footnotes(_anchored_clauses(md_html_tables(_check_text(path, data))))
     # an act whose articles are Markdown headings ("### Article 3 ...") is read as one whose articles are lines
     builder = SectionBuilder(eu_style=eu_style(re.sub(r"(?m)^#{1,6}[ \t]+", "", _unbold(text))))
     title = None

@@ -104,6 +104,21 @@ def test_markdown_footnotes_go_under_notes_with_their_numbers(tmp_path: Path) ->
         "(1) Business days exclude public holidays."
 
 
+def test_markdown_html_tables_are_read_as_tables(tmp_path: Path) -> None:
+    """An HTML table in Markdown (as GitHub renders one) is a Markdown table of its cells' text, its header the
+    first row where that row is bold or <th>; no tag is read as the document's text."""
+    parsed = parsed_file(tmp_path / "retention.md", "# Retention policy\n\n## 3. Periods\n\nData is kept as "
+                         "follows:\n\n<table>\n  <tr>\n   <td><strong>Data</strong></td>\n   <td><strong>Retention "
+                         "period</strong></td>\n  </tr>\n  <tr>\n   <td>Client logs &amp; audit trails</td>\n   <td>\n"
+                         "   90 days after\n   collection\n   </td>\n  </tr>\n</table>\n\n## 4. Severity\n\n<TABLE><tr>"
+                         "<td>Critical</td><td>Outage for &gt;50% of users | all regions</td></tr></TABLE>\n")
+    sections = _sections(parsed)
+    assert sections["3"] == ("Data is kept as follows:\n\n| Data | Retention period |\n|---|---|\n"
+                             "| Client logs & audit trails | 90 days after collection |")
+    assert sections["4"] == "|  |  |\n|---|---|\n| Critical | Outage for >50% of users \\| all regions |"
+    assert "<" not in parsed.text.replace(">50%", "")
+
+
 def test_docx_headings(tmp_path: Path) -> None:
     path = write_docx(tmp_path / "std.docx")
     parsed = parse(path, path.read_bytes())
