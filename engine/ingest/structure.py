@@ -226,14 +226,29 @@ UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|int
                         r"the|an?|that|which|whether|is|are|be)\s*$", re.I)
 
 
+_FIRST_LABELS = frozenset("a A 1 i I".split())  # the label that begins a sequence, in each style
+
+
+def _follows(style: str, last: str, label: str) -> bool:
+    """`label` comes right after `last` in `style`'s sequence: "b" after "a", "2" after "1", "iv" after "iii".
+    Pure."""
+    if last.isdigit() and label.isdigit():
+        return int(label) == int(last) + 1
+    if style in ("(i)", "i)") and (a := roman_value(last)) is not None and (b := roman_value(label)) is not None:
+        return b == a + 1
+    return len(last) == len(label) == 1 and ord(label) == ord(last) + 1
+
+
 class Positions:
     """Where a provision's paragraphs and points begin: the state of one section's enumerations."""
 
     def __init__(self) -> None:
-        self.levels: list[str] = []       # styles in order of first appearance: level 0 splits blocks
+        self.levels: list[str] = []       # styles in order of first appearance: level 0 splits blocks; a style
+        # used again deeper down ("(b)(1)(i)(a)", the CFR's "(A)(1)") has a level of its own, "(a)#2"
         self.point_styles: set[str] = set()  # styles that began after a lead-in ("shall at least:")
         self.labels: list[str] = []
         self.lead_in = False
+        self.item_lead_in = False  # the paragraph before is a point or paragraph that ends in a lead-in
 
     def _last(self, style: str) -> str:
         index = self.levels.index(style) if style in self.levels else len(self.labels)
@@ -253,16 +268,42 @@ class Positions:
         # parent: "(h)(2)(xiii) ..." then "(i) Information ..."); after "(h)(1) ..." and "(2) Examples are:" it
         # is (h)(2)(i)
         after_numeral = numerals in self.levels and len(self.labels) == self.levels.index(numerals) + 1
+        # and so is an (i) after "(h) ...", "(7) The evaluation ... event." that announces no list below it: the
+        # CFR's § 314.4(i) after (h)(7), not (h)(7)(i)
         if (len(label) == 1 and len(last_letter) == 1 and ord(label) == ord(last_letter) + 1
-                and self.labels and (self.labels[-1] == last_letter or after_numeral)):
+                and self.labels and (self.labels[-1] == last_letter or after_numeral or not self.item_lead_in)):
             return letters
         if numerals in self.levels and roman == (roman_value(self._last(numerals)) or 0) + 1:
             return numerals
         return numerals if label == "i" or len(label) > 1 else letters
 
+    def _level(self, style: str, label: str) -> int:
+        """The level of a point labelled alone: of the levels its style has, the deepest open one whose last label
+        it follows ("(b)" after "(a)"); else, where it begins its style's sequence ("(a)", "(A)", "(1)") right after
+        an item that announces a list ("(i) a written certification that:") and its style's level is not below
+        that item's, a level of its own under the item: an item's points lie below it, as in "(b)(1)(i)(a)" (New
+        York's rules), the CFR's "(A)(1)", or an "(A)" under "(ii)" where an earlier "(A)" sat under a "(1)";
+        else its style's first level."""
+        copies = [i for i, s in enumerate(self.levels) if s.split("#")[0] == style]
+        if not copies:
+            self.levels.append(style)
+            return len(self.levels) - 1
+        here = len(self.labels) - 1  # the level of the item before
+        for i in reversed([i for i in copies if i <= here and self.labels[i]]):
+            if _follows(style, self.labels[i], label):
+                return i
+        if self.item_lead_in and label in _FIRST_LABELS and copies[0] <= here:
+            below = [i for i in copies if i > here]
+            if below:
+                return below[0]
+            self.levels.append(f"{style}#{len(copies) + 1}")
+            return len(self.levels) - 1
+        return copies[0]
+
     def unnumbered(self, text: str) -> None:
         """A paragraph whose opening number is its section's, not a paragraph's (a clause's run-in title)."""
         self.lead_in = text.rstrip().endswith((":", "\u2014"))
+        self.item_lead_in = False
 
     def see(self, text: str) -> tuple[bool, str] | None:
         """For a paragraph: None when it is not enumerated; else (starts a new block, its label path)."""
@@ -270,20 +311,30 @@ class Positions:
         lead_in = text.rstrip().endswith((":", "\u2014"))
         if not found:
             self.lead_in = lead_in
+            self.item_lead_in = False
             return None
         first = None
         for style, label in found:  # "(a)(1)": (a) at its level, then (1) one level below it
             style = self._style(style, label)
-            if style not in self.levels:
-                self.levels.append(style)
-                if self.lead_in and first is None and len(found) == 1:  # "(a)(1)" designates a paragraph
-                    self.point_styles.add(style)
-            level = self.levels.index(style)
+            if style not in self.levels and self.lead_in and first is None and len(found) == 1:
+                self.point_styles.add(style)  # "(a)(1)" designates a paragraph
+            if len(found) == 1:
+                level = self._level(style, label)
+            else:
+                if style not in self.levels:
+                    self.levels.append(style)
+                level = self.levels.index(style)
             if first is not None and level <= first[0]:
                 break  # a run that does not go deeper is no run of levels; its first label stands
-            self.labels = [*self.labels[:level], label]
+            # a level skipped ("(1)" then "(i)" where an "(A)" list sat between them earlier) stays empty
+            self.labels = [*self.labels[:level], *[""] * (level - len(self.labels)), label]
             first = first or (level, style)
         assert first is not None
-        self.lead_in = lead_in
-        splits = first[0] == 0 and first[1] not in self.point_styles
-        return splits, "".join(f"({x})" for x in self.labels)
+        path = "".join(f"({x})" for x in self.labels if x)
+        if len(found) == 1:  # the points that follow in the same paragraph ("1. Direct report ...\n 2. Email; ...")
+            for line in text.splitlines()[1:]:
+                more = enumerators(line)
+                if len(more) == 1 and more[0][0] == found[0][0] and _follows(first[1], self.labels[-1], more[0][1]):
+                    self.labels[-1] = more[0][1]
+        self.lead_in = self.item_lead_in = lead_in
+        return first[0] == 0 and first[1] not in self.point_styles, path

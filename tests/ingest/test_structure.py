@@ -148,13 +148,34 @@ def test_a_lead_in_that_stops_where_no_sentence_ends_opens_its_first_points_chun
     # labels run together as the CFR prints a paragraph with no text of its own: each level in turn
     (["(a)(1)", "(2)", "(i)", "(ii)", "(b)", "(c)(1)(i)", "(A)", "(2)"],
      ["(a)(1)", "(a)(2)", "(a)(2)(i)", "(a)(2)(ii)", "(b)", "(c)(1)(i)", "(c)(1)(i)(A)", "(c)(2)"]),
-    # (i) after a numeral is the next letter (numerals restart only under a new parent); after (h)(2) a numeral
-    (["(h)(1)", "(2)", "(i)", "(xiii)", "(i)", "(j)"], ["(h)(1)", "(h)(2)", "(h)(2)(i)", "(h)(2)(xiii)", "(i)", "(j)"]),
+    # (i) after a numeral is the next letter (numerals restart only under a new parent); after "(h)(2) Examples
+    # are:" a numeral; after (h)(7), an item that announces no list, the next letter (the FTC's § 314.4(i))
+    (["(h)(1)", "(2) Examples are:", "(i)", "(xiii)", "(i)", "(j)"],
+     ["(h)(1)", "(h)(2)", "(h)(2)(i)", "(h)(2)(xiii)", "(i)", "(j)"]),
+    (["(h) Establish a plan that addresses:", "(1)", "(7) The revision of the plan.", "(i) Require a report on:",
+      "(1)", "(2)", "(j)"], ["(h)", "(h)(1)", "(h)(7)", "(i)", "(i)(1)", "(i)(2)", "(j)"]),
+    # a style begun again under an item that announces a list is a level of its own below it: New York's
+    # "(b)(1)(i)(a)", the CFR's "(ii)(A)" where an earlier "(A)" list sat under a "(1)", and a level skipped
+    (["(a)", "(1)", "(b)", "(1) either:", "(i) a certification that:", "(a)", "(b)", "(ii) an acknowledgment that:",
+      "(a)", "(b)", "(c)", "(2)", "(c)"],
+     ["(a)", "(a)(1)", "(b)", "(b)(1)", "(b)(1)(i)", "(b)(1)(i)(a)", "(b)(1)(i)(b)", "(b)(1)(ii)", "(b)(1)(ii)(a)",
+      "(b)(1)(ii)(b)", "(b)(1)(ii)(c)", "(b)(2)", "(c)"]),
+    (["(c)", "(1) Elements:", "(A)", "(B)", "(d)", "(1) Written notice.", "(i)", "(ii)", "(2)", "(i)", "(ii) shall:",
+      "(A)", "(B)", "(3)"],
+     ["(c)", "(c)(1)", "(c)(1)(A)", "(c)(1)(B)", "(d)", "(d)(1)", "(d)(1)(i)", "(d)(1)(ii)", "(d)(2)", "(d)(2)(i)",
+      "(d)(2)(ii)", "(d)(2)(ii)(A)", "(d)(2)(ii)(B)", "(d)(3)"]),
+    # without a lead-in the style begun again is the outer list's (a new list of the same kind)
+    (["(a)", "(1)", "(2)", "(a)", "(b)"], ["(a)", "(a)(1)", "(a)(2)", "(a)", "(b)"]),
+    # points later in the same paragraph count: "2." after them is the outer list's
+    (["1. Report in one of these ways:", "1. Email;\n2. Phone;\n3. Chat.", "2. The receiver notifies."],
+     ["(1)", "(1)(1)", "(2)"]),
 ], ids=["paragraph-then-points", "i-after-h-is-a-letter", "roman-under-letters", "cfr-labels-run-together",
-        "i-after-numerals-is-a-letter"])
+        "i-after-numerals-with-a-lead-in-is-a-numeral", "i-after-an-item-announcing-nothing-is-a-letter",
+        "new-york-letters-under-romans", "cfr-capitals-under-romans-and-a-skipped-level", "no-lead-in-no-new-level",
+        "points-within-a-paragraph"])
 def test_point_labels(labels: list[str], expected: list[str]) -> None:
     positions = Positions()
-    seen = [positions.see(f"{label} text") for label in labels]
+    seen = [positions.see(label if " " in label else f"{label} text") for label in labels]
     assert [s[1] for s in seen if s] == expected
 
 
