@@ -95,6 +95,15 @@ _QUANTITY = re.compile(rf"(?<![-/.§\w])\b(\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+"
                        r"(?:(?:[a-z]+-)?[a-z]+\s+){0,2}?([a-z]{3,}s)\b", re.IGNORECASE)
 
 
+# ... and a count written as a measure, its noun singular: "a 15 character minimum", "at least a 12-character
+# password", "8-digit PIN" (not "24-hour", a period; not "2-factor", which counts no thing of the rule's)
+_MEASURES = (re.compile(rf"(?<![-/.§\w])\b(\d+|{NUMBER_WORDS})\s+([a-z]{{3,}})(?=\s+(?:minimum|maximum|limit)\b)",
+                        re.IGNORECASE),
+             re.compile(r"(?<![-/.§\w])\b(\d+)-([a-z]{3,})\b(?=\s+[a-z])", re.IGNORECASE))
+_NOT_MEASURED = frozenset({"factor", "step", "way", "tier", "level", "year", "month", "week", "day", "hour", "minute",
+                           "second", "time", "party", "person", "point"})
+
+
 # Words before a number that make it a reference, not a count ("Section 4 applies", "Article 28 requires").
 _REFERENCE = re.compile(r"(?:section|article|rule|regulation|paragraph|clause|part|chapter|schedule|annex|appendix|"
                         r"point|item|subparagraph|version|no|page|table|figure|§)\.?\s*$", re.IGNORECASE)
@@ -103,7 +112,9 @@ _REFERENCE = re.compile(r"(?:section|article|rule|regulation|paragraph|clause|pa
 def _counts(quote: str) -> list[re.Match[str]]:
     """The counts a quote states (not its periods, nor a reference's number)."""
     text = PERIOD.sub(" ", quote)
-    return [m for m in _QUANTITY.finditer(text) if key_terms(m.group(2)) and not _UNIT.fullmatch(m.group(2))
+    found = [*_QUANTITY.finditer(text), *(m for measure in _MEASURES for m in measure.finditer(text)
+                                          if m.group(2).lower() not in _NOT_MEASURED)]
+    return [m for m in found if key_terms(m.group(2)) and not _UNIT.fullmatch(m.group(2))
             and not _REFERENCE.search(text[max(0, m.start() - 14):m.start()])]
 
 

@@ -434,6 +434,23 @@ def sets_time(pairs: list[tuple[str, str]]) -> bool:
     return any(header and _time_column().search(header) and PERIOD.search(cell) for header, cell in pairs)
 
 
+_LIMIT_PREDICATE = re.compile(rf"\s(?:is|are|shall\s+be|will\s+be)\s+(?:(?:at\s+(?:most|least)|no\s+(?:more|later|"
+                              rf"longer)\s+than|up\s+to|within|not\s+to\s+exceed)\s+)?(?:{PERIOD.pattern})",
+                              re.IGNORECASE)
+
+
+def sets_time_limit(text: str) -> bool:
+    """A rule text's sentence whose subject is a time limit or a frequency and whose predicate is a period: "The
+    expected timeline for remediation, from when a patch is available to when it is applied, is 90 days.", "The
+    retention period for audit logs is 12 months.": it sets the limit, as a table's SLA column does (`sets_time`).
+    Not "The period is described in Appendix A", nor a sentence that opens with a condition. Pure."""
+    predicate = _LIMIT_PREDICATE.search(text)
+    if predicate is None or _CONDITION_CLAUSE.match(text):
+        return False
+    subject = text[:predicate.start()].split(",")[0]  # its head, before any clause set off by a comma
+    return _time_column().search(subject) is not None
+
+
 def defines(sentence: str) -> bool:
     """The sentence defines a term or says what a text describes ("(3) 'legacy ICT system' means ..."): it binds
     no one, whatever the lead-in of its list says. Pure."""
@@ -498,6 +515,8 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
         return Modality.PROHIBITION  # "Temporary access is not granted to systems that ...", "... are not accessed"
     if rule_text and _CONTENT_CONTROL.match(text):
         return Modality.OBLIGATION  # "A cyber security incident register contains the following for each ...:"
+    if rule_text and sets_time_limit(main):
+        return Modality.OBLIGATION  # "The expected timeline for remediation ... is 90 days."
     practice = (_states_practice(main) or _practice_active(main, future=source_type == "policy")
                 or _plural_practice(main) or _party_inside(text)
                 or _has_practice(main)

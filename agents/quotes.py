@@ -197,6 +197,8 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     levels: set[str] = set()  # the kinds of label its points, and the lists nested in them, are numbered with
     _inner_levels(text, span, levels)  # the first point, where the lead-in holds it
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
+        if text[text.rfind("\n", 0, spans[i + 1].start) + 1:spans[i + 1].start + 1].lstrip(" \t").startswith("|"):
+            break  # a table's rows are quoted one by one with their header (agents.extract), not run on from here
         labels = _labels(text, spans[i + 1].start)
         if labels and spans[i] is not span and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
             labels = []  # a line of wrapped text that opens with a number ("... added under section\n 7. This"),

@@ -300,6 +300,19 @@ DATA_TABLE = ("Every class of data must be handled as this matrix requires.\n\n"
               "| Public | N/R | Varies based on business need |")
 
 
+def test_a_lead_in_over_a_table_is_not_run_on_over_its_rows() -> None:
+    """A sentence that announces a table ("... depending on the type of data:") is quoted alone, and each row with
+    its header: run on over the rows, the quote stated every type's period, and answered a question about a type
+    the table does not hold (the policies-2 set's payroll records) from the others'."""
+    text = ("Data subject to this policy will be retained for a set period of time, depending on the type of data:\n\n"
+            "| Data Assets | Retention period |\n|---|---|\n| Client logs | 12 months |\n"
+            "| Payment and billing information | 7 years |")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk("policy", text)],
+                                                          questions=["How long do we keep client logs?"])]
+    assert quotes[0] == text.split("\n")[0]
+    assert "| Client logs | 12 months |" in quotes and "| Payment and billing information | 7 years |" in quotes
+
+
 @pytest.mark.parametrize(("text", "rows"), [
     (VULN_TABLE, ["| P0", "| P1"]), (DATA_TABLE, ["| Confidential", "| Public"]),
 ], ids=["sla-table-no-duty", "matrix-after-a-duty"])

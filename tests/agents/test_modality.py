@@ -321,6 +321,15 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
     ("Section 4 applies to the register of 3 providers.", "Section 5 applies to the register of 3 providers.", False),
     ("Accounts shall be locked after five failed login attempts.",
      "User accounts are locked after 5 failed login attempts.", False),
+    # a count written as a measure, its noun singular (the policies-2 set's password length; a PIN's digits)
+    ("Any password chosen or generated for access to the provider's systems must contain no fewer than 20 "
+     "characters.", "Password length must be at least a 15 character minimum.", True),
+    ("Passwords must be at least 12 characters long.", "All passwords must be 12-character strings or longer.",
+     False),
+    ("Card PINs must have at least 6 digits.", "Staff use a 4-digit PIN to unlock the door.", True),
+    # ... not a kind of something ("2-factor") nor a period ("24-hour")
+    ("Use 2-factor authentication for remote access.", "Use multi-factor authentication with 3 factors where "
+     "possible.", False),
     # a list weighed point by point: the point of the same duty agrees, another point's period is another duty's (a
     # policy's lettered duties; the policies corpus's access removal beside a list of termination triggers; an EU
     # act's reports) ...
@@ -338,7 +347,8 @@ def test_conflicting_figures_whatever_the_wording(a: str, b: str, conflict: bool
 ], ids=["review-access", "retain-logs", "review-firewall", "bearer-not-topic", "same-bearer-only",
         "notify-vs-keep", "other-recipients", "other-topics", "produce-vs-destroy",
         "acronym-and-label", "acronym-not-in-other", "consecutive-days", "password-length", "login-attempts",
-        "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words", "list-point-agrees",
+        "backup-copies", "count-for-another-duty", "reference-numbers", "count-in-words", "count-as-a-minimum",
+        "hyphenated-count-agrees", "hyphenated-digits", "a-kind-not-a-count", "list-point-agrees",
         "list-other-duty", "list-point-differs", "list-of-reports"])
 def test_conflicts_between_answers_to_one_question(a: str, b: str, conflict: bool) -> None:
     from agents.duties import conflicting_figures
@@ -932,4 +942,20 @@ def test_round_ten(sentence: str, source_type: str, expected: Modality) -> None:
     ("Measures of success are listed in the annex.", "policy", N),
 ], ids=lambda x: x if isinstance(x, Modality) else str(x)[:40])
 def test_the_verbs_of_security_controls_open_imperatives(sentence: str, source_type: str, expected: Modality) -> None:
+    assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "source_type", "expected"), [
+    # a rule text's time limit stated as what it is (the policies-2 set's patch timeline; policies' retention and
+    # resolution times) ...
+    ("The expected timeline for remediation, from when a patch is available to when it is applied, is 90 days.",
+     "policy", Modality.OBLIGATION),
+    ("The retention period for audit logs is 12 months.", "policy", Modality.OBLIGATION),
+    ("The target resolution time for a P1 incident is at most 4 hours.", "standard", Modality.OBLIGATION),
+    # ... not a description of where the limit is set, a contract's term, a condition, nor a regulation's deeming
+    ("The retention period is described in Appendix A.", "policy", Modality.NONE),
+    ("The period of this Agreement is two years.", "contract", Modality.NONE),
+    ("Staff who joined within the period are 10 people.", "policy", Modality.NONE),
+])
+def test_a_rule_texts_time_limit_is_a_rule(sentence: str, source_type: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
