@@ -1,5 +1,6 @@
 """Provisions a question asks about whole: "What does Article 11 require?", "What is required by AC-2?",
-"Summarise section 6.1 of the access policy", "What does § 164.312 say?".
+"Summarise section 6.1 of the access policy", "What does § 164.312 say?", "What is required by 23 NYCRR
+500.11?".
 
 A reader who names a provision and asks nothing else of it wants that provision's text, whatever the relevance
 model reads in so few words: the ranking and the gate see "article", "require" and a number, and set the article
@@ -22,6 +23,11 @@ from engine.terms import key_terms
 
 # A control's or requirement's id: letters, a hyphen, a number, an enhancement in brackets ("AC-2(1)", "ISM-1784")
 CONTROL_ID = re.compile(r"(?<![\w-])([A-Z]{2,6}-\d{1,5})(?:\s*\((\d{1,3})\))?(?![\w-])")
+# A section of a code cited by its title and section, as US law is: "45 CFR 164.308", "23 NYCRR 500.11", "15 U.S.C.
+# 6801", "12 C.F.R. § 1026.19(e)": the section number its heading carries
+CODE_SECTION = re.compile(r"\b\d{1,3}\s+(?:C\.?\s?F\.?\s?R|U\.?\s?S\.?\s?C(?:\.?\s?A)?|N\.?\s?Y\.?\s?C\.?\s?R\.?\s?R|"
+                          r"C\.?\s?C\.?\s?R)\.?\s+(?:§{1,2}\s*)?(?P<num>\d+(?:\.\d+)*)(?:\((?P<sub>[a-z0-9]{1,4})\))?"
+                          r"(?![\w.]*\d)", re.IGNORECASE)
 # What a question says around a provision it asks about whole: asking for its text, not for something in it
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
@@ -33,8 +39,10 @@ _ASKING = frozenset(key_terms(
 def named_provisions(question: str) -> list[tuple[str, str]]:
     """The provisions `question` names, as (the words that name it, its section number): "Article 11(6)" ->
     "11(6)", "AC-2(1)" -> "AC-2(1)". Pure."""
-    found = [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
-             for m in REFERENCE.finditer(question)]
+    codes = [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
+             for m in CODE_SECTION.finditer(question)]
+    found = codes + [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
+                     for m in REFERENCE.finditer(question) if not any(m.group(0) in words for words, _ in codes)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     return found

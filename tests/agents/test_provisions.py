@@ -23,13 +23,19 @@ from engine.terms import key_terms
     ("What is required by AC-2?", ["AC-2"]),
     ("What does AC-2(1) say?", ["AC-2(1)"]),
     ("What does ISM-1784 require?", ["ISM-1784"]),
+    # a US code's section cited by its title (New York's rules, the CFR, the US Code)
+    ("What is required by 23 NYCRR 500.11?", ["500.11"]),
+    ("What does 45 CFR § 164.308(a) require?", ["164.308(a)"]),
+    ("What does 15 U.S.C. 6801 say?", ["6801"]),
     # counter-examples: the question asks something of the provision, or names none
+    ("Under 45 CFR 164.308, how often must risk be assessed?", []),
     ("Under Article 11, how often must plans be tested?", []),
     ("How does Article 11 apply to small firms?", []),
     ("Does AC-2 require automated account management?", []),
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
-        "asks-a-time", "asks-scope", "asks-a-yes-no", "names-none"])
+        "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
+        "asks-a-yes-no", "names-none"])
 def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_nothing_else(
         question: str, numbers: list[str]) -> None:
     names = frozenset(key_terms("Regulation (EU) 2022/2554 (DORA)"))
