@@ -39,10 +39,11 @@ _ASKING = frozenset(key_terms(
 def named_provisions(question: str) -> list[tuple[str, str]]:
     """The provisions `question` names, as (the words that name it, its section number): "Article 11(6)" ->
     "11(6)", "AC-2(1)" -> "AC-2(1)". Pure."""
-    codes = [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
-             for m in CODE_SECTION.finditer(question)]
-    found = codes + [(m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else ""))
-                     for m in REFERENCE.finditer(question) if not any(m.group(0) in words for words, _ in codes)]
+    def named(m: re.Match[str]) -> tuple[str, str]:
+        return m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else "")
+
+    codes = [named(m) for m in CODE_SECTION.finditer(question)]
+    found = codes + [named(m) for m in REFERENCE.finditer(question) if not any(m.group(0) in w for w, _ in codes)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     return found

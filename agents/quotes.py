@@ -18,7 +18,7 @@ from agents.state import EvidenceItem
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
 from engine.ingest.structure import UNFINISHED
-from engine.text import MODAL_ANCHOR, leans_on_context, normalize_ws, withdrawn
+from engine.text import MODAL_ANCHOR, in_table_row, leans_on_context, normalize_ws, withdrawn
 
 # An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
 # the following:", "Article 7 is amended as follows:"): the text after it is another act's, inserted.
@@ -197,7 +197,7 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     levels: set[str] = set()  # the kinds of label its points, and the lists nested in them, are numbered with
     _inner_levels(text, span, levels)  # the first point, where the lead-in holds it
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
-        if text[text.rfind("\n", 0, spans[i + 1].start) + 1:spans[i + 1].start + 1].lstrip(" \t").startswith("|"):
+        if in_table_row(text, spans[i + 1].start):
             break  # a table's rows are quoted one by one with their header (agents.extract), not run on from here
         labels = _labels(text, spans[i + 1].start)
         if labels and spans[i] is not span and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):

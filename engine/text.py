@@ -135,6 +135,11 @@ LEADING_LABELS = re.compile(r"^\s*(?:(?:[-*\u2022\u25aa]|\(?[a-z]{1,4}[.)]|\(?\d
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
+def in_table_row(text: str, at: int) -> bool:
+    """`at` is on a line that is a pipe table's row ("| 2.1.7 | Verify that ... . If ..., ... | \u2713 |"). Pure."""
+    return text.startswith("|", text.rfind("\n", 0, at) + 1)
+
+
 def is_table_separator(line: str) -> bool:
     """A pipe table's separator row ("|---|:---:|"), which holds no text."""
     return _TABLE_SEPARATOR.match(line) is not None

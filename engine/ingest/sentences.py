@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from engine.text import in_table_row
+
 ABBREVIATIONS = frozenset("e.g i.e etc cf v vs mr mrs ms dr st inc ltd co corp dept approx ibid al viz".split())
 # Abbreviations that only abbreviate before a number ("No. 5", "Art. 12", "s. 4"): "said no." ends a sentence.
 NUMBERED_ABBREVIATIONS = frozenset(
@@ -141,11 +143,6 @@ def _line_breaks(text: str) -> list[int]:
     return cuts
 
 
-def _in_table_row(text: str, at: int) -> bool:
-    """`at` is on a line that is a pipe table's row ("| 2.1.7 | Verify that ... . If ..., ... | \u2713 |")."""
-    return text.startswith("|", text.rfind("\n", 0, at) + 1)
-
-
 # What stands before a numbered item's label's period on its line: "     2" of "     2. Existing workforce ..."
 _NUMBER_LABEL = re.compile(r"[ \t]*\(?[0-9]{1,3}")
 
@@ -161,7 +158,7 @@ def _terminals(text: str) -> list[int]:
     for match in _TERMINAL.finditer(text):
         if text[match.start()] == "." and (_is_abbreviation(text, match.start()) or _lower_follows(text, match.end())):
             continue
-        if _in_table_row(text, match.start()):
+        if in_table_row(text, match.start()):
             continue
         line = text.rfind("\n", 0, match.start()) + 1
         if (line and match.end() - match.start() == 1 and _NUMBER_LABEL.fullmatch(text, line, match.start())
