@@ -17,7 +17,7 @@ from agents.modality import rx
 from agents.state import EvidenceItem
 from engine.config import EvidenceSettings
 from engine.ingest.sentences import split_sentences
-from engine.ingest.structure import UNFINISHED
+from engine.ingest.structure import FIRST_LABELS, UNFINISHED
 from engine.text import MODAL_ANCHOR, in_table_row, leans_on_context, normalize_ws, withdrawn
 
 # An amending instruction of an act that changes others ("(b) in paragraph 3, the first subparagraph is replaced by
@@ -306,7 +306,7 @@ def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
 
 
 _ROMAN = re.compile(r"(?=[ivx]+$)x{0,3}(?:ix|iv|v?i{0,3})$")
-_FIRST_LABELS = frozenset(("1", "a", "i", "A", "I", "-", "*", "\u2022", "\u25aa"))
+_FIRST_LABELS = FIRST_LABELS | frozenset(("-", "*", "\u2022", "\u25aa"))  # and the bullets, each its own first
 
 
 def _labels(text: str, at: int) -> list[str] | None:

@@ -226,7 +226,7 @@ UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|int
                         r"the|an?|that|which|whether|is|are|be)\s*$", re.I)
 
 
-_FIRST_LABELS = frozenset("a A 1 i I".split())  # the label that begins a sequence, in each style
+FIRST_LABELS = frozenset("a A 1 i I".split())  # the label that begins a sequence, in each style
 
 
 def _follows(style: str, last: str, label: str) -> bool:
@@ -270,7 +270,7 @@ class Positions:
         after_numeral = numerals in self.levels and len(self.labels) == self.levels.index(numerals) + 1
         # and so is an (i) after "(h) ...", "(7) The evaluation ... event." that announces no list below it: the
         # CFR's § 314.4(i) after (h)(7), not (h)(7)(i)
-        if (len(label) == 1 and len(last_letter) == 1 and ord(label) == ord(last_letter) + 1
+        if (_follows(letters, last_letter, label)
                 and self.labels and (self.labels[-1] == last_letter or after_numeral or not self.item_lead_in)):
             return letters
         if numerals in self.levels and roman == (roman_value(self._last(numerals)) or 0) + 1:
@@ -292,7 +292,7 @@ class Positions:
         for i in reversed([i for i in copies if i <= here and self.labels[i]]):
             if _follows(style, self.labels[i], label):
                 return i
-        if self.item_lead_in and label in _FIRST_LABELS and copies[0] <= here:
+        if self.item_lead_in and label in FIRST_LABELS and copies[0] <= here:
             below = [i for i in copies if i > here]
             if below:
                 return below[0]
