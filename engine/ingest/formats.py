@@ -37,6 +37,7 @@ from engine.ingest.sections import (
     normalize,
 )
 from engine.ingest.structure import Heading, enumerator, parse_heading
+from engine.search.spelling import dictionary_words, is_word
 from engine.text import normalize_ws
 
 FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "txt", "xml", "obliqa", "oscal")
@@ -738,17 +739,94 @@ _SMALLER = 0.85  # a footnote's type is at most this share of the body's
 
 
 def _fragments(page: Any) -> list[tuple[str, float, float]]:
-    """A page's text as pypdf extracts it, in the pieces it extracts it in: (text, height on the page, type size).
-    The pieces joined are the page's text exactly."""
-    pieces: list[tuple[str, float, float]] = []
+    """A page's text as pypdf extracts it, in the pieces it extracts it in: (text, height on the page, type size),
+    less the line breaks pypdf sets inside a line (`joined_on_the_line`). The pieces joined are the page's text."""
+    pieces: list[tuple[str, float, float, float]] = []
 
     def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
-        # the text matrix in the page's space (tm x cm): its f is the baseline's height, its (c, d) the type's scale
+        # the text matrix in the page's space (tm x cm): its (e, f) where the piece starts (f: the baseline's
+        # height), its (c, d) the type's scale
         c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
-        pieces.append((text, tm[4] * cm[1] + tm[5] * cm[3] + cm[5], abs(size) * (c * c + d * d) ** 0.5))
+        pieces.append((text, tm[4] * cm[0] + tm[5] * cm[2] + cm[4], tm[4] * cm[1] + tm[5] * cm[3] + cm[5],
+                       abs(size) * (c * c + d * d) ** 0.5))
 
     page.extract_text(visitor_text=visit)
-    return pieces
+    return joined_on_the_line(pieces)
+
+
+_BASELINE = 0.2  # two pieces whose baselines differ by less than this share of the type size are on one line
+
+
+def joined_on_the_line(pieces: list[tuple[str, float, float, float]]) -> list[tuple[str, float, float]]:
+    """(text, height, size) of each (text, x, height, size) piece, a line break that pypdf sets at a piece's end
+    taken out where the next piece goes on along the same baseline, to its right: pypdf breaks the line where a
+    PDF places a word's letters apart ("ris" / "ks, and liability risks", "7. T" / "ransition climate risks", from
+    APRA's CPG 229 as Acrobat wrote it), and a break read as a space would store "ris ks". Two runs of letters join
+    as one word ("c" + "an", "pru" + "dent", "in" + "direct") unless the second is a word and the first is one too
+    while the two together are not ("and" + "regulatory"), or the first follows a figure or a sign ("3˚C" + "or");
+    a space either side, or a mark, joins as it is. Pure but for reading pyspellchecker's word list the first time
+    two letters meet."""
+    out: list[tuple[str, float, float]] = []
+    for i, (text, x, y, size) in enumerate(pieces):
+        after = next((p for p in pieces[i + 1:] if p[0]), None)
+        if (text.endswith("\n") and after is not None and after[0].strip() and after[1] > x
+                and abs(after[2] - y) < _BASELINE * max(size, after[3], 1.0)):
+            text = text[:-1]
+            left = re.search(r"[^\W\d_]+$", text)
+            right = re.match(r"[^\W\d_]+", after[0])
+            if left and right and _a_word(right.group(), words := dictionary_words()) and (
+                    not _opens(text, left.start()) or _a_word(left.group(), words)
+                    and not is_word((left.group() + right.group()).lower(), words, endings=False)):
+                text += " "
+        out.append((text, y, size))
+    return out
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def spaced_apart(text: str) -> str:
+    """`text` less the spaces pypdf sets inside a word where a PDF kerns its letters apart ("Sco pe 1 refers",
+    "In f ulfilling their obligations", "Finan cial Disclosures"): two runs of letters one space apart, the first
+    opening a word and the second in lower case ending one, are one word where together they are an English word
+    and one of them alone is not; a run that could join either neighbour joins the one that is no word either ("f"
+    + "ulfilling", not "In" + "f"). Two words stay two ("in direct", "per cent", "Corvid Labs", "a C array",
+    "GNOME's and"). Pure but for reading pyspellchecker's word list the first time."""
+    runs = list(_LETTERS.finditer(text))
+    if len(runs) < 2:
+        return text
+    words = dictionary_words()
+    word = [_a_word(r.group(), words) for r in runs]
+
+    def ends(run: re.Match[str]) -> bool:
+        return run.end() == len(text) or not re.match(r"[\w'\u2019(-]", text[run.end()]) and not (
+            len(run.group()) == 1 and text[run.end()] in ".)")  # a point's label: "and d) APRA will"
+
+    joins = [b.start() == a.end() + 1 and text[a.end()] == " " and not (word[i] and word[i + 1])
+             and _opens(text, a.start()) and ends(b) and b.group().islower()
+             and is_word((a.group() + b.group()).lower(), words, endings=False)
+             for i, (a, b) in enumerate(zip(runs, runs[1:], strict=False))]
+    out, last, i = [], 0, 0
+    while i < len(joins):
+        if joins[i] and not (i + 1 < len(joins) and joins[i + 1] and word[i] and not word[i + 2]):
+            out.append(text[last:runs[i].end()])
+            last = runs[i].end() + 1
+            i += 2  # the run joined joins nothing more
+        else:
+            i += 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _opens(text: str, start: int) -> bool:
+    """The letters at `start` of `text` open a word: after a space or an opening bracket or quote, not after a
+    figure or a sign ("3˚C", "GNOME’s", "length-value")."""
+    return start == 0 or text[start - 1].isspace() or text[start - 1] in "([{\"\u201c\u2018"
+
+
+def _a_word(letters: str, words: frozenset[str]) -> bool:
+    """A word of its own: English, and of one letter only "a" or "I" (a dictionary lists every letter)."""
+    return letters.lower() in ("a", "i") if len(letters) == 1 else is_word(letters.lower(), words)
 
 
 def footnotes_apart(pages: list[list[tuple[str, float, float]]]) -> tuple[list[str], list[str]]:
@@ -806,6 +884,57 @@ def footnotes_apart(pages: list[list[tuple[str, float, float]]]) -> tuple[list[s
     return texts, notes
 
 
+_HEADING_TYPE = 1.15  # a line set in type at least this much larger than the body's is a heading (PDF)
+_CAPTION = re.compile(r"(?:figure|fig\.|table|chart|diagram|box|exhibit)\s+\d", re.IGNORECASE)
+
+
+def headings_by_size(pages: list[list[tuple[str, float, float]]]) -> dict[str, int]:
+    """A PDF's headings as its type sets them apart, each line (and each run of lines in one size, read as one) ->
+    its level, the largest type first: APRA's guides head their paragraphs with words alone ("Governance" in 24
+    points, "Risk identification" in 15, over a body in 11), which no numbering or wording tells from text. A run
+    of at most three lines in one type `_HEADING_TYPE` times the body's (the size most of the characters are set
+    in) or larger, of at most 15 words together; not a caption ("Figure 2. Climate change financial risks") nor a
+    sentence. Pure."""
+    sizes: Counter[float] = Counter()
+    lines: list[list[tuple[str, float]]] = []  # per page, (line, type size)
+    for page in pages:
+        mine: list[tuple[str, float]] = []
+        weights: Counter[float] = Counter()
+        current = ""
+        for text, _, size in page:
+            size = round(size * 2) / 2
+            sizes[size] += len(text.strip())
+            for i, segment in enumerate(text.split("\n")):
+                if i:
+                    mine.append((current, weights.most_common(1)[0][0] if weights else 0.0))
+                    current, weights = "", Counter()
+                current += segment
+                weights[size] += len(segment.strip())
+        mine.append((current, weights.most_common(1)[0][0] if weights else 0.0))
+        lines.append([(normalize_ws(spaced_apart(t)), z) for t, z in mine if t.strip()])
+    if not sizes:
+        return {}
+    body = sizes.most_common(1)[0][0]
+
+    found: list[tuple[str, float]] = []
+    for page_lines in lines:
+        runs: list[tuple[list[str], float]] = []  # consecutive lines in one size larger than the body's
+        for line, size in page_lines:
+            if size < _HEADING_TYPE * body:
+                runs.append(([], size))
+            elif runs and runs[-1][1] == size and runs[-1][0]:
+                runs[-1][0].append(line)
+            else:
+                runs.append(([line], size))
+        for run, size in runs:
+            whole = " ".join(run)
+            if (run and len(run) <= 3 and len(whole.split()) <= 15 and re.search(r"[^\W\d_]", whole)
+                    and not _CAPTION.match(whole) and not whole.endswith((".", ";", ","))):
+                found.extend((line, size) for line in dict.fromkeys([*run, whole]))
+    levels = {size: rank for rank, size in enumerate(sorted({z for _, z in found}, reverse=True), 1)}
+    return {line: levels[size] for line, size in found}
+
+
 def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     import pypdf
 
@@ -814,19 +943,20 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         if reader.is_encrypted:
             raise IngestError(str(path), "the PDF is encrypted",
                               "decrypt it first, e.g. 'qpdf --decrypt in.pdf out.pdf'")
-        pages, notes = footnotes_apart([_fragments(page) for page in reader.pages])
+        fragments = [_fragments(page) for page in reader.pages]
+        pages, notes = footnotes_apart(fragments)
         info = reader.metadata
     except IngestError:
         raise
     except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
-    text = _unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages])))
+    text = spaced_apart(_unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages]))))
     if not text.strip():
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
-    builder = SectionBuilder(eu_style=eu_style(text))
+    builder = SectionBuilder(eu_style=eu_style(text), sized=headings_by_size(fragments))
     feed_lines(builder, text)
-    builder.notes(notes)
+    builder.notes([spaced_apart(note) for note in notes])
     title = (info.title if info and info.title else None) or None
     return builder.build("pdf", title, pages=len(pages))
 

@@ -28,7 +28,7 @@ from engine.ingest.structure import (
     recital_number,
     titled_run_in,
 )
-from engine.text import REQUIREMENT_ID
+from engine.text import REQUIREMENT_ID, normalize_ws
 
 
 class Block(BaseModel):
@@ -104,7 +104,8 @@ class SectionBuilder:
     (`metadata["points"]`). In the preamble of an EU-style act each recital is a block ("Recital 12").
     """
 
-    def __init__(self, *, eu_style: bool = False) -> None:
+    def __init__(self, *, eu_style: bool = False, sized: dict[str, int] | None = None) -> None:
+        self.sized = sized or {}  # a heading's line -> its level, where the format sets headings apart by type size
         self.parts: list[str] = []
         self.length = 0
         self.stack: list[tuple[int, Heading]] = []
@@ -242,6 +243,8 @@ class SectionBuilder:
 
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())
+        if parsed is None and (level := self.sized.get(normalize_ws(line))) is not None:
+            parsed = Heading("", "", line.strip(), level)  # "Governance", set in 24-point type
         if parsed is None and is_caps_heading(line) and not self.preamble:
             parsed = Heading("", "", line.strip(), 1)
         return parsed
@@ -280,7 +283,8 @@ class SectionBuilder:
 
     def _opens(self, line: str) -> bool:
         parsed = parse_heading(line, in_provision=self.in_provision())
-        return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None
+        return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None or (
+            normalize_ws(line) in self.sized)
 
     def notes(self, notes: list[str]) -> None:
         """A document's footnotes and endnotes ("(1) OJ C 155, ..."), each a paragraph under a heading of their own,

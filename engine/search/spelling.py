@@ -99,14 +99,25 @@ def _inflected(word: str, english: frozenset[str]) -> bool:
 _PARTICLES = frozenset("off on up out back over under down non pre sub self multi inter cross".split())
 
 
-def is_english(word: str, english: frozenset[str]) -> bool:
-    """`word` is English as `english` spells it, in British spelling, or a compound of two of its words."""
-    if _inflected(word, english):
+def is_word(word: str, english: frozenset[str], endings: bool = True) -> bool:
+    """`word` is English as `english` spells it, or in British spelling ('organisations'), not a compound; with
+    `endings`, also a word of it with a common ending (`_ENDINGS`; which a dictionary may not list)."""
+    def listed(w: str) -> bool:
+        return _inflected(w, english) if endings else w in english
+
+    if listed(word):
         return True
     for pattern, american in _BRITISH:
         variant = pattern.sub(american, word)
-        if variant != word and _inflected(variant, english):
+        if variant != word and listed(variant):
             return True
+    return False
+
+
+def is_english(word: str, english: frozenset[str]) -> bool:
+    """`word` is English as `english` spells it (`is_word`), or a compound of two of its words."""
+    if is_word(word, english):
+        return True
     return any((len(head := word[:i]) >= 4 or head in _PARTICLES) and head in english
                and _inflected(word[i:], english) for i in range(2, len(word) - 3))
 

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
-from engine.ingest.formats import heading_of, parse
+from engine.ingest.formats import heading_of, joined_on_the_line, parse, spaced_apart
 from engine.ingest.numbering import formatted
 from engine.ingest.sentences import split_sentences
 from engine.text import normalize_ws
@@ -620,3 +620,66 @@ def test_a_notice_boxed_in_asterisks_reads_as_the_text_around_it(tmp_path: Path)
     for text in ("****************\nNot framed text.\n", "****************\n*  framed  *\nno closing edge\n"):
         path.write_text(text)
         assert parse(path, path.read_bytes()).text.count("*") == text.count("*")
+
+
+# Two runs of letters one space apart, as pypdf sets them where a PDF kerns a word's letters apart (APRA's CPG 229
+# and CPG 110, a report's file name), and two words that stay two (a technical manual, a policy, a regulation).
+_KERNED = [("Sco pe 1 refers to all direct emissions", "Scope 1 refers to all direct emissions"),
+           ("In f ulfilling their obligations", "In fulfilling their obligations"),
+           ("Climate-related Finan cial Disclosures", "Climate-related Financial Disclosures"),
+           ("APRA i s seeking to ensure", "APRA is seeking to ensure"),
+           ("a specific outcome that a n institution wants", "a specific outcome that an institution wants"),
+           ("senior management w ith input from the board", "senior management with input from the board")]
+_TWO_WORDS = ["direct and in direct emissions", "a rate of 5 per cent", "Corvid Labs employees must",
+              "generate a C array that is", "replaces GNOME’s and ROX’s ext/regex fields",
+              "as discussed below; and d) APRA",
+              "the value for der .", "warming of 3˚C or more", "Customer and Users must protect"]
+
+
+@pytest.mark.parametrize(("kerned", "text"), _KERNED)
+def test_spaces_inside_a_pdf_word_are_taken_out(kerned: str, text: str) -> None:
+    assert spaced_apart(kerned) == text
+
+
+@pytest.mark.parametrize("text", _TWO_WORDS)
+def test_two_words_stay_two(text: str) -> None:
+    assert spaced_apart(text) == text
+
+
+def test_a_line_break_pypdf_sets_inside_a_line_is_taken_out() -> None:
+    # (text, x, baseline, type size) as pypdf gives CPG 229's paragraph 5: it breaks the line after "ris", where the
+    # next piece goes on along the same baseline to the right
+    pieces = [("5. The financial risks of climate change, including transition climate\n", 72.0, 699.9, 11.0),
+              ("ris\n", 93.2, 685.7, 11.0),
+              ("ks, and liability risks are referred to as climate\n", 105.8, 685.7, 11.0),
+              ("7. T\n", 72.0, 576.8, 11.0), ("ransition climate risks include\n", 99.2, 576.8, 11.0),
+              ("policy and\n", 93.2, 562.5, 11.0), ("regulatory settings\n", 150.0, 562.5, 11.0),
+              ("warming of 3˚C\n", 93.2, 548.4, 11.0), ("or more\n", 180.0, 548.4, 11.0),
+              ("investment preferences.\n", 93.2, 534.2, 11.0)]
+    assert "".join(t for t, _, _ in joined_on_the_line(pieces)) == (
+        "5. The financial risks of climate change, including transition climate\n"
+        "risks, and liability risks are referred to as climate\n7. Transition climate risks include\n"
+        "policy and regulatory settings\nwarming of 3˚C or more\ninvestment preferences.\n")
+
+
+def test_pdf_headings_set_in_larger_type_are_sections(tmp_path: Path) -> None:
+    # a supervisor's guide heads its numbered paragraphs with words alone, told apart only by their type: a heading
+    # in 22 points, one under it in 15, a two-line heading, a figure's caption that is none
+    body = "<p>{n}. A prudent institution would {what} at least annually and report the results to its board.</p>"
+    html = ("<style>p { font-size: 11pt } .h1 { font-size: 22pt } .h2 { font-size: 15pt } "
+            ".cap { font-size: 14pt }</style>"
+            "<p class='h1'>Governance</p>" + body.format(n=1, what="review its climate risk appetite")
+            + "<p class='h1'>Risk management</p><p class='h2'>Risk identification</p>"
+            + body.format(n=2, what="identify economic sectors exposed to climate risks")
+            + "<p class='cap'>Figure 2. Climate change financial risks</p>"
+            + body.format(n=3, what="test its scenario analysis")
+            + "<p class='h2'>Pandemic planning governance,<br>structure and timing</p>"
+            + body.format(n=4, what="test its pandemic plan"))
+    path = write_pdf(tmp_path / "guide.pdf", html)
+    parsed = parse(path, path.read_bytes())
+    path_of = {text: b.section_path for b in parsed.blocks for text in [parsed.text[b.start:b.end]]}
+    assert next(p for t, p in path_of.items() if "review its climate" in t) == "Governance"
+    assert next(p for t, p in path_of.items() if "identify economic" in t) == "Risk management > Risk identification"
+    assert next(p for t, p in path_of.items() if "scenario analysis" in t) == "Risk management > Risk identification"
+    assert next(p for t, p in path_of.items() if "pandemic plan" in t) == (
+        "Risk management > Pandemic planning governance, structure and timing")
