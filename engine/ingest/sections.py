@@ -144,6 +144,8 @@ class SectionBuilder:
                 heading = top.title if top else ""
                 path = self._path()
                 citation = format_citation(top.kind, top.number, self.position) if top and top.number else ""
+                if top and not top.number and (own := re.fullmatch(r"\((\d{1,4})\)", self.position)):
+                    metadata["paragraph"] = own.group(1)  # numbered under a heading of words: see _numbered_on
             if citation:
                 metadata["citation"] = citation
             if self.points:
@@ -296,8 +298,33 @@ class SectionBuilder:
 
     def build(self, fmt: str, title: str | None, **metadata: Any) -> ParsedDocument:
         self._close()
+        _numbered_on(self.blocks)
         return ParsedDocument(format=fmt, text="".join(self.parts), title=title, blocks=self.blocks,
                               metadata=metadata)
+
+
+def _numbered_on(blocks: list[Block]) -> None:
+    """Paragraphs numbered through the document under headings of words are cited by their numbers: APRA's guides
+    number paragraphs 1-51 under "Governance", "Risk management" and the like ("What does paragraph 36 of CPG 229
+    say?"), as supervisors' guidelines do. Told from a list under each heading ("1." in each of a policy's
+    sections) by the numbers running on from one heading to the next at least twice and never starting again at
+    1. Each such block gets its number as its section number and "Paragraph 36" as its citation; the mark
+    `_close` left (`metadata["paragraph"]`) goes."""
+    marked = [b for b in blocks if "paragraph" in b.metadata]
+    runs: list[tuple[str, list[int]]] = []  # (section path, its paragraphs' numbers) in the document's order
+    for block in marked:
+        number = int(block.metadata["paragraph"])
+        if runs and runs[-1][0] == block.section_path:
+            runs[-1][1].append(number)
+        else:
+            runs.append((block.section_path, [number]))
+    on = sum(after[1][0] == before[1][-1] + 1 for before, after in zip(runs, runs[1:], strict=False))
+    numbered = on >= 2 and not any(numbers[0] == 1 for _, numbers in runs[1:])
+    for block in marked:
+        number = block.metadata.pop("paragraph")
+        if numbered:
+            block.section_number = number
+            block.metadata["citation"] = format_citation("paragraph", number)
 
 
 def _run_in(heading: Heading, line: str, following: str, width: int | None) -> bool:

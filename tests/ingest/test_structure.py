@@ -12,7 +12,7 @@ from engine.ingest.citations import derived_citation, quote_citation
 from engine.ingest.formats import ParsedDocument, parse
 from engine.ingest.structure import Positions, control_heading, is_centred_title, parse_heading
 from engine.text import REQUIREMENT_ID
-from tests.helpers import DATA
+from tests.helpers import DATA, parsed_file
 
 LEGAL = DATA / "legal"
 EU = LEGAL / "eu-client-data-regulation.txt"
@@ -536,3 +536,23 @@ def test_a_line_that_stops_on_an_article_or_preposition_ends_no_sentence(text: s
     from engine.ingest.sentences import split_sentences
 
     assert [text[s.start:s.end] for s in split_sentences(text)] == expected
+
+
+_GUIDE = ("# Guide\n\n## Introduction\n\n1. This guide sets out prudent practice.\n\n2. It supports the standards.\n\n"
+          "## Governance\n\n3. A board should review climate risks regularly.\n\n4. The board may delegate tasks.\n\n"
+          "## Risk management\n\n5. A prudent institution would identify exposures.\n\n6. It would report them.\n")
+_POLICY = ("# Policy\n\n## Access\n\n1. Access is approved by the Security Officer.\n\n2. Access is reviewed.\n\n"
+           "## Passwords\n\n1. Passwords must be 14 characters.\n\n2. Passwords are not shared.\n\n"
+           "## Logging\n\n1. Logs are kept for a year.\n")
+
+
+def test_paragraphs_numbered_through_the_document_are_cited_by_their_numbers(tmp_path: Path) -> None:
+    # a supervisor's guide numbers its paragraphs on from one heading of words to the next ("What does paragraph 4
+    # say?"); a policy's lists start again at 1 under each heading and stay unnumbered
+    guide = parsed_file(tmp_path / "guide.md", _GUIDE)
+    assert [(b.section_number, b.section_path, b.metadata.get("citation")) for b in guide.blocks][2:4] == [
+        ("3", "Governance", "Paragraph 3"), ("4", "Governance", "Paragraph 4")]
+    assert all("paragraph" not in b.metadata for b in guide.blocks)
+    policy = parsed_file(tmp_path / "policy.md", _POLICY)
+    assert [b.section_number for b in policy.blocks] == [""] * 5
+    assert all("citation" not in b.metadata and "paragraph" not in b.metadata for b in policy.blocks)
