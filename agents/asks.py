@@ -229,7 +229,20 @@ _STATES_AMOUNT = {kind: re.compile(rf"{_FIGURES[kind]}|\b(?:{_STATED_WORDS[kind]
 _ALL_NOUNS = "|".join(_ASKED_NOUNS.values())
 _NOT_ONLY_AMOUNT = re.compile(rf"\b(?:{_ALL_NOUNS})\s+(?:and|or)\s+(?!(?:{_ALL_NOUNS})\b)(?:the\s+|other\s+)?\w+|"
                               rf"\b\w+\s+(?:and|or)\s+(?:the\s+)?(?:{_ALL_NOUNS})\b", re.IGNORECASE)
-AMOUNT_KINDS = {"money": "a price, fee or cost", "penalty": "a fine or penalty", "share": "a rate or percentage"}
+AMOUNT_KINDS = {"money": "a price, fee or cost", "penalty": "a fine or penalty", "share": "a rate or percentage",
+                "quantity": "an amount"}
+# "How much cyber insurance cover must a company take out?", "How much catastrophe reinsurance must a general
+# insurer buy ...?", "How much ... coverage does a covered insurer have to carry ...?": how much of a thing to
+# hold. A figure answers it, or the measure the rule sets instead ("adequate", "sufficient", "commensurate with");
+# not "where appropriate", a condition.
+_HOW_MUCH_HELD = re.compile(r"\bhow\s+much\s+(?:[\w-]+\s+){1,6}?(?:must|should|shall|do|does|did|have\s+to|has\s+to|"
+                            r"need\s+to|needs\s+to)\s+(?:[\w-]+\s+){0,5}?(?:buy|carry|hold|take\s+out|purchase|"
+                            r"maintain|set\s+aside|put\s+aside|obtain|keep\s+in\s+reserve)\b", re.IGNORECASE)
+_STATES_AMOUNT["quantity"] = re.compile(
+    rf"{_CURRENCY}|{_PERCENTAGE}|\b\d[\d,.]*\s*(?:times|x|multiples?)\b|\b(?:adequate|sufficient|commensurate|"
+    rf"proportionate|at\s+least|not\s+less\s+than|no\s+less\s+than|equal\s+to)\b",
+    re.IGNORECASE)
+_FIGURES["quantity"] = rf"{_CURRENCY}|{_PERCENTAGE}"
 
 
 def asks_amount(question: str) -> str | None:
@@ -238,6 +251,8 @@ def asks_amount(question: str) -> str | None:
         return None
     if _HOW_MUCH_MONEY.search(question):
         return "money"
+    if _HOW_MUCH_HELD.search(question):
+        return "quantity"
     found = [(m.start(), kind) for kind, pattern in _ASKS_AMOUNT.items() if (m := pattern.search(question))]
     return min(found)[1] if found else None
 
@@ -276,7 +291,7 @@ def unstated(question: str, quote: str) -> str | None:
     kind = asks_amount(question)
     if kind is not None and not states_amount(quote, kind):
         return f"the question asks for {AMOUNT_KINDS[kind]}; the quote states none"
-    if kind is not None and not re.search(_FIGURES[kind], quote, re.IGNORECASE):
+    if kind in _ASKS_AMOUNT and not re.search(_FIGURES[kind], quote, re.IGNORECASE):
         named, noun = _kind_words(question, kind)
         if named and not set(key_terms(" ".join(named))) & set(key_terms(quote)):
             return f"the question asks for the {' '.join(named)} {noun}; the quote gives no figure and names another"

@@ -37,6 +37,13 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _ALIAS = re.compile(r"\(([A-Z][A-Za-z0-9 .-]{1,40})\)")
 _VERSION = re.compile(r"(?<=[A-Za-z])(?:v|-)?\d[\d.]*$")
 _TITLE_VERSION = re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.IGNORECASE)
+# A series' letters and the document's number in it: "CPG 229", "CPS 234", "SP 800-30", "ISO 27001"
+_CODE = re.compile(r"\b([A-Z]{2,6})[ -]?(\d{2,5}(?:[.-]\d{1,4})*)\b")
+
+
+def _codes(text: str) -> set[str]:
+    """The series codes `text` writes ("CPG 229" -> "cpg 229"; "CPG229" too)."""
+    return {f"{letters.lower()} {number}" for letters, number in _CODE.findall(text)}
 
 
 def title_names(title: str) -> set[str]:
@@ -56,6 +63,7 @@ def title_names(title: str) -> set[str]:
         names |= {" ".join(span) for span in spans if any(x.lower() not in GENERIC for x in span)}  # as written
         run = [] if w.lower() not in _SMALL else run
     names |= {a.strip().lower() for a in _ALIAS.findall(title)}
+    names |= _codes(title)  # "CPG 229": the series ("CPG") names every guide in it, the number this one
     # a title's own word with its version, as a question writes the two together ("Apache 2.0" of "Apache License,
     # Version 2.0"): no other document has that pair
     if (version := _TITLE_VERSION.search(title)) is not None:
@@ -78,7 +86,8 @@ def title_words(question: str, titles: dict[str, str]) -> dict[str, set[str]]:
 
 def question_names(question: str) -> set[str]:
     """What a question writes as a name, lower-cased: words in capitals (a version suffix dropped: "GPLv3" ->
-    "gpl"), capitalised words inside the sentence, and pairs of them ("Safeguards Rule")."""
+    "gpl"), capitalised words inside the sentence, pairs of them ("Safeguards Rule"), and a series' letters with a
+    number ("CPG 229")."""
     words = _WORD.findall(question)
     out: set[str] = set()
     for i, w in enumerate(words):
@@ -87,7 +96,7 @@ def question_names(question: str) -> set[str]:
             out |= {w.lower(), stem.lower()}
     out |= {f"{a} {b}".lower() for i, (a, b) in enumerate(zip(words, words[1:], strict=False))
             if i > 0 and a[0].isupper() and b[0].isupper()}
-    return out
+    return out | _codes(question)
 
 
 # The spellings of a kind of document a question may write after a title's own words ("the Apache licence").
@@ -110,10 +119,18 @@ def named_documents(question: str, titles: dict[str, str], proper: Mapping[str, 
     A run of a title's capitalised words names it where the question writes it so ("the Mozilla Public
     License", "Creative Commons"); so does a word of its title that its text writes only as a name (`proper`: id ->
     such words, of those `title_words` asked about)."""
-    mentioned = question_names(question)
-    named = {doc for doc, found in _distinctive(titles, proper).items()
-             if any(_writes(question, mentioned, n) for n in found)}
+    distinct = _distinctive(titles, proper)
+    mentioned = _mentioned(question, distinct)
+    named = {doc for doc, found in distinct.items() if any(_writes(question, mentioned, n) for n in found)}
     return set() if len(named) == len(titles) else named
+
+
+def _mentioned(question: str, names: Mapping[str, set[str]]) -> set[str]:
+    """`question_names`, less a series' letters where the question writes them with the number of a document
+    (`names`: each document's names): "CPG 229" names that guide, not every guide of the series "CPG"."""
+    mentioned = question_names(question)
+    codes = {code for code in _codes(question) if any(code in found for found in names.values())}
+    return mentioned - {code.split(" ")[0] for code in codes}
 
 
 def _writes(question: str, mentioned: set[str], name: str) -> bool:
@@ -129,9 +146,10 @@ def named_groups(question: str, titles: dict[str, str],
     rule): each is to be searched on its own, so that one text's best passages do not crowd out the other's
     answer. Sets in document order of their ids; [] where it names fewer than two, or names that overlap
     ("HIPAA" beside "the Security Rule", one of HIPAA's subparts). Pure."""
-    mentioned = question_names(question)
+    distinct = _distinctive(titles, proper)
+    mentioned = _mentioned(question, distinct)
     by_name: dict[str, set[str]] = {}
-    for doc, found in _distinctive(titles, proper).items():
+    for doc, found in distinct.items():
         for n in found:
             if _writes(question, mentioned, n):
                 by_name.setdefault(n.lower(), set()).add(doc)

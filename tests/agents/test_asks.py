@@ -353,3 +353,35 @@ def test_a_delay_counted_from_an_event_is_no_date() -> None:
     question = "From which date do we owe the FTC breach notices?"
     assert unstated(question, "A law enforcement official may request an initial delay of up to 30 days following "
                               "the date when notice was provided to the Federal Trade Commission.") is not None
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    # how much of a thing to hold: the control catalogue's, New York DFS's and APRA's out-of-scope near misses
+    ("How much cyber insurance cover for ransomware losses must a company take out?", "quantity"),
+    ("How much cyber insurance coverage does a covered insurer have to carry for ransomware losses?", "quantity"),
+    ("How much catastrophe reinsurance must a general insurer buy to cover a one-in-200-year pandemic claims event?",
+     "quantity"),
+    ("How much capital must a firm hold against operational risk?", "quantity"),
+    # not so: how much notice, warning or time (policies, contracts, New York DFS), how much it costs (licences)
+    ("How much notice does an employee have to give us before resigning?", None),
+    ("How much warning must a supplier give us before it discontinues a service we rely on?", None),
+    ("How much time do we get to become fully compliant?", None),
+    ("How much does it cost to register a trademark for our open-source project's name?", "money"),
+])
+def test_how_much_of_a_thing_to_hold_asks_an_amount(question: str, kind: str | None) -> None:
+    assert asks_amount(question) == kind
+
+
+@pytest.mark.parametrize(("quote", "answers"), [
+    ("Insurers may find it prudent to assess matters such as: the gross exposure from pandemic-related claims", False),
+    ("Where appropriate, insurers need to review exclusions and limitations on underwriting standards.", False),
+    ("(g) Cybersecurity incident means a cybersecurity event that has occurred at the covered entity", False),
+    ("A firm must hold capital of at least 15% of its average gross income.", True),
+    ("A firm must maintain adequate professional indemnity insurance.", True),
+    ("The insurer shall hold reinsurance cover of USD 5 million for each event.", True),
+])
+def test_an_amount_to_hold_is_answered_by_a_figure_or_a_measure(quote: str, answers: bool) -> None:
+    missing = unstated("How much reinsurance cover must an insurer hold?", quote)
+    assert (missing is None) is answers
+    if not answers:
+        assert missing == "the question asks for an amount; the quote states none"

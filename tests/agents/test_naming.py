@@ -147,3 +147,22 @@ def test_texts_named_apart(titles: dict[str, str], question: str, groups: list[s
 def test_a_title_in_capitals_gives_the_names_a_capitalised_one_does(titles: dict[str, str], question: str,
                                                                    named: set[str]) -> None:
     assert named_documents(question, titles) == named
+
+
+_GUIDES = {"cpg229": "APRA Prudential Practice Guide CPG 229 Climate Change Financial Risks (November 2021)",
+           "cpg233": "APRA Prudential Practice Guide CPG 233 Pandemic Planning (May 2013)",
+           "sp80030": "NIST SP 800-30 Guide for Conducting Risk Assessments"}
+
+
+@pytest.mark.parametrize(("question", "named"), [
+    ("What does paragraph 36 of CPG 229 say?", {"cpg229"}),
+    ("What does CPG229 say about scenario analysis?", {"cpg229"}),
+    ("What does paragraph 34 of CPG 233 require of insurers?", {"cpg233"}),
+    ("How must risk be assessed under SP 800-30?", {"sp80030"}),
+    # the series names every guide in it; a question that names none names none
+    ("What do the CPG guides say about boards?", {"cpg229", "cpg233"}),
+    ("Does APRA expect the board to review climate risk?", {"cpg229", "cpg233"}),
+    ("What must the board do about climate risk?", set()),
+])
+def test_a_series_code_and_number_name_one_document(question: str, named: set[str]) -> None:
+    assert named_documents(question, _GUIDES) == named
