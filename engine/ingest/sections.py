@@ -106,6 +106,7 @@ class SectionBuilder:
 
     def __init__(self, *, eu_style: bool = False, sized: dict[str, int] | None = None) -> None:
         self.sized = sized or {}  # a heading's line -> its level, where the format sets headings apart by type size
+        self.heading_line = ""  # the open heading's text while no body follows it
         self.parts: list[str] = []
         self.length = 0
         self.stack: list[tuple[int, Heading]] = []
@@ -181,6 +182,19 @@ class SectionBuilder:
         self.awaiting_title = bool(parsed.kind) and untitled and not run_in
         if not run_in:
             self._add(text)
+        self.heading_line = "" if run_in else normalize_ws(text)
+
+    def _title_goes_on(self, line: str) -> bool:
+        """`line` goes on with the open heading's title, both set in one type as one heading ("Part A – Internal
+        Capital Adequacy" / "Assessment Process"): the title takes it, kept in the text."""
+        joined = f"{self.heading_line} {normalize_ws(line)}"
+        if not (self.heading_line and self.stack and joined in self.sized):
+            return False
+        level, top = self.stack[-1]
+        self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}".strip()))
+        self.heading_line = joined
+        self._add(line.strip())
+        return True
 
     def _retitle(self, text: str) -> None:
         """The line after 'Article 33' is its title: kept in the text, not a body."""
@@ -211,6 +225,7 @@ class SectionBuilder:
             self._retitle(text)
             return
         self.awaiting_title = False
+        self.heading_line = ""
         seen = None
         if self.preamble:
             recital = recital_number(text)
@@ -245,7 +260,11 @@ class SectionBuilder:
 
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())
-        if parsed is None and (level := self.sized.get(normalize_ws(line))) is not None:
+        level = self.sized.get(normalize_ws(line))
+        if parsed is not None and not parsed.kind and self.sized and level is None:
+            return None  # "9. Many institutions are working within their existing": where the type tells headings
+            # ("Critical functions" in 16 points), a numbered line in the body's type is a paragraph's first line
+        if parsed is None and level is not None:
             parsed = Heading("", "", line.strip(), level)  # "Governance", set in 24-point type
         if parsed is None and is_caps_heading(line) and not self.preamble:
             parsed = Heading("", "", line.strip(), 1)
@@ -262,17 +281,21 @@ class SectionBuilder:
         lines = para.split("\n")
         width = wrap_width(lines)
         for i, line in enumerate(lines):
-            if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)):
+            if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)
+                             or normalize_ws(line) in self.sized):  # a heading by its type, after "plans.3"
                 body.append(line)
                 continue
             if body:
                 self.paragraph("\n".join(body), opens_section=opens_section)
                 body, opens_section = [], False
+            if self._title_goes_on(line):
+                continue
             parsed = self._line_heading(line)
             if parsed is not None and not (parsed.kind or parsed.number) and self.awaiting_title and self.stack:
                 self._retitle(line.strip())  # "CHAPTER I" / "GENERAL PROVISIONS": the chapter's title, in capitals
             elif parsed is not None:
-                run_in = _run_in(parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
+                run_in = normalize_ws(line) not in self.sized and _run_in(  # a heading by its type runs into nothing
+                    parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
                 self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
                 if run_in:
                     body, opens_section = [line], True

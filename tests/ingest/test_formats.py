@@ -674,7 +674,9 @@ def test_pdf_headings_set_in_larger_type_are_sections(tmp_path: Path) -> None:
             + "<p class='cap'>Figure 2. Climate change financial risks</p>"
             + body.format(n=3, what="test its scenario analysis")
             + "<p class='h2'>Pandemic planning governance,<br>structure and timing</p>"
-            + body.format(n=4, what="test its pandemic plan"))
+            + body.format(n=4, what="test its pandemic plan")
+            + "<p class='h1'>Part B – Internal Capital Adequacy<br>Assessment Process</p>"
+            + body.format(n=5, what="review its capital targets"))
     path = write_pdf(tmp_path / "guide.pdf", html)
     parsed = parse(path, path.read_bytes())
     path_of = {text: b.section_path for b in parsed.blocks for text in [parsed.text[b.start:b.end]]}
@@ -683,3 +685,6 @@ def test_pdf_headings_set_in_larger_type_are_sections(tmp_path: Path) -> None:
     assert next(p for t, p in path_of.items() if "scenario analysis" in t) == "Risk management > Risk identification"
     assert next(p for t, p in path_of.items() if "pandemic plan" in t) == (
         "Risk management > Pandemic planning governance, structure and timing")
+    # a heading of two lines, the second in capitals too, is one heading, not two (nor "Part B" replaced)
+    assert next(p for t, p in path_of.items() if "capital targets" in t) == (
+        "Part B Internal Capital Adequacy Assessment Process")
