@@ -592,7 +592,8 @@ def parse_docx(path: Path, data: bytes) -> ParsedDocument:
         match = re.match(r"(?:Heading|Title)\s*(\d*)", style)
         if match and text.strip():
             builder.heading(text, int(match.group(1) or 1))
-        elif numbered:
+        elif numbered or re.match(r"toc\s*\d", style, re.IGNORECASE):
+            # a table of contents' entry ("2 Terms and Definitions\t7", style "toc 1") names a heading, is none
             builder.paragraph(text)  # an item of a Word list, never a heading however short ("1. Log the disposal")
         else:
             feed_lines(builder, text)

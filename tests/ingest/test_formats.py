@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import docx
 import pytest
+from docx.enum.style import WD_STYLE_TYPE
 
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
@@ -688,3 +690,22 @@ def test_pdf_headings_set_in_larger_type_are_sections(tmp_path: Path) -> None:
     # a heading of two lines, the second in capitals too, is one heading, not two (nor "Part B" replaced)
     assert next(p for t, p in path_of.items() if "capital targets" in t) == (
         "Part B Internal Capital Adequacy Assessment Process")
+
+
+def test_a_docx_table_of_contents_names_headings_and_is_none(tmp_path: Path) -> None:
+    # Word's contents entries ("toc 1", "toc 2" styles: "3.10 Governance<tab>13") were read as numbered headings, so
+    # the guide's first sections sat under "Table of Contents > 2 Terms and Definitions 7"
+    document = docx.Document()
+    for name in ("toc 1", "toc 2"):
+        document.styles.add_style(name, WD_STYLE_TYPE.PARAGRAPH)
+    document.add_heading("Table of Contents", level=2)
+    document.add_paragraph("2 Terms and Definitions\t7", style="toc 1")
+    document.add_paragraph("3.10 Governance\t13", style="toc 2")
+    document.add_heading("3.10 Governance", level=2)
+    document.add_paragraph("The organisation shall assign responsibility for the AI SBOM programme.")
+    path = tmp_path / "guide.docx"
+    document.save(path)
+    parsed = parse(path, path.read_bytes())
+    paths = {b.section_path for b in parsed.blocks}
+    assert paths == {"Table of Contents", "3.10 Governance"}
+    assert "shall assign responsibility" in _sections(parsed)["3.10"]
