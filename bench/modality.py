@@ -36,6 +36,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engine.ingest.formats import parse  # noqa: E402
 from engine.ingest.sentences import split_sentences  # noqa: E402
 
 LABELS = ROOT / "bench" / "modality" / "labels.yaml"
@@ -70,6 +71,9 @@ def _usable(sentence: str) -> bool:
     return len(re.findall(r"[A-Za-z]+", sentence)) >= MIN_WORDS
 
 
+_BINARY = frozenset({".pdf", ".docx", ".odt", ".xlsx"})
+
+
 def sample(per_corpus: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[dict[str, str]]:
     """Draw `per_corpus` usable sentences from each corpus, in corpus order, with one seeded RNG; none of
     the sentences in `exclude` (those labelled already)."""
@@ -78,7 +82,10 @@ def sample(per_corpus: int, seed: int, exclude: frozenset[str] = frozenset()) ->
     for name, files in corpora().items():
         pool = []
         for path in files:
-            text = path.read_text(encoding="utf-8")
+            # a published binary file (PDF, Word) as the engine reads it; text files as written, so earlier seeded
+            # draws stay reproducible
+            text = (parse(path, path.read_bytes()).text if path.suffix.lower() in _BINARY
+                    else path.read_text(encoding="utf-8"))
             rel = str(path.relative_to(ROOT))
             pool += [(rel, text[s.start:s.end]) for s in split_sentences(text)
                      if _usable(text[s.start:s.end]) and text[s.start:s.end] not in exclude]
