@@ -5,8 +5,9 @@
 A reader who names a provision and asks nothing else of it wants that provision's text, whatever the relevance
 model reads in so few words: the ranking and the gate see "article", "require" and a number, and set the article
 aside as off the question (DORA's "What does Article 11 require?" was refused). A provision is named as
-cross-references name one ("Article 11(6)", "section 4.2", "§ 164.312", "Rule 3.1(b)": agents.crossref) or by a
-control's id ("AC-2", "AC-2(1)", "ISM-1784"), the section numbers ingest stores for such headings. A question that
+cross-references name one ("Article 11(6)", "section 4.2", "§ 164.312", "Rule 3.1(b)": agents.crossref), by a
+control's id ("AC-2", "AC-2(1)", "ISM-1784"), the section numbers ingest stores for such headings, or by a
+standard's clause number alone, three levels deep ("What does 3.4.2 say?"). A question that
 asks something of the provision ("Under Article 11, how often must plans be tested?") is searched as any other.
 Pure.
 """
@@ -28,6 +29,9 @@ CONTROL_ID = re.compile(r"(?<![\w-])([A-Z]{2,6}-\d{1,5})(?:\s*\((\d{1,3})\))?(?!
 CODE_SECTION = re.compile(r"\b\d{1,3}\s+(?:C\.?\s?F\.?\s?R|U\.?\s?S\.?\s?C(?:\.?\s?A)?|N\.?\s?Y\.?\s?C\.?\s?R\.?\s?R|"
                           r"C\.?\s?C\.?\s?R)\.?\s+(?:§{1,2}\s*)?(?P<num>\d+(?:\.\d+)*)(?:\((?P<sub>[a-z0-9]{1,4})\))?"
                           r"(?![\w.]*\d)", re.IGNORECASE)
+# A clause number written alone, three levels deep or more, as standards number clauses ("What does 3.4.2 of the 1.1
+# specification say?"); two levels ("1.1") are as often a version
+BARE_CLAUSE = re.compile(r"(?<![\w.§(])\d{1,3}(?:\.\d{1,3}){2,}(?![\w.(]|\.\d)")
 # What a question says around a provision it asks about whole: asking for its text, not for something in it
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
@@ -46,6 +50,8 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
     found = codes + [named(m) for m in REFERENCE.finditer(question) if not any(m.group(0) in w for w, _ in codes)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
+    found += [(m.group(0), m.group(0)) for m in BARE_CLAUSE.finditer(question)
+              if not any(m.group(0) in words for words, _ in found)]
     return found
 
 

@@ -127,3 +127,17 @@ def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about
     quotes = [r["exact_quote"] for r in whole["verified_requirements"]]
     assert any(q.startswith("Escort visitors") for q in quotes) and not any("Withdrawn" in q for q in quotes)
     assert whole["parts"][0]["direct_answer"].startswith("Register every visitor")  # the label "Control:" left out
+
+
+@pytest.mark.parametrize(("question", "numbers"), [
+    # a standard's clause number alone (OpenChain's specification, ASVS-style numbering)
+    ("What does 3.4.2 of the 1.1 security assurance specification say?", ["3.4.2"]),
+    ("What is required by 3.1.4?", ["3.1.4"]),
+    # not a clause: two levels are as often a version, and a question that asks something of the number
+    ("What does 2.1 say?", []),
+    ("Is version 1.2.3 of the library covered?", []),
+    ("What does section 3.2.1 say?", ["3.2.1"]),
+])
+def test_a_clause_number_alone_names_a_provision(question: str, numbers: list[str]) -> None:
+    names = frozenset(key_terms("OpenChain Security Assurance Specification 1.1 (2022)"))
+    assert asked_provisions(question, names) == numbers
