@@ -36,8 +36,8 @@ BARE_CLAUSE = re.compile(r"(?<![\w.§(])\d{1,3}(?:\.\d{1,3}){2,}(?![\w.(]|\.\d)"
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
     "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
-    "contains oblige obliges obligation obligations duty duties text content contents summarise summarize "
-    "summary explain describe tell exactly full whole all under according us me we our"))
+    "contains oblige obliges obligation obligations duty duties text content contents summarise summarize ask asks "
+    "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our"))
 
 
 def named_provisions(question: str) -> list[tuple[str, str]]:

@@ -141,3 +141,10 @@ def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about
 def test_a_clause_number_alone_names_a_provision(question: str, numbers: list[str]) -> None:
     names = frozenset(key_terms("OpenChain Security Assurance Specification 1.1 (2022)"))
     assert asked_provisions(question, names) == numbers
+
+
+def test_a_question_that_asks_what_a_section_asks_for_asks_for_it_whole() -> None:
+    names = frozenset(key_terms("OpenChain AI System Bill of Materials (AI SBOM) Compliance Management Guide"))
+    assert asked_provisions("What does section 3.6 of the AI SBOM compliance management guide ask for?", names) == [
+        "3.6"]
+    assert asked_provisions("What does the regulator expect under section 3.6?", names) == []
