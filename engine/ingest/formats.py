@@ -830,6 +830,20 @@ def _a_word(letters: str, words: frozenset[str]) -> bool:
     return letters.lower() in ("a", "i") if len(letters) == 1 else is_word(letters.lower(), words)
 
 
+def _type_size(size: float) -> float:
+    """A type size to the half point, as sizes are compared."""
+    return round(size * 2) / 2
+
+
+def body_size(pages: list[list[tuple[str, float, float]]]) -> float:
+    """The type size most of a PDF's characters are set in (`_fragments`' pieces per page); 0 with no text."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for text, _, size in page:
+            sizes[_type_size(size)] += len(text.strip())
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
 def footnotes_apart(pages: list[list[tuple[str, float, float]]]) -> tuple[list[str], list[str]]:
     """Each page's text less its footnotes, and the footnotes ("(1) OJ C 155, 30.4.2031, p. 38."), as an Official
     Journal prints them: lines in type smaller than the body's (the size most of the document's characters are set
@@ -837,11 +851,7 @@ def footnotes_apart(pages: list[list[tuple[str, float, float]]]) -> tuple[list[s
     foot of the page's text, inside an article that runs on to the next page, where their marks read as
     paragraph numbers. A line that recurs at the foot of other pages (a running foot) stays for
     `without_furniture`. Pure."""
-    sizes: Counter[float] = Counter()
-    for page in pages:
-        for text, _, size in page:
-            sizes[round(size * 2) / 2] += len(text.strip())
-    body = sizes.most_common(1)[0][0] if sizes else 0.0
+    body = body_size(pages)
 
     def key(text: str) -> str:
         return re.sub(r"\d+", "#", normalize_ws(text)).lower()
@@ -896,26 +906,20 @@ def headings_by_size(pages: list[list[tuple[str, float, float]]]) -> dict[str, i
     of at most three lines in one type `_HEADING_TYPE` times the body's (the size most of the characters are set
     in) or larger, of at most 15 words together; not a caption ("Figure 2. Climate change financial risks") nor a
     sentence. Pure."""
-    sizes: Counter[float] = Counter()
-    lines: list[list[tuple[str, float]]] = []  # per page, (line, type size)
+    body = body_size(pages)
+    if not body:
+        return {}
+    lines: list[list[tuple[str, float]]] = []  # per page, (line, the type size most of its characters are in)
     for page in pages:
-        mine: list[tuple[str, float]] = []
-        weights: Counter[float] = Counter()
-        current = ""
+        mine: list[tuple[str, Counter[float]]] = [("", Counter())]
         for text, _, size in page:
-            size = round(size * 2) / 2
-            sizes[size] += len(text.strip())
             for i, segment in enumerate(text.split("\n")):
                 if i:
-                    mine.append((current, weights.most_common(1)[0][0] if weights else 0.0))
-                    current, weights = "", Counter()
-                current += segment
-                weights[size] += len(segment.strip())
-        mine.append((current, weights.most_common(1)[0][0] if weights else 0.0))
-        lines.append([(normalize_ws(spaced_apart(t)), z) for t, z in mine if t.strip()])
-    if not sizes:
-        return {}
-    body = sizes.most_common(1)[0][0]
+                    mine.append(("", Counter()))
+                mine[-1] = (mine[-1][0] + segment, mine[-1][1])
+                mine[-1][1][_type_size(size)] += len(segment.strip())
+        lines.append([(normalize_ws(spaced_apart(t)), weights.most_common(1)[0][0])
+                      for t, weights in mine if t.strip()])
 
     found: list[tuple[str, float]] = []
     for page_lines in lines:
