@@ -182,13 +182,15 @@ class SectionBuilder:
         self.awaiting_title = bool(parsed.kind) and untitled and not run_in
         if not run_in:
             self._add(text)
-        self.heading_line = "" if run_in else normalize_ws(text)
+        self.heading_line = "" if run_in or not self.sized else normalize_ws(text)
 
     def _title_goes_on(self, line: str) -> bool:
         """`line` goes on with the open heading's title, both set in one type as one heading ("Part A – Internal
         Capital Adequacy" / "Assessment Process"): the title takes it, kept in the text."""
+        if not (self.heading_line and self.stack and self.sized):
+            return False
         joined = f"{self.heading_line} {normalize_ws(line)}"
-        if not (self.heading_line and self.stack and joined in self.sized):
+        if joined not in self.sized:
             return False
         level, top = self.stack[-1]
         self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}".strip()))
@@ -258,9 +260,13 @@ class SectionBuilder:
         return (self.body_start is not None and self.body_start == self.length - len(self.parts[-1])
                 and UNFINISHED.search(self.parts[-1]) is not None)
 
+    def _sized(self, line: str) -> int | None:
+        """The level of the heading `line` is by its type size (`sized`), or None; no work for a format without."""
+        return self.sized.get(normalize_ws(line)) if self.sized else None
+
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())
-        level = self.sized.get(normalize_ws(line))
+        level = self._sized(line)
         if parsed is not None and not parsed.kind and self.sized and level is None:
             return None  # "9. Many institutions are working within their existing": where the type tells headings
             # ("Critical functions" in 16 points), a numbered line in the body's type is a paragraph's first line
@@ -282,7 +288,7 @@ class SectionBuilder:
         width = wrap_width(lines)
         for i, line in enumerate(lines):
             if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)
-                             or normalize_ws(line) in self.sized):  # a heading by its type, after "plans.3"
+                             or self._sized(line) is not None):  # a heading by its type, after "plans.3"
                 body.append(line)
                 continue
             if body:
@@ -294,7 +300,7 @@ class SectionBuilder:
             if parsed is not None and not (parsed.kind or parsed.number) and self.awaiting_title and self.stack:
                 self._retitle(line.strip())  # "CHAPTER I" / "GENERAL PROVISIONS": the chapter's title, in capitals
             elif parsed is not None:
-                run_in = normalize_ws(line) not in self.sized and _run_in(  # a heading by its type runs into nothing
+                run_in = self._sized(line) is None and _run_in(  # a heading by its type runs into nothing
                     parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)
                 self.heading(line, parsed=run_in_title(parsed) if run_in else parsed, run_in=run_in)
                 if run_in:
@@ -309,7 +315,7 @@ class SectionBuilder:
     def _opens(self, line: str) -> bool:
         parsed = parse_heading(line, in_provision=self.in_provision())
         return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None or (
-            normalize_ws(line) in self.sized)
+            self._sized(line) is not None)
 
     def notes(self, notes: list[str]) -> None:
         """A document's footnotes and endnotes ("(1) OJ C 155, ..."), each a paragraph under a heading of their own,
