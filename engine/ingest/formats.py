@@ -918,8 +918,7 @@ def headings_by_size(pages: list[list[tuple[str, float, float]]]) -> dict[str, i
                     mine.append(("", Counter()))
                 mine[-1] = (mine[-1][0] + segment, mine[-1][1])
                 mine[-1][1][_type_size(size)] += len(segment.strip())
-        lines.append([(normalize_ws(spaced_apart(t)), weights.most_common(1)[0][0])
-                      for t, weights in mine if t.strip()])
+        lines.append([(t, weights.most_common(1)[0][0]) for t, weights in mine if t.strip()])
 
     found: list[tuple[str, float]] = []
     for page_lines in lines:
@@ -927,7 +926,9 @@ def headings_by_size(pages: list[list[tuple[str, float, float]]]) -> dict[str, i
         for line, size in page_lines:
             if size < _HEADING_TYPE * body:
                 runs.append(([], size))
-            elif runs and runs[-1][1] == size and runs[-1][0]:
+                continue
+            line = normalize_ws(spaced_apart(line))  # as the text will read it; the body's lines need not be
+            if runs and runs[-1][1] == size and runs[-1][0]:
                 runs[-1][0].append(line)
             else:
                 runs.append(([line], size))
