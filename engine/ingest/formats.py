@@ -384,6 +384,82 @@ def _point_row(cell: Any) -> str | None:
     return None
 
 
+# Elements that hold blocks rather than text: where a page sets text straight in one, with no paragraph around it
+# (EUR-Lex's consolidated texts: '<div class="norm"><span>1. </span><div>The provider ...</div></div>'), each run
+# of its text and inline elements is read as a paragraph of its own (`_loose_text`), not dropped
+_HTML_STRUCTURE = ("table", "thead", "tbody", "tfoot", "tr", "ul", "ol", "dl", "hr", "colgroup")
+_HTML_CONTAINERS = ("div", "section", "article", "main", "header", "footer", "aside", "nav", "figure", "figcaption",
+                    "address", "form", "fieldset", "details", "summary", "center", "body")
+_HTML_BLOCKISH = (*_HTML_BLOCKS, *_HTML_STRUCTURE, *_HTML_CONTAINERS)
+# A point's or paragraph's label alone, set apart from its text by markup ("1.", "1a.", "(b)", "iv)", an indent's
+# dash): read with the text after it, as a browser lays them out side by side
+_LABEL_ONLY = re.compile(r"(?:\(?(?:\d{1,3}[a-z]{0,2}|[a-zA-Z]|[ivxlcIVXLC]{1,6})[.)]|"
+                         r"\((?:\d{1,3}[a-z]{0,2}|[a-zA-Z]{1,6})\)|[\u2014\u2013\u2022-])")
+# The marks of a consolidated text (EUR-Lex): "▼B", "▼M2" open what the basic act or an amendment gives, "►M2 ...
+# ◄" what an amendment replaced within a line, a line of dashes stands for text deleted: none of it is the law's
+# wording
+_CONSOLIDATION_MARK = re.compile(r"[\u25bc\u25ba]\s?[A-Z]{1,2}\d{0,3}\b\s?|\s?\u25c4")
+_DELETED_LINE = re.compile(r"[\u2014\u2013_-]{3,}")
+
+
+def _loose_text(soup: Any) -> None:
+    """Wrap each run of text and inline elements set straight in an element that holds blocks (a div beside
+    paragraphs, a section, the body, a span around a div) in a paragraph of its own, so the page's every word is
+    read; not inside a paragraph, list item or cell (read with it), nor in a table's or list's own structure."""
+    from bs4 import NavigableString, Tag
+
+    def blockish(node: Any) -> bool:
+        return isinstance(node, Tag) and (node.name in _HTML_BLOCKISH or node.find(_HTML_BLOCKISH) is not None)
+
+    def wrap(run: list[Any]) -> None:
+        if any((n.get_text() if isinstance(n, Tag) else str(n)).strip() for n in run):
+            paragraph = soup.new_tag("p")
+            run[0].insert_before(paragraph)
+            for node in run:
+                paragraph.append(node.extract())
+
+    root = soup.body or soup
+    for holder in [root, *root.find_all(True)]:
+        if (holder.name in _HTML_BLOCKS or holder.name in _HTML_STRUCTURE
+                or holder.find_parent(_HTML_BLOCKS) is not None
+                or holder.name not in _HTML_CONTAINERS and holder is not root
+                and not any(blockish(c) for c in holder.children)):
+            continue  # read with the block around it, or an inline element read where it stands
+        run: list[Any] = []
+        for child in list(holder.children):
+            if blockish(child):
+                wrap(run)
+                run = []
+            elif isinstance(child, Tag) or type(child) is NavigableString:  # not a comment or a declaration
+                run.append(child)
+        wrap(run)
+
+
+def _labels_joined(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A paragraph that is only a label ("1.", "(a)", an em dash) read with the paragraph after it. Pure."""
+    out: list[tuple[int, str]] = []
+    for level, text in items:
+        if (out and level == 0 and out[-1][0] == 0 and _LABEL_ONLY.fullmatch(out[-1][1]) and text
+                and not _LABEL_ONLY.fullmatch(text)):
+            out[-1] = (0, f"{out[-1][1]} {text}")
+        else:
+            out.append((level, text))
+    return out
+
+
+def _unmarked(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The items without a consolidated text's marks (`_CONSOLIDATION_MARK`) and its lines for deleted text; an item
+    that held only those left out. Pure."""
+    out = []
+    for level, text in items:
+        bare = normalize_ws(_CONSOLIDATION_MARK.sub(" ", text))
+        if bare and not _DELETED_LINE.fullmatch(bare):
+            out.append((level, bare if bare != normalize_ws(text) else text))
+        elif level < 0:
+            out.append((level, text))
+    return out
+
+
 def parse_html(path: Path, data: bytes) -> ParsedDocument:
     """Heading tags are headings; a page that sets its structure in classes instead (EUR-Lex: "Article 5" in a
     paragraph of class "oj-ti-art", each point a table row) is read as plain text is (`feed_lines`): its articles,
@@ -402,6 +478,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
         warnings.warn(f"{len(deleted)} passage(s) marked deleted (<del>) not read, as if the changes were accepted",
                       UserWarning, stacklevel=1)
     title = soup.title.get_text(" ", strip=True) if soup.title else None
+    _loose_text(soup)
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()
     noted = False
@@ -421,6 +498,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             items.append((0, f"{label} {text}"))  # the item with the marker a browser shows
         else:
             items.append((0, _html_text(el)))
+    items = _labels_joined(_unmarked(items))
     builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))
     tagged = any(level > 0 for level, _ in items)
     for level, text in items:

@@ -352,6 +352,50 @@ def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     assert any(b.section_path == "Notes" and "OJ C 155" in parsed.text[b.start:b.end] for b in parsed.blocks)
 
 
+# A consolidated text as EUR-Lex serves it: text set straight in divs, each paragraph's number in a span beside it,
+# points in grid columns, the consolidation's marks between paragraphs and around a replaced heading
+_CONSOLIDATED = (
+    '<html><body><div class="eli-subdivision" id="art_4"><p class="title-article-norm">Article 4</p>'
+    '<div class="eli-title"><p class="stitle-article-norm"><span><a title="32009L0136"><span>\u25baM2</span></a>'
+    '</span> Security of processing<span> \u25c4 </span></p></div>'
+    '<div class="norm"><span class="no-parag">1.\u00a0\u00a0</span><div class="norm inline-element">The provider '
+    'must take appropriate measures.</div></div>'
+    '<p class="modref"><a title="32009L0136: INSERTED">\u25bcM2</a></p>'
+    '<div class="norm"><span class="no-parag">1a.\u00a0\u00a0</span><div class="norm inline-element">'
+    '<p class="norm inline-element">The measures shall at least:</p>'
+    '<div class="grid-container grid-list"><div class="list grid-list-column-1"><span>\u2014 </span></div>'
+    '<div class="grid-list-column-2"><div class="list">ensure that personal data can be accessed only by '
+    'authorised personnel,</div></div></div></div></div>'
+    '<p class="modref">\u25bcB</p><p class="norm">\u2014\u2014\u2014\u2014\u2014</p>'
+    '<div class="norm"><span class="no-parag">2.\u00a0\u00a0</span><div class="norm inline-element">The provider '
+    'must inform the subscribers of a particular risk.</div></div></div></body></html>')
+
+
+def test_html_text_set_straight_in_divs_is_read_and_consolidation_marks_are_not(tmp_path: Path) -> None:
+    path = tmp_path / "eprivacy.html"
+    path.write_text(_CONSOLIDATED, encoding="utf-8")
+    parsed = parse(path, path.read_bytes())
+    sections = _sections(parsed)
+    # every paragraph read, with its number (they were all dropped: no <p> around them), under its article's heading
+    # (an inserted paragraph "1a." goes on from the paragraph before, its point with its dash)
+    assert sections["4(1)"] == ("1. The provider must take appropriate measures.\n\n1a. The measures shall at least:"
+                                "\n\n\u2014 ensure that personal data can be accessed only by authorised personnel,")
+    assert sections["4(2)"] == "2. The provider must inform the subscribers of a particular risk."
+    assert next(b for b in parsed.blocks if b.section_number == "4(1)").section_path == \
+        "Article 4 Security of processing"
+    # the marks of the consolidation and its line for deleted text are no words of the law
+    assert not any(mark in parsed.text for mark in ("\u25bc", "\u25ba", "\u25c4", "\u2014\u2014\u2014"))
+
+
+def test_html_text_beside_blocks_in_a_section_is_a_paragraph(tmp_path: Path) -> None:
+    parsed = parsed_file(tmp_path / "policy.html", "<html><body><section><h2>5. Keys</h2>Keys must be rotated "
+                         "<b>every year</b>.<p>Old keys are destroyed.</p>Backups are <!-- draft --> encrypted."
+                         "</section><div>Contact: security@example.com</div></body></html>")
+    assert _sections(parsed)["5"] == ("Keys must be rotated every year.\n\nOld keys are destroyed.\n\n"
+                                      "Backups are encrypted.\n\nContact: security@example.com")
+    assert "draft" not in parsed.text  # a comment is no text of the page
+
+
 def test_html_deleted_text_is_not_read_with_a_warning(tmp_path: Path) -> None:
     parsed = parsed_file(tmp_path / "policy.html", "<html><body><h2>4. Reviews</h2><p>Access must be reviewed "
                          "<del>annually</del> <ins>every quarter</ins> by the owner.</p></body></html>")
