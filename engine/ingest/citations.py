@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 PREFIXES = {"control": "", "article": "Art. ", "§": "§ ", "section": "Section ", "": "Section ", "rule": "Rule ",
+            "regulation": "Regulation ",
             "recital": "Recital ", "part": "Part ", "title": "Title ", "chapter": "Chapter ", "subpart": "Subpart ",
             "annex": "Annex ", "schedule": "Schedule ", "appendix": "Appendix "}
-_PATH_KIND = re.compile(r"^(?P<word>Article|Art\.|§|Section|Rule|Recital|Part|Title|Chapter|Subpart|Annex|Schedule|"
-                        r"Appendix)\s*(?P<num>\S+)", re.IGNORECASE)
+_PATH_KIND = re.compile(r"^(?P<word>Article|Art\.|§|Section|Rule|Regulation|Recital|Part|Title|Chapter|Subpart|Annex|"
+                        r"Schedule|Appendix)\s*(?P<num>\S+)", re.IGNORECASE)
 
 
 def format_citation(kind: str, number: str, position: str = "") -> str:

@@ -35,7 +35,9 @@ from engine.ingest.sections import markdown_table
 from engine.text import normalize_ws
 
 _OSCAL_NS = "http://csrc.nist.gov/ns/oscal"
-_USLM_NS = "http://xml.house.gov/schemas/uslm/"
+# USLM as the Law Revision Counsel publishes it (the US Code) and as GPO does (USLM 2: public laws, statute
+# compilations, bills on govinfo)
+_USLM_NS = ("http://xml.house.gov/schemas/uslm/", "http://schemas.gpo.gov/xml/uslm")
 _CLML_NS = "http://www.legislation.gov.uk/namespaces/legislation"
 _ECFR_DIV = re.compile(r"DIV\d$")
 
@@ -214,6 +216,8 @@ class _Akn:
             number = f"Article {number}"  # <num>5</num>, as some publishers number articles
         if title:
             number = number.rstrip(".\u2014\u2013- ")  # "§ 552." or "Title 15—" before its heading: the number
+            if title.islower():  # set in small capitals ("congressional findings and purpose", GPO's compilations)
+                title = title[0].upper() + title[1:]
         return " ".join(x for x in (number, title) if x)
 
     def run_in(self, el: Any) -> str:
@@ -296,10 +300,36 @@ def _akn_title(root: Any) -> str | None:
     return None
 
 
+def _footnotes(root: Any) -> list[str]:
+    """USLM's footnotes (GPO's `<footnote>`, set where its reference stands, its mark in a `<sup>`) taken out of
+    the text into notes, "(1) So in original. ..."; each reference (`<ref class="footnoteRef">1</ref>`) left as its
+    mark in brackets, "Welfare, (2)", not run into the word before it."""
+    parents = {child: parent for parent in root.iter() for child in parent}
+    notes: list[str] = []
+    for el in list(root.iter()):
+        if local(el.tag) == "ref" and "footnoteRef" in (el.get("class") or "").split():
+            el.text = f" ({normalize_ws(el.text or '')}) "
+        elif local(el.tag) == "footnote" and el in parents:
+            sup = _first(el, "sup")
+            mark = normalize_ws(_text(sup)) if sup is not None else str(len(notes) + 1)
+            notes.append(f"({mark}) {_text(el, frozenset({'sup'}))}")
+            parent = parents[el]
+            at = list(parent).index(el)
+            if el.tail:  # the text after the note stays where it was
+                if at:
+                    parent[at - 1].tail = (parent[at - 1].tail or "") + el.tail
+                else:
+                    parent.text = (parent.text or "") + el.tail
+            parent.remove(el)
+    return notes
+
+
 def _akn(root: Any, drop: frozenset[str]) -> tuple[list[str], list[str]]:
     """Akoma Ntoso: the document under the root (act, bill, doc, ...), its preface left to the title; USLM:
-    the root's main part."""
+    the root's main part, its footnotes gathered as notes."""
+    footnotes = _footnotes(root) if kind(root) == "uslm" else []
     render = _Akn(drop | {"preface"})
+    render.notes.extend(footnotes)
     render.children(root if local(root.tag) != "akomaNtoso" else next(iter(root), root), 2, "")
     return render.out, render.notes
 
@@ -316,8 +346,22 @@ def _clml_words(el: Any | None) -> str:
     return _text(el, _CLML_DROP) if el is not None else ""
 
 
-def _clml(el: Any, depth: int, out: list[str], pending: str = "") -> str:
-    """Render `el`'s children; returns a number that no text has opened yet ('' when used)."""
+def _clml_unit(root: Any) -> str:
+    """What a numbered provision of the body is called, as the instrument cites it: an Act's sections ("section 12"),
+    Regulations' regulations, an Order's articles, Rules' rules; '' where the kind is not told (a heading keeps its
+    number alone). Pure."""
+    if any(local(el.tag) == "Primary" for el in root):
+        return "Section"
+    title = _clml_title(root) or ""
+    for word, unit in (("Regulations", "Regulation"), ("Order", "Article"), ("Rules", "Rule")):
+        if re.search(rf"\b{word}\b", title):
+            return unit
+    return ""
+
+
+def _clml(el: Any, depth: int, out: list[str], pending: str = "", unit: str = "") -> str:
+    """Render `el`'s children; returns a number that no text has opened yet ('' when used). `unit`: the word a
+    section's number is cited with (`_clml_unit`), none inside a Schedule (whose provisions are paragraphs)."""
     for child in el:
         name = local(child.tag)
         if not name or name in _CLML_DROP or name in ("Number", "Title", "TitleBlock", "Pnumber"):
@@ -327,10 +371,11 @@ def _clml(el: Any, depth: int, out: list[str], pending: str = "") -> str:
             first = _first(child, "P1")
             if name == "P1group" and first is not None:  # a section: its number is the P1's, its heading the group's
                 number = _clml_words(_first(first, "Pnumber"))
+                number = f"{unit} {number}" if unit and number else number  # "Regulation 12", "Section 3"
             label = " ".join(x for x in (number, title) if x)
             if label:
                 out.append(_heading(depth, label))
-            _clml(child, depth + 1 if label else depth, out)
+            _clml(child, depth + 1 if label else depth, out, unit="" if name in ("Schedule", "Appendix") else unit)
             pending = ""
         elif _CLML_NUMBERED.match(name):
             mark = _clml_words(_first(child, "Pnumber"))
@@ -339,7 +384,7 @@ def _clml(el: Any, depth: int, out: list[str], pending: str = "") -> str:
                 mark = ""
             elif name != "P1" and mark and not mark.startswith("("):
                 mark = f"({mark})"
-            left = _clml(child, depth, out, " ".join(x for x in (pending, mark) if x))
+            left = _clml(child, depth, out, " ".join(x for x in (pending, mark) if x), unit)
             if left:
                 out.append(left)
             pending = ""
@@ -351,7 +396,7 @@ def _clml(el: Any, depth: int, out: list[str], pending: str = "") -> str:
                 out.append(f"{pending} {text}".strip())
                 pending = ""
         else:
-            pending = _clml(child, depth, out, pending)
+            pending = _clml(child, depth, out, pending, "" if name in ("Schedule", "Appendix") else unit)
     return pending
 
 
@@ -450,7 +495,7 @@ def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
         title = _akn_title(root)
     elif schema == "clml":
         out = []
-        left = _clml(root, 2, out)
+        left = _clml(root, 2, out, unit=_clml_unit(root))
         if left:
             out.append(left)
         title = _clml_title(root)

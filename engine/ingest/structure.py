@@ -19,18 +19,19 @@ from typing import NamedTuple
 # Rank of each kind of heading in a plain-text document: a heading closes every open heading of the
 # same or a deeper rank. Numbered headings without a word rank below all of them, by depth.
 RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapter": 3, "subpart": 3,
-         "section": 4, "article": 5, "rule": 5, "§": 5, "control": 5}
+         "section": 4, "article": 5, "rule": 5, "regulation": 5, "§": 5, "control": 5}
 NUMBERED_BASE = 5
 LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
           "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
-          "§": "§", "control": ""}
+          "regulation": "Regulation", "§": "§", "control": ""}
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
-PROVISIONS = frozenset({"article", "§", "section", "rule"})
+PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 
 # A letter is a number only in capitals ("Annex A", "Subpart B"): "Sections 3.1 and 3.2 ..." opens a sentence.
 _NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|(?-i:[A-Z])(?:\.\d+)*)"
 _WORD_HEADING = re.compile(
-    r"^(?P<word>part|title|subpart|chapter|section|article|rule|annex|schedule|appendix|§)(?:(?<=§)\s*|\s+)"
+    r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|annex|schedule|appendix|§)"
+    r"(?:(?<=§)\s*|\s+)"
     rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
@@ -98,7 +99,7 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
         return None
     match = _WORD_HEADING.match(line)
     if match and _title_ok(match.group("title").strip()):
-        kind = match.group("word").lower()
+        kind = {"sec.": "section"}.get(match.group("word").lower(), match.group("word").lower())  # "SEC. 3."
         number, title = match.group("num"), match.group("title").strip()
         run_in = titled_run_in(title) if title.endswith(".") else None  # "Section 3 -- License Conditions."
         if run_in is not None and run_in == title.rstrip("."):

@@ -191,6 +191,33 @@ def test_uslm_sections_run_their_headings_in_and_leave_notes_out(tmp_path: Path)
     assert "Pub. L." not in parsed.text and "effective" not in parsed.text
 
 
+# GPO's USLM 2 (govinfo's statute compilations, public laws, bills): its own namespace, "Sec. 5." numbers, headings
+# in small capitals, footnotes set where their reference stands
+_USLM2 = """<?xml version="1.0" encoding="UTF-8"?>
+<statuteCompilation xmlns="http://schemas.gpo.gov/xml/uslm" xmlns:dc="http://purl.org/dc/elements/1.1/">
+<meta><dc:title>WIDGET SAFETY ACT OF 2031</dc:title></meta><main>
+<section identifier="/us/sComp/91/596/s5"><heading>duties </heading><num value="5">Sec. 5. </num>
+<subsection><num value="a">(a) </num><chapeau>Each employer&#x2014;</chapeau>
+<paragraph><num value="1">(1) </num><content>shall furnish a place of employment free from recognized hazards; and
+</content></paragraph><paragraph><num value="2">(2) </num><content>shall report to the Secretary of Health, Education,
+and Welfare,<ref class="footnoteRef" idref="F1">1</ref> each injury.<footnote id="F1"><sup>1</sup><p>References to the
+Secretary of Health, Education, and Welfare are deemed to refer to the Secretary of Health and Human Services.</p>
+</footnote></content></paragraph></subsection></section></main></statuteCompilation>
+"""
+
+
+def test_uslm2_as_gpo_publishes_it_cites_sections_and_gathers_footnotes(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "widget-act.xml", _USLM2)  # it was refused: "XML of a kind not read here"
+    assert (parsed.metadata["xml"], parsed.title) == ("uslm", "WIDGET SAFETY ACT OF 2031")
+    block = next(b for b in parsed.blocks if b.section_number == "5(a)")
+    assert block.section_path == "Section 5 Duties"  # "Sec. 5." and a heading set in small capitals
+    assert parsed.text[block.start:block.end] == (
+        "(a) Each employer\u2014\n(1) shall furnish a place of employment free from recognized hazards; and\n"
+        "(2) shall report to the Secretary of Health, Education, and Welfare, (1) each injury.")
+    notes = next(b for b in parsed.blocks if b.section_path == "Notes")
+    assert parsed.text[notes.start:notes.end].startswith("(1) References to the Secretary of Health")
+
+
 def test_clml_sections_numbered_as_legislation_gov_uk_prints_them(tmp_path: Path) -> None:
     parsed = _parsed(tmp_path, "widget-act.xml", _CLML)
     assert (parsed.metadata["xml"], parsed.title) == ("clml", "Widget Safety Act 2031")
@@ -198,8 +225,25 @@ def test_clml_sections_numbered_as_legislation_gov_uk_prints_them(tmp_path: Path
     assert sections["1(1)"] == "(1) A manufacturer must register each widget."
     assert sections["1(2)"] == ("(2) The registration must state\u2014\n(a) the serial number, and\n"
                                 "(b) the date of manufacture.")
-    assert next(b for b in parsed.blocks if b.section_number == "2").section_path == "Part 1 Safety > 2 Offences"
+    # an Act's sections cited as sections, as a reader cites them ("section 2"), not by a bare number
+    section = next(b for b in parsed.blocks if b.section_number == "2")
+    assert (section.section_path, section.metadata["citation"]) == ("Part 1 Safety > Section 2 Offences", "Section 2")
     assert "in force" not in parsed.text  # the commentary is the editor's, not the act's
+
+
+def test_clml_regulations_are_cited_as_regulations_and_a_schedule_by_its_paragraphs(tmp_path: Path) -> None:
+    si = (_CLML.replace("<Primary><PrimaryPrelims><Title>Widget Safety Act 2031</Title></PrimaryPrelims>",
+                        "<Secondary><SecondaryPrelims><Title>The Widget Safety Regulations 2031</Title>"
+                        "</SecondaryPrelims>")
+          .replace("</Body></Primary>", "</Body><Schedules><Schedule><Number>SCHEDULE 1</Number><TitleBlock><Title>"
+                   "Fees</Title></TitleBlock><ScheduleBody><P1><Pnumber>1</Pnumber><P1para><Text>The fee is ten "
+                   "pounds.</Text></P1para></P1></ScheduleBody></Schedule></Schedules></Secondary>"))
+    parsed = _parsed(tmp_path, "widget-regulations.xml", si)
+    block = next(b for b in parsed.blocks if b.section_number == "1(2)")
+    assert (block.section_path, block.metadata["citation"]) == (
+        "Part 1 Safety > Regulation 1 Duty to register", "Regulation 1(2)")
+    assert any(b.section_path == "Schedule 1 Fees" and "ten pounds" in parsed.text[b.start:b.end]
+               for b in parsed.blocks)
 
 
 @pytest.mark.parametrize(("text", "message"), [

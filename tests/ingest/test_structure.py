@@ -41,8 +41,10 @@ def _blocks(path: Path) -> dict[str, object]:
     ("Section 3 -- License Conditions.", ("section", "3", "License Conditions")),
     ("Section 5 -- Disclaimer of Warranties and Limitation of Liability.",
      ("section", "5", "Disclaimer of Warranties and Limitation of Liability")),
+    # a US statute's section as GPO numbers it
+    ("Sec. 5 Duties", ("section", "5", "Duties")),
 ], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
-        "numbered", "annex-control", "licence-section", "licence-section-long"])
+        "numbered", "annex-control", "licence-section", "licence-section-long", "statute-sec"])
 def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
     heading = parse_heading(line)
     assert heading is not None and (heading.kind, heading.number, heading.title) == expected
@@ -56,8 +58,9 @@ def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, s
     "6 years is the minimum.",
     "Section 3. This section applies to every firm.",
     "Section 3(a)(1) applies to adapted material.",
+    "Sec. 3 of the Act applies to every employer.",
 ], ids=["paragraph-with-lead-in", "sentence-naming-a-section", "caps-preamble-line", "reference-in-text",
-        "number-in-sentence", "section-then-sentence", "section-reference-sentence"])
+        "number-in-sentence", "section-then-sentence", "section-reference-sentence", "sec-reference-sentence"])
 def test_sentences_are_not_headings(line: str) -> None:
     assert parse_heading(line) is None
 
