@@ -235,9 +235,13 @@ AMOUNT_KINDS = {"money": "a price, fee or cost", "penalty": "a fine or penalty",
 # insurer buy ...?", "How much ... coverage does a covered insurer have to carry ...?": how much of a thing to
 # hold. A figure answers it, or the measure the rule sets instead ("adequate", "sufficient", "commensurate with");
 # not "where appropriate", a condition.
-_HOW_MUCH_HELD = re.compile(r"\bhow\s+much\s+(?:[\w-]+\s+){1,6}?(?:must|should|shall|do|does|did|have\s+to|has\s+to|"
-                            r"need\s+to|needs\s+to)\s+(?:[\w-]+\s+){0,5}?(?:buy|carry|hold|take\s+out|purchase|"
-                            r"maintain|set\s+aside|put\s+aside|obtain|keep\s+in\s+reserve)\b", re.IGNORECASE)
+_HELD = (r"(?:[\w-]+\s+){1,6}?(?:must|should|shall|do|does|did|have\s+to|has\s+to|need\s+to|needs\s+to)\s+"
+         r"(?:[\w-]+\s+){0,7}?(?:buy|carry|hold|take\s+out|purchase|maintain|set\s+aside|put\s+aside|obtain|"
+         r"keep\s+in\s+reserve)\b")
+_HOW_MUCH_HELD = re.compile(rf"\bhow\s+much\s+{_HELD}", re.IGNORECASE)
+# ... and "What minimum own funds or capital does a provider have to hold?", where no other kind of amount is asked
+# ("What minimum capital ratio must a bank hold?" asks a share)
+_LEVEL_HELD = re.compile(rf"\bwhat\s+(?:minimum|maximum|level\s+of|amount\s+of)\s+{_HELD}", re.IGNORECASE)
 _STATES_AMOUNT["quantity"] = re.compile(
     rf"{_CURRENCY}|{_PERCENTAGE}|\b\d[\d,.]*\s*(?:times|x|multiples?)\b|\b(?:adequate|sufficient|commensurate|"
     rf"proportionate|at\s+least|not\s+less\s+than|no\s+less\s+than|equal\s+to)\b",
@@ -254,7 +258,7 @@ def asks_amount(question: str) -> str | None:
     if _HOW_MUCH_HELD.search(question):
         return "quantity"
     found = [(m.start(), kind) for kind, pattern in _ASKS_AMOUNT.items() if (m := pattern.search(question))]
-    return min(found)[1] if found else None
+    return min(found)[1] if found else "quantity" if _LEVEL_HELD.search(question) else None
 
 
 def states_amount(text: str, kind: str) -> bool:

@@ -362,6 +362,13 @@ def test_a_delay_counted_from_an_event_is_no_date() -> None:
     ("How much catastrophe reinsurance must a general insurer buy to cover a one-in-200-year pandemic claims event?",
      "quantity"),
     ("How much capital must a firm hold against operational risk?", "quantity"),
+    # ... asked as what minimum or what level of it (a data governance act's and a bank regulator's near misses), but
+    # a ratio asked is a share
+    ("What minimum own funds or capital does a data intermediation services provider have to hold?", "quantity"),
+    ("What minimum capital and liquidity ratios must a New York chartered bank maintain?", "quantity"),
+    ("What level of professional indemnity cover must an adviser carry?", "quantity"),
+    ("What minimum capital ratio must a bank hold against its risk-weighted assets?", "share"),
+    ("What minimum password length must we set?", None),
     # not so: how much notice, warning or time (policies, contracts, New York DFS), how much it costs (licences)
     ("How much notice does an employee have to give us before resigning?", None),
     ("How much warning must a supplier give us before it discontinues a service we rely on?", None),
