@@ -186,3 +186,53 @@ def without_names(question: str, titles: dict[str, str], named: set[str],
     left = re.sub(r"\s+([,.?;:])", r"\1", normalize_ws(text))
     return left if len(key_terms(left)) >= 2 else question
 
+
+# A text a question asks under by name: "Under PSD2, ...", "under the Open Data Directive", "according to the Federal
+# Mine Safety and Health Act": a run of capitalised words (with the small words between) closed by a kind of legal
+# text, or a name in capitals or with a figure on its own ("PSD2", "MiFID II", "CPS 234"), not one that qualifies the
+# noun after it ("under the NYDFS cybersecurity regulation", which names its text otherwise).
+_TEXT_KINDS = (r"(?:Act|Directive|Regulations?|Rules?|Code|Law|Standard|Convention|Ordinance|Decree|Framework|"
+               r"Guidelines?|Agreement|Treaty|Licen[cs]e)")
+_UNDER = re.compile(
+    r"\b(?i:under|according\s+to|pursuant\s+to|in\s+accordance\s+with|as\s+required\s+by)\s+(?:(?i:the)\s+)?"
+    rf"(?P<name>[A-Z][\w'-]*(?:\s+(?:[A-Z0-9][\w'-]*|and|of|for|on|the|to|in))*?\s+{_TEXT_KINDS}\b"
+    r"|[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*(?:\s+(?:II|III|IV|\d{1,5}))?(?=\s*(?:[,.;:?!)]|$)|\s+(?:and|or|to|for|"
+    r"when|if|where|as|in|on|about|do|does|is|are|must|shall|should|can|may)\b))")
+
+
+# Where a text applies, which many titles write ("(EU)") and a question adds ("the EU NIS2 Directive"): no name of one
+_PLACES = frozenset("eu uk us usa ec eea un european union united kingdom states federal".split())
+
+
+def asked_under(question: str) -> list[str]:
+    """The texts `question` asks under by name (`_UNDER`), as it writes them: each of two joined by "and the"
+    ("under FATCA and the Common Reporting Standard"), without an owner before it ("the FSRA's Spot Commodities
+    Framework": its framework is the Spot Commodities Framework). Pure."""
+    names = []
+    for m in _UNDER.finditer(question):
+        for name in re.split(r"\s+and\s+the\s+", m.group("name")):
+            names.append(re.sub(r"^[\w-]+['\u2019]s\s+", "", name))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def foreign(question: str, titles: dict[str, str]) -> list[str]:
+    """The texts `question` asks under (`asked_under`) that no title (`titles`: id -> title) names: neither the
+    title writes the name (its kind word in either spelling) nor is one of the names it gives (`title_names`) one
+    the name writes ("the NIS Regulations" of "The Network and Information Systems Regulations 2018", "the MPL").
+    The caller still looks for each in the documents' text, which may name it ("the Atomic Energy Act of 1954").
+    Pure."""
+    names = {doc: title_names(title) for doc, title in titles.items()}
+    lowered = [normalize_ws(t).lower() for t in titles.values()]
+    out = []
+    for name in asked_under(question):
+        *head, last = name.split()
+        words = head if re.fullmatch(_TEXT_KINDS, last) else [*head, last]  # "Open Data" of "the Open Data Directive"
+        # its acronyms, with and without a version ("NIS2": "nis2", "nis"), not a place's ("EU")
+        acronyms = {n for w in words if sum(c.isupper() for c in w) >= 2
+                    for n in question_names(f"x {w}") if n not in _PLACES}
+        if any(re.search(_as_written(name).replace("\\ ", "\\s+"), t, re.IGNORECASE) for t in lowered) or any(
+                len(words) > 1 and re.search(rf"\b{re.escape(' '.join(words).lower())}\b", t) for t in lowered) or any(
+                acronyms & found for found in names.values()):
+            continue
+        out.append(name)
+    return out

@@ -11,7 +11,7 @@ from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.extract import Requirement
 from agents.modality import DUTIES
 from agents.provisions import asks_all, provision_parts
-from agents.state import EvidenceState
+from agents.state import EvidenceState, PartRow
 from agents.verify import JudgedRequirement
 from engine.terms import key_words, tokenize
 
@@ -91,6 +91,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
     """One entry per part of the question (a one-part question has one); `verified`: each part's verified
     requirements."""
     questions = [p["question"] for p in state.get("parts") or []] or [state["stem"]]
+    rows = {p["index"]: p for p in state.get("parts") or []}
     whole = provision_parts(state.get("parts"))
     by_index = {p.index: p for p in answer.parts}
     out = []
@@ -101,6 +102,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
         missing = part.missing_evidence if part else ([] if mine else ["a requirement that explicitly addresses: "
                                                                         + question])
         missing = [*missing, *_not_mentioned(question, examined)] if missing else missing
+        missing = [*_not_held(rows.get(index)), *missing]
         cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
         out.append({"index": index, "question": question,
                     "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
@@ -131,6 +133,12 @@ def unmentioned(question: str, examined: list[str]) -> list[str]:
     the corpus, as far as it was searched, does not speak of ("press", "crypto"). Pure."""
     held = {t for text in examined for t in tokenize(text)}
     return [w for w in key_words(question) if not set(tokenize(w, query=True)) & held]
+
+
+def _not_held(part: PartRow | None) -> list[str]:
+    """What a part that asks under texts no document in scope is or mentions (`foreign`) lacks, one line each."""
+    return [f"the text it asks under, {name}: no document in scope is {name} or mentions it (ingest it to ask "
+            "under it)" for name in (part.get("foreign", []) if part else [])]
 
 
 def _not_mentioned(question: str, examined: list[str]) -> list[str]:
@@ -179,6 +187,7 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     cited = {i for s in answer.statements for i in s.requirement_ids}
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     final, missing = _final_answer(question, answer, verified, judged, [e["text"] for e in state["evidence"]])
+    missing = [m for p in state.get("parts") or [] for m in _not_held(p)] + missing
     by_part: dict[int, list[Requirement]] = {}
     for j in judged:
         if j.verified:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import named_documents, named_groups, title_words, without_names
+from agents.naming import foreign, named_documents, named_groups, title_words, without_names
 from agents.parts import broad_topic, is_broad
 from agents.provisions import asked_provisions
 from agents.quotes import non_binding
@@ -79,6 +79,9 @@ class Part(BaseModel):
     named: list[str] = Field(default_factory=list, description="The documents the part names (agents.naming), or "
                                                                "where it names none, those the part before "
                                                                "names: its own search looked in them alone")
+    foreign: list[str] = Field(default_factory=list, description="The texts the part asks under by name that no "
+                                                                 "document in scope is or mentions (agents.naming."
+                                                                 "foreign): nothing in scope answers it")
 
     def relevance_of(self, chunk_id: str) -> RankedChunk | None:
         return next((r for r in self.ranked if r.chunk_id == chunk_id), None)
@@ -450,6 +453,12 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
             added.extend(more)
+        # "Under PSD2, ...", where no document in scope is PSD2 nor writes its name: another text's passages answer
+        # another question, however well they rank ("fees can also be paid online" to a question on payments)
+        if researched and (away := foreign(question, titles)):
+            written = store.names_written(deps.conn, titles, away)
+            if away := [name for name in away if name not in written]:
+                part = part.model_copy(update={"foreign": away})
         parts.append(part.model_copy(update={"named": named}) if named else part)
         before = named
     return {"parts": [p.model_dump(mode="json") for p in parts], "evidence": added}

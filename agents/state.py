@@ -88,6 +88,7 @@ class PartRow(TypedDict):
     ranked: list[RankedRow]
     best: float
     named: NotRequired[list[str]]
+    foreign: NotRequired[list[str]]
 
 
 class CurrentStep(TypedDict):

@@ -224,16 +224,20 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "its passage was not among this part's candidates", 0.0, part.index,
                                                  relevance)
+        elif part.foreign and not any(p.relevance_of(req.chunk_id) for p in parts if not p.foreign):
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION, _foreign(part.foreign), 0.0,
+                                                 part.index, relevance)
         elif withdrawn(req.exact_quote) and not any(k.provision for p in parts if (k := p.relevance_of(req.chunk_id))):
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "it says its provision is withdrawn: that answers a question about "
                                                  "that provision, which this one does not name", 0.0, part.index,
                                                  relevance)
         else:
-            eligible.append((req, part, ranked))
+            if not part.foreign:
+                eligible.append((req, part, ranked))
             # ... and for each later part whose candidates hold its passage too: one list or article often answers
             # both parts of a question ("how often are systems scanned, and when are penetration tests due?")
-            eligible.extend((req, p, k) for p in parts if p.index != part.index
+            eligible.extend((req, p, k) for p in parts if p.index != part.index and not p.foreign
                             and (k := p.relevance_of(req.chunk_id)) is not None)
     quoted = _judge_quotes(eligible, model, chunks, limits)
     decided = _selection_cut(eligible, quoted, model, limits)
@@ -397,6 +401,13 @@ def _conflicting_sources(judged: dict[str, JudgedRequirement], overlap: float, q
                 "rationale": f"imposes the same duty as {rival.requirement.requirement_id} with different figures: "
                              f"cited so that the conflict is shown (relevance {j.relevance or 0.0:.3f})"})
     return out
+
+
+def _foreign(names: list[str]) -> str:
+    """Why a part that asks under texts no document in scope is or mentions (agents.select.Part.foreign) has no
+    answer. Pure."""
+    return (f"the question asks under {' and '.join(names)}, which no document in scope is or mentions: another "
+            "text's passages answer another question")
 
 
 def _speaks_of(subject: list[str], held: set[str], share: float) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,18 @@ def list_documents(conn: psycopg.Connection, *, include_superseded: bool = False
 def current_titles(conn: psycopg.Connection) -> dict[str, str]:
     """Every current document's id and title (documents.id: an exact version)."""
     return dict(conn.execute("SELECT id, title FROM documents WHERE is_current ORDER BY source_key").fetchall())
+
+
+def names_written(conn: psycopg.Connection, document_ids: Iterable[str], names: Iterable[str]) -> set[str]:
+    """Of `names` ("PSD2", "Atomic Energy Act"), those the text of any of the documents writes, in any case and
+    spacing, as whole words."""
+    names, ids = list(dict.fromkeys(names)), list(document_ids)
+    if not names or not ids:
+        return set()
+    patterns = ["\\m" + "\\s+".join(re.sub(r"([^\w\s])", r"\\\1", w) for w in n.split()) + "\\M" for n in names]
+    rows = conn.execute("SELECT n, p FROM unnest(%s::text[], %s::text[]) AS t(n, p) WHERE EXISTS "
+                        "(SELECT 1 FROM documents d WHERE d.id = ANY(%s) AND d.text ~* p)", (names, patterns, ids))
+    return {row[0] for row in rows.fetchall()}
 
 
 def current_languages(conn: psycopg.Connection, sample_chars: int = 2000) -> list[tuple[str | None, str]]:

@@ -112,6 +112,20 @@ def test_unanswerable_question_fails_safe(deps) -> None:
                                           "none of the 40 passage(s) examined mentions: thresholds, gifts, hospitality"]
 
 
+def test_a_question_under_a_text_the_corpus_does_not_hold_is_refused_saying_so(deps) -> None:
+    result = _answer("Under PSD2, how long must transaction records be kept?", deps)
+    # the Regulation's six years answer another question: PSD2 is not in the corpus, nor named by any of it
+    assert result["status"] == "NO_AUTHORITATIVE_EVIDENCE" and result["verified_requirements"] == []
+    assert result["missing_evidence"][0] == ("the text it asks under, PSD2: no document in scope is PSD2 or mentions "
+                                             "it (ingest it to ask under it)")
+    assert result["rejected_requirements"] and all("asks under PSD2" in r["rationale"]
+                                                   for r in result["rejected_requirements"])
+    # a text the corpus names, though it does not hold it, is no reason to refuse: the Regulation is made under it
+    named = _answer("Under the Northbridge Financial Markets Act, how long must transaction records be kept?", deps)
+    assert named["status"] == "ANSWERED" and not any("asks under" in (r["rationale"] or "")
+                                                     for r in named["rejected_requirements"])
+
+
 def test_a_part_without_evidence_names_the_words_no_passage_holds(deps) -> None:
     result = _answer("How long must transaction records be kept, and what are the thresholds for gifts and "
                      "hospitality?", deps)
@@ -1004,6 +1018,12 @@ def test_a_dummy_it_leans_on_nothing(quote: str, leans: bool) -> None:
     ("The Recipient may keep Confidential Information for as long as the Purpose requires.", True),
     ("You may use the software as long as you comply with this licence.", False),  # a condition, not a period
     ("The firm must keep such records as the Regulator requires.", False),
+    # a period's end: a directive, a policy, a contract; "up to" an amount is no time
+    ("Such processing is permissible only up to the end of the period during which the bill may lawfully be "
+     "challenged or payment pursued.", True),
+    ("Drafts may be kept up to the date the final version is approved.", True),
+    ("The Supplier may keep backups up to the expiry of the Term.", True),
+    ("Fees of up to the amount of the registration charge may be waived.", False),
 ])
 def test_timing_in_words_is_a_time(quote: str, states: bool) -> None:
     assert states_time(quote) is states

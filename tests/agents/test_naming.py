@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.naming import named_documents, named_groups, title_words
+from agents.naming import asked_under, foreign, named_documents, named_groups, title_words
 
 LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
             "mpl": "Mozilla Public License, Version 2.0",
@@ -166,3 +166,46 @@ _GUIDES = {"cpg229": "APRA Prudential Practice Guide CPG 229 Climate Change Fina
 ])
 def test_a_series_code_and_number_name_one_document(question: str, named: set[str]) -> None:
     assert named_documents(question, _GUIDES) == named
+
+
+DATA = {"dga": "Regulation (EU) 2022/868 on European data governance (Data Governance Act)",
+        "eprivacy": "Directive 2002/58/EC on privacy and electronic communications (ePrivacy Directive)"}
+UK = {"nis": "The Network and Information Systems Regulations 2018", "osh": "OCCUPATIONAL SAFETY AND HEALTH ACT OF 1970"}
+
+
+@pytest.mark.parametrize(("titles", "question", "away"), [
+    # a text asked under by name that no title names: an acronym, a run of capitalised words closed by its kind
+    (DATA, "Under PSD2, when does a bank have to apply strong customer authentication?", ["PSD2"]),
+    (DATA, "Which datasets must public bodies publish under the Open Data Directive?", ["Open Data Directive"]),
+    (DATA, "Under the Data Act, can a car owner demand the data?", ["Data Act"]),
+    (DATA, "How many years must a firm keep call recordings under MiFID II?", ["MiFID II"]),
+    (UK, "Under the EU NIS2 Directive, when is the early warning due?", []),  # "NIS": the held text's name
+    (UK, "Under the Federal Mine Safety and Health Act, how often must a mine be inspected?",
+     ["Federal Mine Safety and Health Act"]),
+    (EU, "Under the NIS2 Directive, which size thresholds make an energy company essential?", []),
+    (POLICIES, "Within how many days must we report a breach under the Privacy Act?", ["Privacy Act"]),
+    # a held text, by its acronym, its alias or its title's words; the place a text applies is no name of it
+    (DATA, "What do we owe under the DGA?", []),
+    (DATA, "Does the Data Governance Act force a body to let us re-use data?", []),
+    (UK, "What must we do when the regulator inspects us under the UK NIS Regulations?", []),
+    (UK, "Do workers have duties under the OSH Act?", []),
+    (LICENCES, "Under GPLv3, by when must a patent deal have been made?", []),
+    (US, "Under HIPAA, how soon must we notify individuals of a breach?", []),
+    # (titles that name nothing: the caller looks the name up in the documents' text)
+    (OBLIQA, "Under COBS Rule 15.9.1, how often must custody be reconciled?", ["COBS Rule"]),
+    # a name that qualifies the noun after it, and words not asked under, name no text asked under
+    (US, "What are our obligations under the NYDFS cybersecurity regulation?", []),
+    (DATA, "Does the Data Act change what the DGA requires?", []),
+], ids=["acronym", "directive", "act", "roman-version", "place-and-version", "long-act", "alias-version", "act-policy",
+        "initials", "title-words", "held-regulations", "held-act", "held-licence", "held-acronym", "rule-number",
+        "qualifier", "not-under"])
+def test_texts_asked_under_that_no_title_names(titles: dict[str, str], question: str, away: list[str]) -> None:
+    assert foreign(question, titles) == away
+
+
+def test_two_texts_asked_under_together_and_an_owner_before_one() -> None:
+    assert asked_under("What must an operator report under FATCA and the Common Reporting Standard?") == [
+        "FATCA", "Common Reporting Standard"]
+    assert asked_under("What sourcing standards apply under the FSRA's Spot Commodities Framework?") == [
+        "Spot Commodities Framework"]
+
