@@ -189,15 +189,21 @@ def without_names(question: str, titles: dict[str, str], named: set[str],
 
 # A text a question asks under by name: "Under PSD2, ...", "under the Open Data Directive", "according to the Federal
 # Mine Safety and Health Act": a run of capitalised words (with the small words between) closed by a kind of legal
-# text, or a name in capitals or with a figure on its own ("PSD2", "MiFID II", "CPS 234"), not one that qualifies the
-# noun after it ("under the NYDFS cybersecurity regulation", which names its text otherwise).
+# text, or a versioned name on its own ("PSD2", "NIS2", "MiFID II", "CPS 234"), not one that qualifies the noun after
+# it ("under the NYDFS cybersecurity regulation", which names its text otherwise). A plain acronym ("under DORA",
+# "under GDPR") is not read: a text seldom writes its own nickname, and a title may not either.
 _TEXT_KINDS = (r"(?:Act|Directive|Regulations?|Rules?|Code|Law|Standard|Convention|Ordinance|Decree|Framework|"
                r"Guidelines?|Agreement|Treaty|Licen[cs]e)")
 _UNDER = re.compile(
     r"\b(?i:under|according\s+to|pursuant\s+to|in\s+accordance\s+with|as\s+required\s+by)\s+(?:(?i:the)\s+)?"
     rf"(?P<name>[A-Z][\w'-]*(?:\s+(?:[A-Z0-9][\w'-]*|and|of|for|on|the|to|in))*?\s+{_TEXT_KINDS}\b"
-    r"|[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9]*(?:\s+(?:II|III|IV|\d{1,5}))?(?=\s*(?:[,.;:?!)]|$)|\s+(?:and|or|to|for|"
-    r"when|if|where|as|in|on|about|do|does|is|are|must|shall|should|can|may)\b))")
+    r"|(?:[A-Z][A-Za-z]*\d[A-Za-z0-9]*|[A-Z][a-z]*[A-Z][A-Za-z]*\s+(?:II|III|IV|V|VI|\d{1,5}))"
+    r"(?=\s*(?:[,.;:?!)]|$)|\s+(?:and|or|to|for|when|if|where|as|in|on|about|do|does|is|are|must|shall|should|can|"
+    r"may)\b))")
+# A provision of a text named with it ("Section 5 of the Act", "Part 2 of the Rules"): the text is what follows "of"
+_PROVISION_OF = re.compile(r"^(?i:sections?|articles?|parts?|chapters?|rules?|regulations?|paragraphs?|schedules?|"
+                           r"annex(?:es)?|titles?|appendix|subparts?|clauses?)\s+[\dIVXLC][\w.()-]*"
+                           r"(?:\s+(?:of|to)\s+(?:the\s+)?(?P<text>.+))?$")
 
 
 # Where a text applies, which many titles write ("(EU)") and a question adds ("the EU NIS2 Directive"): no name of one
@@ -207,12 +213,25 @@ _PLACES = frozenset("eu uk us usa ec eea un european union united kingdom states
 def asked_under(question: str) -> list[str]:
     """The texts `question` asks under by name (`_UNDER`), as it writes them: each of two joined by "and the"
     ("under FATCA and the Common Reporting Standard"), without an owner before it ("the FSRA's Spot Commodities
-    Framework": its framework is the Spot Commodities Framework). Pure."""
+    Framework": its framework is the Spot Commodities Framework), the text a provision is of ("Section 5 of the
+    Data Act": the Data Act); not one of only a kind's words ("the Act", "Part 2 of the Rules"). Pure."""
     names = []
     for m in _UNDER.finditer(question):
         for name in re.split(r"\s+and\s+the\s+", m.group("name")):
-            names.append(re.sub(r"^[\w-]+['\u2019]s\s+", "", name))
-    return list(dict.fromkeys(n for n in names if n))
+            name = re.sub(r"^[\w-]+['\u2019]s\s+", "", name)
+            if (provision := _PROVISION_OF.match(name)) is not None:
+                name = provision.group("text") or ""
+            if any(w.lower() not in GENERIC | _SMALL for w in _WORD.findall(name)):
+                names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def without_kind(name: str) -> str | None:
+    """A text's name less the kind word that closes it, where two words or more are left ("Digital Operational
+    Resilience" of "the Digital Operational Resilience Act", which its text writes though not with "Act"); None
+    otherwise ("Data" of "the Data Act" names nothing). Pure."""
+    *head, last = name.split()
+    return " ".join(head) if len(head) >= 2 and re.fullmatch(_TEXT_KINDS, last) else None
 
 
 def foreign(question: str, titles: dict[str, str]) -> list[str]:

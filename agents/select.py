@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import foreign, named_documents, named_groups, title_words, without_names
+from agents.naming import foreign, named_documents, named_groups, title_words, without_kind, without_names
 from agents.parts import broad_topic, is_broad
 from agents.provisions import asked_provisions
 from agents.quotes import non_binding
@@ -456,8 +456,9 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         # "Under PSD2, ...", where no document in scope is PSD2 nor writes its name: another text's passages answer
         # another question, however well they rank ("fees can also be paid online" to a question on payments)
         if researched and (away := foreign(question, titles)):
-            written = store.names_written(deps.conn, titles, away)
-            if away := [name for name in away if name not in written]:
+            bare = {name: without_kind(name) for name in away}
+            written = store.names_written(deps.conn, titles, [*away, *(b for b in bare.values() if b)])
+            if away := [name for name in away if name not in written and bare[name] not in written]:
                 part = part.model_copy(update={"foreign": away})
         parts.append(part.model_copy(update={"named": named}) if named else part)
         before = named

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.naming import asked_under, foreign, named_documents, named_groups, title_words
+from agents.naming import asked_under, foreign, named_documents, named_groups, title_words, without_kind
 
 LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
             "mpl": "Mozilla Public License, Version 2.0",
@@ -196,9 +196,18 @@ UK = {"nis": "The Network and Information Systems Regulations 2018", "osh": "OCC
     # a name that qualifies the noun after it, and words not asked under, name no text asked under
     (US, "What are our obligations under the NYDFS cybersecurity regulation?", []),
     (DATA, "Does the Data Act change what the DGA requires?", []),
+    # a provision of the text in scope ("Section 5 of the Act") names no other text; one of a named text names it
+    (DATA, "What is required under Section 5 of the Act?", []),
+    (DATA, "Under Article 28 of the Regulation, what must we do?", []),
+    (DATA, "Under Title II, what must a bank do?", []),
+    (DATA, "Under Section 5 of the Data Act, what applies?", ["Data Act"]),
+    # a plain acronym is not read: a text seldom writes its own nickname ("DORA"), nor need its title
+    (DATA, "What is the fine under GDPR?", []),
+    (DATA, "Under DORA, what must we report?", []),
 ], ids=["acronym", "directive", "act", "roman-version", "place-and-version", "long-act", "alias-version", "act-policy",
         "initials", "title-words", "held-regulations", "held-act", "held-licence", "held-acronym", "rule-number",
-        "qualifier", "not-under"])
+        "qualifier", "not-under", "provision-of-the-act", "article-of", "title-roman", "provision-of-a-named-text",
+        "plain-acronym", "nickname"])
 def test_texts_asked_under_that_no_title_names(titles: dict[str, str], question: str, away: list[str]) -> None:
     assert foreign(question, titles) == away
 
@@ -208,4 +217,10 @@ def test_two_texts_asked_under_together_and_an_owner_before_one() -> None:
         "FATCA", "Common Reporting Standard"]
     assert asked_under("What sourcing standards apply under the FSRA's Spot Commodities Framework?") == [
         "Spot Commodities Framework"]
+
+
+def test_a_name_less_its_kind_word_is_looked_up_where_two_words_are_left() -> None:
+    # (the text writes "digital operational resilience", not with "Act"; "Data" alone names nothing)
+    assert without_kind("Digital Operational Resilience Act") == "Digital Operational Resilience"
+    assert without_kind("Data Act") is None and without_kind("PSD2") is None
 
