@@ -170,7 +170,8 @@ def test_a_series_code_and_number_name_one_document(question: str, named: set[st
 
 DATA = {"dga": "Regulation (EU) 2022/868 on European data governance (Data Governance Act)",
         "eprivacy": "Directive 2002/58/EC on privacy and electronic communications (ePrivacy Directive)"}
-UK = {"nis": "The Network and Information Systems Regulations 2018", "osh": "OCCUPATIONAL SAFETY AND HEALTH ACT OF 1970"}
+UK = {"nis": "The Network and Information Systems Regulations 2018",
+      "osh": "OCCUPATIONAL SAFETY AND HEALTH ACT OF 1970"}
 
 
 @pytest.mark.parametrize(("titles", "question", "away"), [
