@@ -7,7 +7,8 @@ style names. Without it a policy's sections lose the numbers an auditor cites an
 `Numbering(document).label(paragraph)` counts as Word does for the common case, one counter per list instance
 (`w:num`), a level restarting the levels under it, `w:startOverride` and `w:start` honoured, and formats the
 level's `w:lvlText` ("%1.%2", "(%1)") with each level's `w:numFmt` (decimal, letters, roman numerals; a bullet is
-no label). Pure apart from its counters.
+"•", as HTML's and OpenDocument's are read, so a bulleted list stays points of its lead-in). Pure apart from its
+counters.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class Numbering:
         return num_id, _int(ilvl, 0)
 
     def label(self, paragraph: Any) -> str | None:
-        """The paragraph's number as Word shows it ("4.2", "(a)", "iii."), or None: not numbered, or a bullet."""
+        """The paragraph's number as Word shows it ("4.2", "(a)", "iii.", "•" for a bullet), or None: not numbered."""
         numbered = self._numbered(paragraph)
         if numbered is None:
             return None
@@ -111,8 +112,8 @@ class Numbering:
         for deeper in range(ilvl + 1, len(counts)):
             counts[deeper] = start(deeper) - 1
         fmt, text, _ = levels[ilvl]
-        if fmt == "bullet":
-            return None
+        if fmt == "bullet":  # the mark a browser and LibreOffice show too, whatever the font's own character
+            return "\u2022"
 
         def level_number(match: re.Match[str]) -> str:
             level = int(match.group(1)) - 1

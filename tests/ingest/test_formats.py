@@ -201,6 +201,24 @@ def test_docx_numbers_word_draws_are_in_the_text(tmp_path: Path) -> None:
     assert next(b for b in parsed.blocks if b.section_number == "2.1").section_path == "2 Access > 2.1 Reviews"
 
 
+def test_docx_bullets_are_points_of_their_lead_in(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    bullets = _word_list(document, [("bullet", "\uf0b7")])  # a Symbol font's private character, as Word writes one
+    document.add_heading("3.1.5 Standard Practice Implementation", level=2)
+    document.add_paragraph("The Program defines and implements the following procedures:")
+    for text in ("Method for detecting Known Vulnerabilities in Supplied Software;", "Governance"):
+        _numbered(document.add_paragraph(text), bullets)
+    document.save(tmp_path / "spec.docx")
+    parsed = parse(tmp_path / "spec.docx", (tmp_path / "spec.docx").read_bytes())
+    # each bullet as a browser shows it, a point of the lead-in (a verbless point was a sentence of its own, never
+    # quoted with the lead-in), and never a heading however short ("Governance")
+    assert _sections(parsed)["3.1.5"] == ("The Program defines and implements the following procedures:\n\n"
+                                          "\u2022 Method for detecting Known Vulnerabilities in Supplied Software;"
+                                          "\n\n\u2022 Governance")
+
+
 def test_docx_damaged_numbering_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
     import docx
     from docx.oxml import parse_xml
