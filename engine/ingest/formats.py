@@ -460,6 +460,18 @@ def _unmarked(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
+def _html_title(soup: Any) -> str | None:
+    """The page's `<title>`, unless it is a file's name ("L_2022152EN.01000101.xml", as the Official Journal's pages
+    are titled): then the title block a European Legislation Identifier page sets (`eli-main-title`: "REGULATION
+    (EU) 2022/868 ... (Data Governance Act)"), else none (the first heading, or the file's name, stands in)."""
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    if title and not re.fullmatch(r"[\w.-]+\.[A-Za-z]{2,5}", title):
+        return title
+    block = soup.find(class_="eli-main-title")
+    lines = [normalize_ws(p.get_text(" ", strip=True)) for p in block.find_all("p")] if block is not None else []
+    return " ".join(line for line in lines if line and not line.startswith("(Text with")) or None
+
+
 def parse_html(path: Path, data: bytes) -> ParsedDocument:
     """Heading tags are headings; a page that sets its structure in classes instead (EUR-Lex: "Article 5" in a
     paragraph of class "oj-ti-art", each point a table row) is read as plain text is (`feed_lines`): its articles,
@@ -477,7 +489,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     if deleted:
         warnings.warn(f"{len(deleted)} passage(s) marked deleted (<del>) not read, as if the changes were accepted",
                       UserWarning, stacklevel=1)
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    title = _html_title(soup)
     _loose_text(soup)
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()

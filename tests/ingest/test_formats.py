@@ -414,6 +414,21 @@ def test_html_text_beside_blocks_in_a_section_is_a_paragraph(tmp_path: Path) -> 
     assert "draft" not in parsed.text  # a comment is no text of the page
 
 
+def test_html_page_titled_by_a_file_name_takes_its_legislation_title(tmp_path: Path) -> None:
+    page = ('<html><head><title>L_2022152EN.01000101.xml</title></head><body><div class="eli-main-title">'
+            '<p class="oj-doc-ti">REGULATION (EU) 2022/868 OF THE EUROPEAN PARLIAMENT AND OF THE COUNCIL</p>'
+            '<p class="oj-doc-ti">on European data governance (Data Governance Act)</p>'
+            '<p class="oj-doc-ti">(Text with EEA relevance)</p></div><p>Article 1</p></body></html>')
+    assert parsed_file(tmp_path / "dga.html", page).title == (
+        "REGULATION (EU) 2022/868 OF THE EUROPEAN PARLIAMENT AND OF THE COUNCIL on European data governance (Data "
+        "Governance Act)")
+    # a file's name and no title block: the first heading names the page; a title of words stands as it is
+    assert parsed_file(tmp_path / "p.html", "<html><head><title>policy-v2.htm</title></head><body><h1>Access "
+                       "Policy</h1><p>Access is reviewed.</p></body></html>").title == "Access Policy"
+    assert parsed_file(tmp_path / "q.html", "<html><head><title>Access Policy v2.1</title></head><body><h1>Scope"
+                       "</h1><p>All staff.</p></body></html>").title == "Access Policy v2.1"
+
+
 def test_html_deleted_text_is_not_read_with_a_warning(tmp_path: Path) -> None:
     parsed = parsed_file(tmp_path / "policy.html", "<html><body><h2>4. Reviews</h2><p>Access must be reviewed "
                          "<del>annually</del> <ins>every quarter</ins> by the owner.</p></body></html>")
