@@ -121,8 +121,25 @@ def named_documents(question: str, titles: dict[str, str], proper: Mapping[str, 
     such words, of those `title_words` asked about)."""
     distinct = _distinctive(titles, proper)
     mentioned = _mentioned(question, distinct)
-    named = {doc for doc, found in distinct.items() if any(_writes(question, mentioned, n) for n in found)}
+    written = {doc: {n for n in found if _writes(question, mentioned, n)} for doc, found in distinct.items()}
+    named = {doc for doc, names in written.items() if names}
+    # the most specific names the question writes: a document named only by names that name another too, or that run
+    # inside a longer one of another's, is not named where that other is named by more ("the OpenChain Security
+    # Assurance Specification 1.1" names the specification, not the reference guide whose title shares "OpenChain
+    # Security Assurance"; "the HIPAA Breach Notification Rule" that rule, not the Security Rule); "HIPAA" alone
+    # still names both HIPAA rules
+    named = {doc for doc in named if not any(
+        other != doc and written[other] - written[doc]
+        and all(n in written[other] or any(_within(n, m) for m in written[other]) for n in written[doc])
+        for other in named)}
     return set() if len(named) == len(titles) else named
+
+
+def _within(name: str, longer: str) -> bool:
+    """`name`'s words run in order inside `longer`'s, which has more ("OpenChain Security Assurance" in "OpenChain
+    Security Assurance Specification"). Pure."""
+    a, b = name.lower().split(), longer.lower().split()
+    return len(a) < len(b) and any(b[i:i + len(a)] == a for i in range(len(b) - len(a) + 1))
 
 
 def _mentioned(question: str, names: Mapping[str, set[str]]) -> set[str]:

@@ -225,3 +225,22 @@ def test_a_name_less_its_kind_word_is_looked_up_where_two_words_are_left() -> No
     assert without_kind("Digital Operational Resilience Act") == "Digital Operational Resilience"
     assert without_kind("Data Act") is None and without_kind("PSD2") is None
 
+
+OPENCHAIN = {"spec": "OpenChain Security Assurance Specification 1.1 (2022)",
+             "guide": "OpenChain Security Assurance Reference Guide Version 1.0 (2021a, superseded)",
+             "playbook": "The OpenChain PlayBooks, Medium Company"}
+
+
+@pytest.mark.parametrize(("titles", "question", "named"), [
+    # the most specific name written names its document alone, not every title that shares its first words
+    (OPENCHAIN, "What is required by section 3.2.1 of the OpenChain Security Assurance Specification 1.1?", {"spec"}),
+    (OPENCHAIN, "What does clause 3.1.4 of the 2021 Security Assurance Reference Guide require?", {"guide"}),
+    (OPENCHAIN, "Does OpenChain Security Assurance ask for a policy?", {"spec", "guide"}),
+    (US, "Under the HIPAA Breach Notification Rule, how soon must we notify individuals?", {"hipaa-breach"}),
+    (US, "Under HIPAA, how soon must we notify individuals of a breach?", {"hipaa-sec", "hipaa-breach"}),
+    (LICENCES, "Can I combine MPL 2.0 code with a GPL project?", {"gpl", "mpl"}),  # two names, neither within
+], ids=["specification", "reference-guide", "shared-words-name-both", "hipaa-rule", "hipaa-both", "two-names"])
+def test_the_most_specific_name_written_names_its_document(titles: dict[str, str], question: str,
+                                                           named: set[str]) -> None:
+    assert named_documents(question, titles) == named
+
