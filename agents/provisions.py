@@ -37,7 +37,10 @@ _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
     "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
     "contains oblige obliges obligation obligations duty duties text content contents summarise summarize ask asks "
-    "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our"))
+    "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our "
+    "clause clauses"))
+# A year, which names the text a provision is of ("clause 3.1.4 of the 2021 reference guide", "the 2018 Regulations")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def named_provisions(question: str) -> list[tuple[str, str]]:
@@ -65,7 +68,7 @@ def asked_provisions(question: str, names: frozenset[str] = frozenset()) -> list
     rest = question
     for words, _ in provisions:
         rest = rest.replace(words, " ")
-    if any(t not in _ASKING and t not in names for t in key_terms(rest)):
+    if any(t not in _ASKING and t not in names and not _YEAR.fullmatch(t) for t in key_terms(rest)):
         return []
     return list(dict.fromkeys(number for _, number in provisions))
 
