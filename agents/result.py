@@ -188,6 +188,11 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     final, missing = _final_answer(question, answer, verified, judged, [e["text"] for e in state["evidence"]])
     missing = [m for p in state.get("parts") or [] for m in _not_held(p)] + missing
+    away = list(dict.fromkeys(n for p in state.get("parts") or [] for n in p.get("foreign", [])))
+    if away and not verified:  # why, first: not that nothing matched, but that the text asked under is not here
+        final = (f"No authoritative evidence: the question asks under {' and '.join(away)}, which no document in "
+                 f"scope is or mentions; ingest it to have the question answered from it. {len(judged)} candidate "
+                 "requirement(s) of other texts were examined and set aside.")
     by_part: dict[int, list[Requirement]] = {}
     for j in judged:
         if j.verified:

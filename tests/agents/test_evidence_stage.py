@@ -118,6 +118,8 @@ def test_a_question_under_a_text_the_corpus_does_not_hold_is_refused_saying_so(d
     assert result["status"] == "NO_AUTHORITATIVE_EVIDENCE" and result["verified_requirements"] == []
     assert result["missing_evidence"][0] == ("the text it asks under, PSD2: no document in scope is PSD2 or mentions "
                                              "it (ingest it to ask under it)")
+    assert result["final_answer"].startswith("No authoritative evidence: the question asks under PSD2, which no "
+                                             "document in scope is or mentions; ingest it")
     assert result["rejected_requirements"] and all("asks under PSD2" in r["rationale"]
                                                    for r in result["rejected_requirements"])
     # a text the corpus names, though it does not hold it, is no reason to refuse: the Regulation is made under it
