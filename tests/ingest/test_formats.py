@@ -390,9 +390,7 @@ _CONSOLIDATED = (
 
 
 def test_html_text_set_straight_in_divs_is_read_and_consolidation_marks_are_not(tmp_path: Path) -> None:
-    path = tmp_path / "eprivacy.html"
-    path.write_text(_CONSOLIDATED, encoding="utf-8")
-    parsed = parse(path, path.read_bytes())
+    parsed = parsed_file(tmp_path / "eprivacy.html", _CONSOLIDATED)
     sections = _sections(parsed)
     # every paragraph read, with its number (they were all dropped: no <p> around them), under its article's heading
     # (an inserted paragraph "1a." goes on from the paragraph before, its point with its dash)
