@@ -243,12 +243,18 @@ def asked_under(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _name_words(name: str) -> list[str]:
+    """The words of a text's name less the kind word that closes it ("Open Data" of "Open Data Directive"). Pure."""
+    *head, last = name.split()
+    return head if re.fullmatch(_TEXT_KINDS, last) else [*head, last]
+
+
 def without_kind(name: str) -> str | None:
     """A text's name less the kind word that closes it, where two words or more are left ("Digital Operational
     Resilience" of "the Digital Operational Resilience Act", which its text writes though not with "Act"); None
     otherwise ("Data" of "the Data Act" names nothing). Pure."""
-    *head, last = name.split()
-    return " ".join(head) if len(head) >= 2 and re.fullmatch(_TEXT_KINDS, last) else None
+    words = _name_words(name)
+    return " ".join(words) if 2 <= len(words) < len(name.split()) else None
 
 
 def foreign(question: str, titles: dict[str, str]) -> list[str]:
@@ -261,9 +267,9 @@ def foreign(question: str, titles: dict[str, str]) -> list[str]:
     lowered = [normalize_ws(t).lower() for t in titles.values()]
     out = []
     for name in asked_under(question):
-        *head, last = name.split()
-        words = head if re.fullmatch(_TEXT_KINDS, last) else [*head, last]  # "Open Data" of "the Open Data Directive"
-        # its acronyms, with and without a version ("NIS2": "nis2", "nis"), not a place's ("EU")
+        words = _name_words(name)
+        # its acronyms, with and without a version ("NIS2": "nis2", "nis"), not a place's ("EU"); each after a word,
+        # as question_names reads no name in a question's first word
         acronyms = {n for w in words if sum(c.isupper() for c in w) >= 2
                     for n in question_names(f"x {w}") if n not in _PLACES}
         if any(re.search(_as_written(name).replace("\\ ", "\\s+"), t, re.IGNORECASE) for t in lowered) or any(

@@ -11,7 +11,7 @@ from agents.compose import ComposedAnswer, grounding_confidence, select_option
 from agents.extract import Requirement
 from agents.modality import DUTIES
 from agents.provisions import asks_all, provision_parts
-from agents.state import EvidenceState, PartRow
+from agents.state import EvidenceState
 from agents.verify import JudgedRequirement
 from engine.terms import key_words, tokenize
 
@@ -102,7 +102,7 @@ def _parts(state: EvidenceState, answer: ComposedAnswer, verified: dict[int, lis
         missing = part.missing_evidence if part else ([] if mine else ["a requirement that explicitly addresses: "
                                                                         + question])
         missing = [*missing, *_not_mentioned(question, examined)] if missing else missing
-        missing = [*_not_held(rows.get(index)), *missing]
+        missing = [*_not_held(rows[index].get("foreign", []) if index in rows else []), *missing]
         cited = part.requirement_ids if part else list(dict.fromkeys(i for s in mine for i in s.requirement_ids))
         out.append({"index": index, "question": question,
                     "direct_answer": next((s.text for s in mine if s.kind == "direct"), ""),
@@ -135,10 +135,11 @@ def unmentioned(question: str, examined: list[str]) -> list[str]:
     return [w for w in key_words(question) if not set(tokenize(w, query=True)) & held]
 
 
-def _not_held(part: PartRow | None) -> list[str]:
-    """What a part that asks under texts no document in scope is or mentions (`foreign`) lacks, one line each."""
+def _not_held(names: list[str]) -> list[str]:
+    """What a question asked under texts no document in scope is or mentions (`names`: agents.select.Part.foreign)
+    lacks, one line each."""
     return [f"the text it asks under, {name}: no document in scope is {name} or mentions it (ingest it to ask "
-            "under it)" for name in (part.get("foreign", []) if part else [])]
+            "under it)" for name in names]
 
 
 def _not_mentioned(question: str, examined: list[str]) -> list[str]:
@@ -187,8 +188,8 @@ def assemble_result(state: EvidenceState, deps: Deps, answer: ComposedAnswer, re
     cited = {i for s in answer.statements for i in s.requirement_ids}
     chunks = {e["chunk_id"]: e for e in state["evidence"]}
     final, missing = _final_answer(question, answer, verified, judged, [e["text"] for e in state["evidence"]])
-    missing = [m for p in state.get("parts") or [] for m in _not_held(p)] + missing
     away = list(dict.fromkeys(n for p in state.get("parts") or [] for n in p.get("foreign", [])))
+    missing = [*_not_held(away), *missing]
     if away and not verified:  # why, first: not that nothing matched, but that the text asked under is not here
         final = (f"No authoritative evidence: the question asks under {' and '.join(away)}, which no document in "
                  f"scope is or mentions; ingest it to have the question answered from it. {len(judged)} candidate "
