@@ -402,17 +402,21 @@ _CONSOLIDATION_MARK = re.compile(r"[\u25bc\u25ba]\s?[A-Z]{1,2}\d{0,3}\b\s?|\s?\u
 _DELETED_LINE = re.compile(r"[\u2014\u2013_-]{3,}")
 
 
-def _loose_text(soup: Any) -> None:
+def _loose_text(soup: Any, text_type: type) -> None:
     """Wrap each run of text and inline elements set straight in an element that holds blocks (a div beside
     paragraphs, a section, the body, a span around a div) in a paragraph of its own, so the page's every word is
-    read; not inside a paragraph, list item or cell (read with it), nor in a table's or list's own structure."""
-    from bs4 import NavigableString, Tag
+    read; not inside a paragraph, list item or cell (read with it), nor in a table's or list's own structure.
+    `text_type`: bs4's NavigableString (parse_html imports bs4), plain text as against a comment or a declaration;
+    an element is told by its name."""
+
+    def tag(node: Any) -> bool:
+        return getattr(node, "name", None) is not None
 
     def blockish(node: Any) -> bool:
-        return isinstance(node, Tag) and (node.name in _HTML_BLOCKISH or node.find(_HTML_BLOCKISH) is not None)
+        return tag(node) and (node.name in _HTML_BLOCKISH or node.find(_HTML_BLOCKISH) is not None)
 
     def wrap(run: list[Any]) -> None:
-        if any((n.get_text() if isinstance(n, Tag) else str(n)).strip() for n in run):
+        if any((n.get_text() if tag(n) else str(n)).strip() for n in run):
             paragraph = soup.new_tag("p")
             run[0].insert_before(paragraph)
             for node in run:
@@ -430,7 +434,7 @@ def _loose_text(soup: Any) -> None:
             if blockish(child):
                 wrap(run)
                 run = []
-            elif isinstance(child, Tag) or type(child) is NavigableString:  # not a comment or a declaration
+            elif tag(child) or type(child) is text_type:  # not a comment or a declaration
                 run.append(child)
         wrap(run)
 
@@ -476,7 +480,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     """Heading tags are headings; a page that sets its structure in classes instead (EUR-Lex: "Article 5" in a
     paragraph of class "oj-ti-art", each point a table row) is read as plain text is (`feed_lines`): its articles,
     paragraphs, points and recitals found by their numbers."""
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, NavigableString
 
     soup = BeautifulSoup(_check_text(path, data), "html.parser")
     for tag in soup(["script", "style", "noscript", "template"]):
@@ -490,7 +494,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
         warnings.warn(f"{len(deleted)} passage(s) marked deleted (<del>) not read, as if the changes were accepted",
                       UserWarning, stacklevel=1)
     title = _html_title(soup)
-    _loose_text(soup)
+    _loose_text(soup, NavigableString)
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()
     noted = False
