@@ -28,7 +28,9 @@ LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": 
 PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 
 # A letter is a number only in capitals ("Annex A", "Subpart B"): "Sections 3.1 and 3.2 ..." opens a sentence.
-_NUMBER = r"(?:\d+(?:\.\d+)*[A-Za-z]?|[IVXLCDM]+|(?-i:[A-Z])(?:\.\d+)*)"
+# An inserted provision keeps its neighbour's number with letters: "Article 4a", "section 21ZA", "regulation A20".
+_NUMBER = (r"(?:\d+(?:\.\d+)*(?:(?-i:[A-Z]{1,2})|[a-z])?|[IVXLCDM]+|(?-i:[A-Z]{1,2})\d+(?-i:[A-Z]{0,2})|"
+           r"(?-i:[A-Z])(?:\.\d+)*)")
 _WORD_HEADING = re.compile(
     r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|annex|schedule|appendix|§)"
     r"(?:(?<=§)\s*|\s+)"
@@ -37,9 +39,11 @@ _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?
                        r"(?P<title>\S.*)$")
 _RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")
 _ARTICLE_LINE = re.compile(r"^Article\s+\d+[a-z]?\b", re.IGNORECASE)
+# Paragraphs inserted by an amendment carry their neighbour's number with letters: "1a." (EU consolidated texts),
+# "(2A)", "(3ZA)" (UK legislation); points inserted between letters double them: "(ba)" after "(b)".
 _ENUMERATORS = (
-    ("N.", re.compile(r"^(?P<label>\d{1,3})\.(?=\s|$)")),
-    ("(N)", re.compile(r"^\((?P<label>\d{1,3})\)(?=\s|$)")),
+    ("N.", re.compile(r"^(?P<label>\d{1,3}[a-z]?)\.(?=\s|$)")),
+    ("(N)", re.compile(r"^\((?P<label>\d{1,3}(?:[A-Z]{1,3})?)\)(?=\s|$)")),
     ("N)", re.compile(r"^(?P<label>\d{1,3})\)(?=\s|$)")),
     ("(a)", re.compile(r"^\((?P<label>[a-z]{1,5})\)(?=\s|$)")),
     ("a)", re.compile(r"^(?P<label>[a-z]{1,5})\)(?=\s|$)")),
@@ -230,14 +234,28 @@ UNFINISHED = re.compile(r"(?<!['\u2019])\b(?:by|to|of|for|with|from|in|on|at|int
 FIRST_LABELS = frozenset("a A 1 i I".split())  # the label that begins a sequence, in each style
 
 
+def _inserted_after(last: str, label: str) -> bool:
+    """`label` is the next of the letters an amendment adds after `last` ("A" after "", "B" after "A", "ba" after
+    "b", "bb" after "ba"), or the next unlettered one ("c" after "ba"). Pure."""
+    if label == last + ("A" if label[-1:].isupper() else "a"):
+        return True
+    if len(label) == len(last) >= 1 and label[:-1] == last[:-1] and ord(label[-1]) == ord(last[-1]) + 1:
+        return True
+    return len(last) == 2 and len(label) == 1 and last.islower() and ord(label) == ord(last[0]) + 1
+
+
 def _follows(style: str, last: str, label: str) -> bool:
-    """`label` comes right after `last` in `style`'s sequence: "b" after "a", "2" after "1", "iv" after "iii".
-    Pure."""
-    if last.isdigit() and label.isdigit():
-        return int(label) == int(last) + 1
+    """`label` comes right after `last` in `style`'s sequence: "b" after "a", "2" after "1", "iv" after "iii", and
+    past inserted ones: "1a" or "(2A)" after "1", "2" after "1a", "(ba)" after "(b)", "(c)" after "(ba)". Pure."""
+    before, after = re.fullmatch(r"(\d+)([A-Za-z]*)", last), re.fullmatch(r"(\d+)([A-Za-z]*)", label)
+    if before and after:
+        if int(after[1]) == int(before[1]) + 1:
+            return not after[2]
+        return after[1] == before[1] and bool(after[2]) and _inserted_after(before[2], after[2])
     if style in ("(i)", "i)") and (a := roman_value(last)) is not None and (b := roman_value(label)) is not None:
         return b == a + 1
-    return len(last) == len(label) == 1 and ord(label) == ord(last) + 1
+    return (len(last) == len(label) == 1 and ord(label) == ord(last) + 1) or (
+        label.islower() and len(label) <= 2 and bool(last) and _inserted_after(last, label))
 
 
 class Positions:

@@ -393,9 +393,11 @@ def test_html_text_set_straight_in_divs_is_read_and_consolidation_marks_are_not(
     parsed = parsed_file(tmp_path / "eprivacy.html", _CONSOLIDATED)
     sections = _sections(parsed)
     # every paragraph read, with its number (they were all dropped: no <p> around them), under its article's heading
-    # (an inserted paragraph "1a." goes on from the paragraph before, its point with its dash)
-    assert sections["4(1)"] == ("1. The provider must take appropriate measures.\n\n1a. The measures shall at least:"
-                                "\n\n\u2014 ensure that personal data can be accessed only by authorised personnel,")
+    # (an inserted paragraph "1a." is a paragraph of its own, cited 4(1a), its point with its dash; it went on from
+    # the paragraph before, cited 4(1))
+    assert sections["4(1)"] == "1. The provider must take appropriate measures."
+    assert sections["4(1a)"] == ("1a. The measures shall at least:"
+                                 "\n\n\u2014 ensure that personal data can be accessed only by authorised personnel,")
     assert sections["4(2)"] == "2. The provider must inform the subscribers of a particular risk."
     assert next(b for b in parsed.blocks if b.section_number == "4(1)").section_path == \
         "Article 4 Security of processing"

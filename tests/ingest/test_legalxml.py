@@ -246,6 +246,24 @@ def test_clml_regulations_are_cited_as_regulations_and_a_schedule_by_its_paragra
                for b in parsed.blocks)
 
 
+def test_clml_provisions_inserted_by_amendment_are_cited_by_their_own_numbers(tmp_path: Path) -> None:
+    # legislation.gov.uk numbers what an amendment inserts with its neighbour's number and letters: a paragraph
+    # "(1A)" after "(1)", a regulation "A2" before regulation 2
+    amended = (_CLML.replace("<P2><Pnumber>2</Pnumber>", "<P2><Pnumber>1A</Pnumber><P2para><Text>A dealer must "
+                             "keep the registration number.</Text></P2para></P2><P2><Pnumber>2</Pnumber>")
+               .replace("<P1group><Title>Offences</Title>", "<P1group><Title>Inspection</Title><P1><Pnumber>A2"
+                        "</Pnumber><P2><Pnumber>1</Pnumber><P2para><Text>An inspector may enter premises."
+                        "</Text></P2para></P2></P1></P1group><P1group><Title>Offences</Title>"))
+    parsed = _parsed(tmp_path, "widget-act.xml", amended)
+    sections = _sections(parsed)
+    assert sections["1(1)"] == "(1) A manufacturer must register each widget."  # (1A) went on in it, cited 1(1)
+    assert sections["1(1A)"] == "(1A) A dealer must keep the registration number."
+    assert sections["1(2)"].startswith("(2) The registration must state")
+    block = next(b for b in parsed.blocks if b.section_number == "A2(1)")  # under no section before
+    assert (block.section_path, block.metadata["citation"]) == ("Part 1 Safety > Section A2 Inspection",
+                                                                "Section A2(1)")
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Akoma Ntoso"),
     ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY e SYSTEM "file:///etc/passwd">]><DIV8><HEAD>x</HEAD><P>&e;</P></DIV8>',

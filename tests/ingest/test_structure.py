@@ -43,8 +43,13 @@ def _blocks(path: Path) -> dict[str, object]:
      ("section", "5", "Disclaimer of Warranties and Limitation of Liability")),
     # a US statute's section as GPO numbers it
     ("Sec. 5 Duties", ("section", "5", "Duties")),
+    # provisions an amendment inserted, numbered with letters
+    ("Article 4a Notification", ("article", "4a", "Notification")),
+    ("Regulation A20 Enforcement by civil proceedings", ("regulation", "A20", "Enforcement by civil proceedings")),
+    ("Section 21ZA Duty to cooperate", ("section", "21ZA", "Duty to cooperate")),
 ], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
-        "numbered", "annex-control", "licence-section", "licence-section-long", "statute-sec"])
+        "numbered", "annex-control", "licence-section", "licence-section-long", "statute-sec", "eu-inserted-article",
+        "uk-inserted-regulation", "uk-inserted-section"])
 def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
     heading = parse_heading(line)
     assert heading is not None and (heading.kind, heading.number, heading.title) == expected
@@ -172,10 +177,15 @@ def test_a_lead_in_that_stops_where_no_sentence_ends_opens_its_first_points_chun
     # points later in the same paragraph count: "2." after them is the outer list's
     (["1. Report in one of these ways:", "1. Email;\n2. Phone;\n3. Chat.", "2. The receiver notifies."],
      ["(1)", "(1)(1)", "(2)"]),
+    # what an amendment inserts keeps its neighbour's number with letters: EU consolidated "1a.", UK "(2A)", an
+    # inserted point "(ba)"; numbering goes on after them
+    (["1.", "1a. The measures shall at least:", "(a)", "(b)", "(ba)", "(c)", "1b.", "2."],
+     ["(1)", "(1a)", "(1a)(a)", "(1a)(b)", "(1a)(ba)", "(1a)(c)", "(1b)", "(2)"]),
+    (["(1)", "(2)", "(2A)", "(2B)", "(3)"], ["(1)", "(2)", "(2A)", "(2B)", "(3)"]),
 ], ids=["paragraph-then-points", "i-after-h-is-a-letter", "roman-under-letters", "cfr-labels-run-together",
         "i-after-numerals-with-a-lead-in-is-a-numeral", "i-after-an-item-announcing-nothing-is-a-letter",
         "new-york-letters-under-romans", "cfr-capitals-under-romans-and-a-skipped-level", "no-lead-in-no-new-level",
-        "points-within-a-paragraph"])
+        "points-within-a-paragraph", "eu-inserted-paragraphs-and-points", "uk-inserted-paragraphs"])
 def test_point_labels(labels: list[str], expected: list[str]) -> None:
     positions = Positions()
     seen = [positions.see(label if " " in label else f"{label} text") for label in labels]
