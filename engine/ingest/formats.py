@@ -171,6 +171,16 @@ def _unbold(text: str) -> str:
     return re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
 
 
+# A backslash before punctuation only keeps the mark from being read as markup ("Justice \(MoJ\)", "1\. Scope",
+# "\[OJ C 227\]", as converters write them); code spans keep theirs (CommonMark's backslash escapes)
+_ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{-~])", re.DOTALL)
+
+
+def _unescaped(text: str) -> str:
+    """`text` as Markdown renders its backslash escapes: the mark without its backslash. Pure."""
+    return _ESCAPED.sub(lambda m: m.group(0) if m.group(1) else m.group(3), text)
+
+
 # A list item that opens with an element anchored by a clause number, as some publishers mark up an agreement:
 # "4. <span class="header_2" id="4">Payment & Taxes</span>" (the section), "    6. <span ... id="4.6">Payment
 # Dispute.</span>  If Customer ..." (a clause with its run-in title), "<span id="13.2">" (an untitled clause).
@@ -288,9 +298,9 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
         if para:
             for chunk in re.split(r"\n\s*\n", "\n".join(para)):
                 clause = _BOLD_CLAUSE.match(chunk.lstrip())
-                chunk = _unbold(chunk)
+                chunk = _unescaped(_unbold(chunk))
                 if clause is not None:  # the clause names its section and opens its text
-                    number, name = clause.group("number"), _unbold(clause.group("title")).strip()
+                    number, name = clause.group("number"), _unescaped(_unbold(clause.group("title"))).strip()
                     builder.heading(chunk.strip().split("\n")[0], parsed=Heading(
                         "", number, name, _RUN_IN_BASE + number.count(".")), run_in=True)
                     builder.paragraph(chunk, opens_section=True)
@@ -308,14 +318,14 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
             flush()
             level = len(match.group(1))
             if level == 1 and title is None and not several_h1:
-                title = match.group(2)
+                title = _unescaped(match.group(2))
                 builder.title_line(title)
             else:
-                builder.heading(match.group(2), level)
+                builder.heading(_unescaped(match.group(2)), level)
         else:
             para.append(line)
     flush()
-    builder.notes(notes)
+    builder.notes([_unescaped(note) for note in notes])
     return builder.build("md", title)
 
 
