@@ -25,9 +25,16 @@ _TITLE_WORDS = 14  # a title cell is short
 _TITLED = re.compile(r"\b(?:title|name|heading|subject|topic)\b", re.IGNORECASE)  # the column that names a row
 
 
+# A catalogue's own id, as cited: letters, then pieces joined by '-' or '.', with a number ("MSTG-ARCH-1",
+# "A&A-01", "PR.AC-1"), not a row's ordinal ("1.1") nor a group's mark ("V1")
+_CATALOGUE_ID = re.compile(r"^[A-Z][A-Za-z0-9&]*(?:[.\-][A-Za-z0-9&]+)+(?:\(\d+\))?$")
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})  # typographic hyphens: a non-breaking one keeps an id whole
+
+
 def _cell(value: object) -> str:
-    """A cell as text: whitespace and line breaks read as single spaces, a bar (a table's separator) as a slash."""
-    return normalize_ws(str(value)).replace("|", "/") if value is not None else ""
+    """A cell as text: whitespace and line breaks read as single spaces, a bar (a table's separator) as a slash, a
+    typographic hyphen as a hyphen ("MSTG-STORAGE\u20111" is cited, and typed, "MSTG-STORAGE-1")."""
+    return normalize_ws(str(value)).replace("|", "/").translate(_HYPHENS) if value is not None else ""
 
 
 def _header(rows: list[list[str]]) -> int | None:
@@ -35,14 +42,25 @@ def _header(rows: list[list[str]]) -> int | None:
     return next((i for i, row in enumerate(rows) if sum(bool(c) for c in row) >= 2 and i + 1 < len(rows)), None)
 
 
-def _id_column(header: list[str], body: list[list[str]]) -> int | None:
-    """The column holding each row's id: most of its cells look like ids, nearly all of them different."""
+def _id_columns(header: list[str], body: list[list[str]]) -> list[int]:
+    """The columns holding ids: most of their cells look like ids, nearly all of them different."""
+    found = []
     for column in range(len(header)):
         values = [row[column] for row in body if column < len(row) and row[column]]
         if len(values) >= 2 and sum(bool(_ID.match(v)) for v in values) >= 0.8 * len(values) \
                 and len(set(values)) >= 0.9 * len(values):
-            return column
-    return None
+            found.append(column)
+    return found
+
+
+def _id_column(columns: list[int], body: list[list[str]]) -> int | None:
+    """Of the columns holding ids, the one a reader cites a row by: a catalogue's own ids ("MSTG-ARCH-1") before
+    a row's ordinal ("1.1") or a group's mark ("V1"); else the first."""
+    def cited(column: int) -> float:
+        values = [row[column] for row in body if row[column]]
+        return sum(bool(_CATALOGUE_ID.match(v)) for v in values) / len(values)
+
+    return max(columns, key=cited, default=None)
 
 
 def _words(column: int, body: list[list[str]]) -> float:
@@ -66,7 +84,8 @@ def render(name: str, cells: Sequence[Sequence[object]]) -> str:
     header, body = rows[top], rows[top + 1:]
     lead = [" ".join(c for c in row if c) for row in rows[:top]]  # a title or note above the table
     header = [h or f"Column {i + 1}" for i, h in enumerate(header)]
-    ident = _id_column(header, body)
+    columns = _id_columns(header, body)
+    ident = _id_column(columns, body)
     out = [f"## {name}", *lead]
     if ident is None:
         out.append(markdown_table(body, header))
@@ -75,11 +94,24 @@ def render(name: str, cells: Sequence[Sequence[object]]) -> str:
     main = max(others, key=lambda c: _words(c, body), default=None)
     title = next((c for c in others if c != main and _TITLED.search(header[c]) and 0 < _words(c, body) <= _TITLE_WORDS),
                  None)
+
+    def group(row: list[str]) -> str | None:
+        """A row that heads the rows under it: no id of the cited kind, a mark in another id column, a few words
+        ("V1 | | Architecture, design and threat modelling")."""
+        filled = [c for c in range(len(row)) if row[c]]
+        if row[ident] or not any(row[c] for c in columns) or sum(len(row[c].split()) for c in filled) > _TITLE_WORDS:
+            return None
+        return " ".join(row[c] for c in filled)
+
+    grouped = any(group(row) for row in body)
     for row in body:
+        if (heads := group(row)) is not None:
+            out.append(f"### {heads}")
+            continue
         if not row[ident]:  # a row without an id goes on the one above it ("continued ...")
             out.append(" ".join(f"{header[c]}: {row[c]}" for c in others if row[c]))
             continue
-        out.append(f"### {row[ident]} {row[title] if title is not None else ''}".rstrip())
+        out.append(f"{'####' if grouped else '###'} {row[ident]} {row[title] if title is not None else ''}".rstrip())
         if main is not None and row[main]:
             out.append(row[main])
         out.extend(f"{header[c]}: {row[c]}" for c in others if c not in (main, title) and row[c])

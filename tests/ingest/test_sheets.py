@@ -54,6 +54,31 @@ def test_a_control_matrix_row_is_a_section_cited_by_its_id(tmp_path: Path) -> No
     assert any("hidden sheet(s) not read: Lookup" in w for w in parsed.warnings)
 
 
+def test_a_checklist_is_cited_by_its_catalogue_ids_under_its_groups(tmp_path: Path) -> None:
+    # as OWASP's mobile checklist lays its sheets out: an ordinal column ("1.1") beside the catalogue's own ids, some
+    # typed with non-breaking hyphens; a group's row ("V2", its name) above its requirements
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Requirements"
+    sheet.append(["ID", "MSTG-ID", "Detailed Verification Requirement", "Level 1"])
+    sheet.append(["V1", None, "Architecture and design", None])
+    sheet.append(["1.1", "MSTG-ARCH-1", "All app components are identified and known to be needed.", "\u2713"])
+    sheet.append(["V2", None, "Data Storage and Privacy", None])
+    sheet.append(["2.1", "MSTG-STORAGE\u20111", "System credential storage facilities need to be used.", "\u2713"])
+    sheet.append(["2.2", "MSTG-STORAGE\u20112", "No sensitive data is written to application logs.", None])
+    path = tmp_path / "checklist.xlsx"
+    book.save(path)
+    parsed = parse(path, path.read_bytes())
+    blocks = {b.section_number: b for b in parsed.blocks}
+    assert set(blocks) >= {"MSTG-ARCH-1", "MSTG-STORAGE-1", "MSTG-STORAGE-2"}  # not "1.1", nor "" for every row
+    block = blocks["MSTG-STORAGE-1"]
+    assert block.section_path == "Requirements > V2 Data Storage and Privacy > MSTG-STORAGE-1"
+    assert parsed.text[block.start:block.end] == (
+        "System credential storage facilities need to be used.\n\nID: 2.1\n\nLevel 1: \u2713")
+    # a group's row heads its rows; it is not the text of the requirement above it
+    assert "Data Storage" not in parsed.text[blocks["MSTG-ARCH-1"].start:blocks["MSTG-ARCH-1"].end]
+
+
 @pytest.mark.parametrize("text", [
     f"ID{sep}Requirement{sep}Owner\nR-1{sep}Backups must be tested every quarter.{sep}IT\n"
     f"R-2{sep}Access must be reviewed yearly.{sep}Security\n" for sep in (";", ",", "\t")
@@ -84,6 +109,7 @@ def test_damaged_or_empty_workbooks_are_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("value", "is_id"), [
     ("A&A-01", True), ("IAM-08", True), ("AC-2(1)", True), ("CIS 1.1", True), ("5.1.2", True), ("PR.AC-1", True),
+    ("MSTG-ARCH-1", True), ("OSPS-AC-01.01", True), ("V1", True),
     ("Audit and Assurance 2", False), ("Review access", False), ("2 years", False),
 ])
 def test_what_a_matrix_id_looks_like(value: str, is_id: bool) -> None:
