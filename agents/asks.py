@@ -222,6 +222,9 @@ def _asking(nouns: str) -> re.Pattern[str]:
 
 
 _ASKS_AMOUNT = {kind: _asking(nouns) for kind, nouns in _ASKED_NOUNS.items()}
+# A fine is money: a figure or a fine or penalty named states one; disciplinary action, imprisonment or "liable to
+# proceedings" are sanctions but no fine
+_STATES_FINE = re.compile(rf"{_CURRENCY}|{_PERCENTAGE}|\b(?:fines?|fined|penalt(?:y|ies))\b", re.IGNORECASE)
 _STATES_AMOUNT = {kind: re.compile(rf"{_FIGURES[kind]}|\b(?:{_STATED_WORDS[kind]})\b", re.IGNORECASE)
                   for kind in _ASKED_NOUNS}
 # Not the one thing asked: "the fees and disclosures", "costs or other consequences", "the rate and the
@@ -295,6 +298,9 @@ def unstated(question: str, quote: str) -> str | None:
     kind = asks_amount(question)
     if kind is not None and not states_amount(quote, kind):
         return f"the question asks for {AMOUNT_KINDS[kind]}; the quote states none"
+    if kind == "penalty" and _kind_words(question, kind)[1].lower() in ("fine", "fines") and not _STATES_FINE.search(
+            quote):
+        return "the question asks for a fine; the quote states none"
     if kind in _ASKS_AMOUNT and not re.search(_FIGURES[kind], quote, re.IGNORECASE):
         named, noun = _kind_words(question, kind)
         if named and not set(key_terms(" ".join(named))) & set(key_terms(quote)):

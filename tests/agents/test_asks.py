@@ -135,11 +135,22 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
     ("How long may personal data be kept?", "Paper records containing personal data must be shredded before "
      "disposal.", False),
     ("How soon must the notice be sent?", "The notice must be sent before the meeting.", True),
+    # a fine is money: disciplinary action or imprisonment answer "what penalty", not "what fine" (a policy set's
+    # breach reporting, a statute's offence, an EU directive's fines)
+    ("What fine can the regulator impose if we report a breach late?", "Managers must ensure breaches are reported "
+     "and, where appropriate, pursue disciplinary action and/or legal proceedings.", False),
+    ("What fine can a court impose for the offence?", "A person who commits an offence is liable to imprisonment "
+     "for a term not exceeding two years.", False),
+    ("What is the highest fine an essential entity can face?", "Essential entities are subject to administrative "
+     "fines of a maximum of at least EUR 10 000 000.", True),
+    ("What penalty applies to staff who connect unapproved media?", "Connecting non-approved memory sticks could "
+     "result in disciplinary action.", True),
 ], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
         "no-kind-named", "qualifier", "daily-penalty", "prompt-handling", "six-years", "immediately", "until-event",
         "how-soon", "how-long-to-notify", "unreasonable-delay", "without-delay", "urgency-is-no-retention",
         "no-longer-than-necessary", "longer-than-necessary", "no-longer-needed", "need-is-no-frequency",
-        "event-is-no-retention", "event-answers-a-deadline"])
+        "event-is-no-retention", "event-answers-a-deadline", "disciplinary-action-is-no-fine",
+        "imprisonment-is-no-fine", "administrative-fines", "disciplinary-action-is-a-penalty"])
 def test_a_quote_answers_the_amount_or_period_it_states(question: str, quote: str, answers: bool) -> None:
     assert (unstated(question, quote) is None) is answers
 
