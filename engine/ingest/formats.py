@@ -172,13 +172,28 @@ def _unbold(text: str) -> str:
 
 
 # A backslash before punctuation only keeps the mark from being read as markup ("Justice \(MoJ\)", "1\. Scope",
-# "\[OJ C 227\]", as converters write them); code spans keep theirs (CommonMark's backslash escapes)
-_ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{-~])", re.DOTALL)
+# "\[OJ C 227\]", as converters write them); code spans keep theirs (CommonMark's backslash escapes), and a table
+# cell its escaped bar, which the table needs to tell its cells apart
+_ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{}~])", re.DOTALL)
 
 
 def _unescaped(text: str) -> str:
     """`text` as Markdown renders its backslash escapes: the mark without its backslash. Pure."""
     return _ESCAPED.sub(lambda m: m.group(0) if m.group(1) else m.group(3), text)
+
+
+# A link reads as its text, as a rendered page shows it: "[NCSC guidance](https://www.ncsc.gov.uk/...)", an image
+# as its alt text, a reference link "[the policy][1]" as its text, an autolink "<https://...>" as its address; a
+# reference's definition ("[1]: https://...") shows nothing. A bracket escaped ("\[OJ C 227\]") opens no link.
+_LINK = re.compile(r"(?<!\\)!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+                   r"(?:\((?:[^()\s]|\([^()\s]*\))+(?:\s+\"[^\"\n]*\")?\)|\[[^\[\]\n]*\])")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
+LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\[\]\n]+\]:\s+\S+(?:\s+[\"'(].*[\"')])?\s*$")
+
+
+def _delinked(text: str) -> str:
+    """`text` with its Markdown links read as their text, autolinks as their address. Pure."""
+    return _AUTOLINK.sub(r"\1", _LINK.sub(lambda m: m.group(1), text))
 
 
 # A list item that opens with an element anchored by a clause number, as some publishers mark up an agreement:
@@ -298,7 +313,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
         if para:
             for chunk in re.split(r"\n\s*\n", "\n".join(para)):
                 clause = _BOLD_CLAUSE.match(chunk.lstrip())
-                chunk = _unescaped(_unbold(chunk))
+                chunk = _unescaped(_unbold(_delinked(chunk)))
                 if clause is not None:  # the clause names its section and opens its text
                     number, name = clause.group("number"), _unescaped(_unbold(clause.group("title"))).strip()
                     builder.heading(chunk.strip().split("\n")[0], parsed=Heading(
@@ -318,14 +333,14 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
             flush()
             level = len(match.group(1))
             if level == 1 and title is None and not several_h1:
-                title = _unescaped(match.group(2))
+                title = _unescaped(_delinked(match.group(2)))
                 builder.title_line(title)
             else:
-                builder.heading(_unescaped(match.group(2)), level)
-        else:
+                builder.heading(_unescaped(_delinked(match.group(2))), level)
+        elif not LINK_DEFINITION.match(line):
             para.append(line)
     flush()
-    builder.notes([_unescaped(note) for note in notes])
+    builder.notes([_unescaped(_delinked(note)) for note in notes])
     return builder.build("md", title)
 
 

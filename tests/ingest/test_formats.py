@@ -118,6 +118,19 @@ def test_markdown_backslash_escapes_read_as_the_marks_they_keep(tmp_path: Path) 
     assert "Per the *lockout* standard." in parsed.text and "\\(" not in parsed.text.replace("`C:\\(x\\)`", "")
 
 
+def test_markdown_links_read_as_their_text(tmp_path: Path) -> None:
+    # as a rendered page shows them: a quote of "Follow the [NCSC guidance](https://...) when ..." is no quote a
+    # reader finds on the page, and the address is noise to the search; a reference's definition shows nothing
+    parsed = parsed_file(tmp_path / "passwords.md", "# Passwords\n\n## Service [accounts](#service)\n\nFollow the "
+                         "[NCSC guidance](https://www.ncsc.gov.uk/guidance/passwords_(2018) \"NCSC\") when you "
+                         "administer systems ([C6][owasp]); ask <mailto:security@example.org>. ![Lock](lock.png)\n\n"
+                         "[owasp]: https://owasp.org/controls\n\nSee \\[OJ C 227\\].\n")
+    sections = {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+    assert sections["Service accounts"] == (
+        "Follow the NCSC guidance when you administer systems (C6); ask mailto:security@example.org. Lock\n\n"
+        "See [OJ C 227].")
+
+
 def test_markdown_html_tables_are_read_as_tables(tmp_path: Path) -> None:
     """An HTML table in Markdown (as GitHub renders one) is a Markdown table of its cells' text, its header the
     first row where that row is bold or <th>; no tag is read as the document's text."""
