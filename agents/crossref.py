@@ -91,11 +91,15 @@ def evidence_entry(chunk: Chunk, *, score: float, query: str, via: str | None = 
                    dense: float | None = None, lexical: float | None = None, hit: Hit | None = None
                    ) -> EvidenceItem:
     """The serializable evidence record kept in graph state (`hit`: the retrieval hit, for its ranks)."""
-    return {"chunk_id": chunk.id, "document_id": chunk.document_id, "document_title": chunk.document_title,
-            "document_version": chunk.document_version, "source_type": chunk.source_type,
-            "section_path": chunk.section_path, "section_number": chunk.section_number,
-            "section_heading": chunk.section_heading, "text": chunk.text,
-            "score": round(score, 6), "dense_score": dense, "lexical_score": lexical, "query": query,
-            "dense_rank": getattr(hit, "dense_rank", None), "lexical_rank": getattr(hit, "lexical_rank", None),
-            "relevance": getattr(hit, "relevance", None), "cross_reference": via, "depth": depth,
-            "ordinal": chunk.ordinal, "neighbour_of": getattr(hit, "neighbour_of", None)}
+    entry: EvidenceItem = {
+        "chunk_id": chunk.id, "document_id": chunk.document_id, "document_title": chunk.document_title,
+        "document_version": chunk.document_version, "source_type": chunk.source_type,
+        "section_path": chunk.section_path, "section_number": chunk.section_number,
+        "section_heading": chunk.section_heading, "text": chunk.text,
+        "score": round(score, 6), "dense_score": dense, "lexical_score": lexical, "query": query,
+        "dense_rank": getattr(hit, "dense_rank", None), "lexical_rank": getattr(hit, "lexical_rank", None),
+        "relevance": getattr(hit, "relevance", None), "cross_reference": via, "depth": depth,
+        "ordinal": chunk.ordinal, "neighbour_of": getattr(hit, "neighbour_of", None)}
+    if chunk.metadata.get("fields"):  # a spreadsheet row's (engine.ingest.sheets.Sheet)
+        entry["fields"] = list(chunk.metadata["fields"])
+    return entry

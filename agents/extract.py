@@ -170,6 +170,11 @@ def _requirement(chunk: EvidenceItem, numbering: _Numbering, start: int, end: in
         refers_elsewhere=elsewhere, binding=kind is None, table_header=table_header)
 
 
+def _describes_row(chunk: EvidenceItem, sentence: str) -> bool:
+    """`sentence` is one of a spreadsheet row's "Header: value" lines (EvidenceItem.fields). Pure."""
+    return any(sentence.startswith(f"{field}: ") for field in chunk.get("fields") or ())
+
+
 def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _EVIDENCE,
                         questions: list[str] | None = None, lead_ins: dict[str, str] | None = None
                         ) -> list[Requirement]:
@@ -187,11 +192,16 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # of data needs, a severity's SLA); the header row and the separator are not.
         headers = {i: h for i, s in enumerate(spans) if (h := table_header(text, s.start)) is not None}
         in_table = {i for i, s in enumerate(spans) if text.startswith("|", s.start)}
+        # A spreadsheet row's other cells ("Testing Procedure(s): Checking for Weaknesses in Third Party Libraries",
+        # "Level 2: \u2713") describe the row; its requirement is its text. Such a line is a candidate only where
+        # it states the time or amount a part asks ("Review frequency: Annually" to "how often").
+        described = {i for i, s in enumerate(spans) if _describes_row(chunk, text[s.start:s.end])
+                     and not (questions and states_what_is_asked(questions, text[s.start:s.end]))}
         # The points a chunk opens with go on a list whose lead-in the chunk before holds ("(e) approve and
         # periodically review ...;" under "... the management body shall:"): each is read with that lead-in.
         lead_in = (lead_ins or {}).get(chunk["chunk_id"], "")
         led = opening_points(text) if lead_in else 0
-        modal = [i for i, s in enumerate(spans) if i not in in_table
+        modal = [i for i, s in enumerate(spans) if i not in in_table and i not in described
                  and (classify_modality(text[s.start:s.end], source_type=chunk["source_type"]) is not Modality.NONE
                       or i < led and _under_lead_in(text[s.start:s.end], lead_in, chunk["source_type"])
                       is not Modality.NONE)]
@@ -205,7 +215,7 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         # ... and so is a sentence that frees someone from a duty ("A controller is not required to communicate a
         # breach to data subjects if the personal data was encrypted ..."): the exception to the duty beside it
         if modal:
-            modal = sorted({*modal, *(i for i, s in enumerate(spans) if i not in in_table
+            modal = sorted({*modal, *(i for i, s in enumerate(spans) if i not in in_table and i not in described
                                       and exempts(text[s.start:s.end]))})
         # A passage that imposes nothing (a definition, a statement of what the rules provide) may still
         # be what answers: its sentences are candidates too, and Verify decides as for any other quote.
@@ -216,7 +226,7 @@ def extract_from_chunks(chunks: list[EvidenceItem], limits: EvidenceSettings = _
         modal = sorted({*modal, *(k for i in modal if (k := lead_in_of(text, spans, i, limits.max_quote_words))
                                   is not None and k not in in_table)})
         chosen = sorted({*modal, *headers}) if modal else [
-            i for i in range(len(spans)) if (i in headers or not (headers and i in in_table))
+            i for i in range(len(spans)) if (i in headers or not (headers and i in in_table)) and i not in described
             and not is_table_separator(text[spans[i].start:spans[i].end])]  # "|---|:---:|" holds no text
         ran_on = 0  # where the last lead-in's quote, run on over its points, ends
         for i in chosen:

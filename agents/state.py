@@ -31,6 +31,7 @@ class EvidenceItem(TypedDict):
     depth: int                    # cross-reference depth: 0 for a search hit
     ordinal: NotRequired[int]     # the chunk's place in its document (absent in runs checkpointed before it)
     neighbour_of: NotRequired[str | None]  # added by reranking as the neighbour of this chunk, not found by search
+    fields: NotRequired[list[str]]  # a spreadsheet row's column headers whose "Header: value" lines describe it
 
 
 class RequirementRow(TypedDict):

@@ -748,11 +748,16 @@ def parse_odt(path: Path, data: bytes) -> ParsedDocument:
     return builder.build("odt", odt.title(parts["meta.xml"]))
 
 
-def _sheets_document(path: Path, markdown: str, fmt: str, title: str | None) -> ParsedDocument:
+def _sheets_document(path: Path, rendered: list[sheets.Sheet], fmt: str, title: str | None) -> ParsedDocument:
+    markdown = "\n\n".join(sheet.markdown for sheet in rendered if sheet.markdown)
     if not markdown.strip():
         raise IngestError(str(path), "every sheet is empty", "nothing to ingest")
     parsed = parse_md(path, markdown.encode("utf-8"))
-    return parsed.model_copy(update={"format": fmt, "title": title or parsed.title})
+    # each block names the columns whose "Header: value" lines describe a row (engine.ingest.sheets.Sheet)
+    fields = sorted(set().union(*(sheet.fields for sheet in rendered)))
+    blocks = [b.model_copy(update={"metadata": {**b.metadata, "fields": fields}}) for b in parsed.blocks] if fields \
+        else parsed.blocks
+    return parsed.model_copy(update={"format": fmt, "title": title or parsed.title, "blocks": blocks})
 
 
 def parse_xlsx(path: Path, data: bytes) -> ParsedDocument:
@@ -769,11 +774,11 @@ def parse_xlsx(path: Path, data: bytes) -> ParsedDocument:
     hidden = [ws.title for ws in book.worksheets if ws.sheet_state != "visible"]
     if hidden:
         warnings.warn(f"hidden sheet(s) not read: {', '.join(hidden)}", UserWarning, stacklevel=1)
-    markdown = "\n\n".join(sheets.render(ws.title, list(ws.iter_rows(values_only=True)))
-                             for ws in book.worksheets if ws.sheet_state == "visible")
+    rendered = [sheets.render(ws.title, list(ws.iter_rows(values_only=True)))
+                for ws in book.worksheets if ws.sheet_state == "visible"]
     title = book.properties.title if book.properties is not None else None
     book.close()
-    return _sheets_document(path, markdown, "xlsx", title)
+    return _sheets_document(path, rendered, "xlsx", title)
 
 
 def parse_csv(path: Path, data: bytes) -> ParsedDocument:
@@ -784,7 +789,7 @@ def parse_csv(path: Path, data: bytes) -> ParsedDocument:
     except csv.Error:
         dialect = csv.excel
     rows = list(csv.reader(io.StringIO(text), dialect))
-    return _sheets_document(path, sheets.render(path.stem, rows), "csv", None)
+    return _sheets_document(path, [sheets.render(path.stem, rows)], "csv", None)
 
 
 def _unwrap_pdf(text: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from engine.ingest.sections import markdown_table
 from engine.text import normalize_ws
@@ -68,19 +69,27 @@ def _words(column: int, body: list[list[str]]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def render(name: str, cells: Sequence[Sequence[object]]) -> str:
+class Sheet(NamedTuple):
+    """A sheet as Markdown, and the headers of the columns its rows' "Header: value" lines come from (a control
+    matrix's level ticks, status, testing procedure: what describes a row, not what it requires)."""
+
+    markdown: str
+    fields: frozenset[str] = frozenset()
+
+
+def render(name: str, cells: Sequence[Sequence[object]]) -> Sheet:
     """One sheet (its `name`, its rows of cell values) as Markdown, under a `## name` heading."""
     rows = [[_cell(v) for v in row] for row in cells]
     rows = [row for row in rows if any(row)]
     if not rows:
-        return ""
+        return Sheet("")
     width = max(len(row) for row in rows)
     rows = [row + [""] * (width - len(row)) for row in rows]
     filled = [c for c in range(width) if any(row[c] for row in rows)]
     rows = [[row[c] for c in filled] for row in rows]
     top = _header(rows)
     if top is None:  # a list, not a table: its cells as paragraphs
-        return "\n\n".join([f"## {name}", *(" ".join(c for c in row if c) for row in rows)])
+        return Sheet("\n\n".join([f"## {name}", *(" ".join(c for c in row if c) for row in rows)]))
     header, body = rows[top], rows[top + 1:]
     lead = [" ".join(c for c in row if c) for row in rows[:top]]  # a title or note above the table
     header = [h or f"Column {i + 1}" for i, h in enumerate(header)]
@@ -89,7 +98,7 @@ def render(name: str, cells: Sequence[Sequence[object]]) -> str:
     out = [f"## {name}", *lead]
     if ident is None:
         out.append(markdown_table(body, header))
-        return "\n\n".join(out)
+        return Sheet("\n\n".join(out))
     others = [c for c in range(len(header)) if c != ident]
     main = max(others, key=lambda c: _words(c, body), default=None)
     title = next((c for c in others if c != main and _TITLED.search(header[c]) and 0 < _words(c, body) <= _TITLE_WORDS),
@@ -115,4 +124,4 @@ def render(name: str, cells: Sequence[Sequence[object]]) -> str:
         if main is not None and row[main]:
             out.append(row[main])
         out.extend(f"{header[c]}: {row[c]}" for c in others if c not in (main, title) and row[c])
-    return "\n\n".join(out)
+    return Sheet("\n\n".join(out), frozenset(header[c] for c in others if c not in (main, title)))

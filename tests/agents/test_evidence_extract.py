@@ -282,6 +282,25 @@ def test_a_sentence_stating_the_time_or_amount_asked_is_a_candidate_beside_the_d
     assert len(other) == 1
 
 
+def test_a_spreadsheet_rows_other_cells_describe_it_and_are_no_requirements() -> None:
+    """A control matrix's row (engine.ingest.sheets): its text is the requirement; its "Header: value" lines (a
+    testing procedure's name, a level's tick) are quoted only where one states the time or amount asked."""
+    text = ("The app only depends on up-to-date connectivity and security libraries.\n\n"
+            "Testing Procedure(s): Checking for Weaknesses in Third Party Libraries (MSTG-CODE-5)\n\nLevel 1: \u2713")
+    row = {**_chunk("standard", text), "fields": ["Level 1", "Review frequency", "Testing Procedure(s)"]}
+    asked = [r.exact_quote for r in extract_from_chunks([row], questions=["Must our libraries be kept current?"])]
+    assert asked == ["The app only depends on up-to-date connectivity and security libraries."]
+    # the same lines in a text that is no spreadsheet's row are read as any sentence
+    asked = [r.exact_quote for r in extract_from_chunks([_chunk("standard", text)],
+                                                         questions=["Must our libraries be kept current?"])]
+    assert any(q.startswith("Testing Procedure(s)") for q in asked)
+    # a cell that states the time asked is offered
+    timed = {**row, "text": text + "\n\nReview frequency: at least annually and after each major release"}
+    asked = [r.exact_quote for r in extract_from_chunks([timed], questions=["How often are the libraries reviewed?"])]
+    assert "Review frequency: at least annually and after each major release" in asked
+    assert not any(q.startswith("Testing") for q in asked)
+
+
 def test_a_table_row_stating_a_time_is_not_offered_without_its_header() -> None:
     """Rows whose header row another chunk holds (a table too large for one) are not offered beside a duty."""
     text = "Records must be retained as this matrix sets out.\n\n| Internal | 7 years |\n| Public | 1 year |"
