@@ -77,6 +77,8 @@ def test_a_checklist_is_cited_by_its_catalogue_ids_under_its_groups(tmp_path: Pa
         "System credential storage facilities need to be used.\n\nID: 2.1\n\nLevel 1: \u2713")
     # a group's row heads its rows; it is not the text of the requirement above it
     assert "Data Storage" not in parsed.text[blocks["MSTG-ARCH-1"].start:blocks["MSTG-ARCH-1"].end]
+    # the columns whose "Header: value" lines describe a row, for Extract (agents.extract._describes_row)
+    assert block.metadata["fields"] == ["ID", "Level 1"]
 
 
 @pytest.mark.parametrize("text", [
