@@ -178,8 +178,15 @@ _ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{}~])", re.DOTALL)
 
 
 def _unescaped(text: str) -> str:
-    """`text` as Markdown renders its backslash escapes: the mark without its backslash. Pure."""
-    return _ESCAPED.sub(lambda m: m.group(0) if m.group(1) else m.group(3), text)
+    """`text` as Markdown renders its backslash escapes and code spans: the mark without its backslash, the code
+    without its backticks (`` `POLACP041:` System Administrators MUST ... `` reads "POLACP041: System ..."). A
+    fenced block (a line of three backticks) keeps its fences. Pure."""
+    def rendered(m: re.Match[str]) -> str:
+        if m.group(1) is None:
+            return m.group(3)
+        return m.group(0) if len(m.group(1)) >= 3 or "\n" in m.group(2) else m.group(2)
+
+    return _ESCAPED.sub(rendered, text)
 
 
 # A link reads as its text, as a rendered page shows it: "[NCSC guidance](https://www.ncsc.gov.uk/...)", an image
