@@ -91,8 +91,8 @@ def _days(phrase: str) -> float | None:
 
 # A count of something that is not a time, in digits or words before its plural noun ("14 characters", "five failed
 # login attempts", "two backup copies"); the noun names what is counted.
-_QUANTITY = re.compile(rf"(?<![-/.§\w])\b(\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+"
-                       r"(?:(?:[a-z]+-)?[a-z]+\s+){0,2}?([a-z]{3,}s)\b", re.IGNORECASE)
+_QUANTITY = re.compile(rf"(?<![-/.§\w])\b(\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:\((?:\d+|{NUMBER_WORDS})\)\s+)?"
+                       r"(?:(?:[a-z]+-)?[a-z]+\s+){0,2}?([a-z]{3,}s)\b", re.IGNORECASE)  # "10 (ten) attempts" too
 
 
 # ... and a count written as a measure, its noun singular: "a 15 character minimum", "at least a 12-character
@@ -425,12 +425,25 @@ def conflicting_figures(a: str, b: str, overlap: float = _OVERLAP, *, same_quest
 def answers_apart(a: str, b: str, question: str | None, *, families_differ: bool, topic: float = 0.0) -> bool:
     """A law and a policy (`families_differ`) give different times in answer to one question that asks only for
     a time ("How often must the recovery plan be tested?": "at least twice in each calendar year" beside "at
-    least once a year"): whatever their wording, each states its answer to the same thing, unless their duties
-    are known to differ (a report to the Security team, a notification to the regulator). `topic`: the share of
-    subject terms they must share besides (for a quote the selection set aside). Pure."""
-    if question is None or not families_differ or not asks_time(question):
+    least once a year"), or different counts of one thing to one that asks how many ("How many wrong password
+    attempts are allowed ...?": "five consecutive sign-in attempts" beside "at most 10 (ten) consecutive failed
+    attempts"): whatever their wording, each states its answer to the same thing, unless their duties are known to
+    differ (a report to the Security team, a notification to the regulator). `topic`: the share of subject terms
+    they must share besides (for a quote the selection set aside). Pure."""
+    if question is None or not families_differ:
         return False
-    pa, pb = periods(a), periods(b)
-    if not (pa and pb) or pa & pb or other_duties(a, b):
+    if asks_time(question):
+        pa, pb = periods(a), periods(b)
+        if not (pa and pb) or pa & pb:
+            return False
+    elif _HOW_MANY.search(question):
+        qa, qb = quantities(a), quantities(b)
+        counted = qa.keys() & qb.keys()
+        if not counted or any(qa[n] & qb[n] for n in counted):
+            return False
+    else:
         return False
-    return not topic or shared_topic(a, b) >= topic
+    return not other_duties(a, b) and (not topic or shared_topic(a, b) >= topic)
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)

@@ -574,9 +574,24 @@ def test_two_laws_on_two_parties_are_no_conflict(first: str, second: str, confli
      "Critical vulnerabilities must be patched within 14 days.", True),
     ("How often must backups be checked?", "Backups shall be tested at least quarterly.",
      "Backups must be verified once a year.", True),
+    # how many: counts of one thing differ (a policy set's lockout, a standard's password length, a backup rule's
+    # copies); the same count, or counts of other things, do not
+    ("How many wrong password attempts are allowed before an account gets locked?",
+     "A system shall lock an account once five consecutive sign-in attempts with an incorrect password have been "
+     "made against it.",
+     "After at most 10 (ten) consecutive failed attempts at using the correct password, access to the account is "
+     "locked.", True),
+    ("How many characters must an administrator password have?",
+     "Administrator passwords shall consist of no fewer than sixteen characters.",
+     "Administrator passwords must be at least 12 characters long.", True),
+    ("How many backup copies do we need to keep?", "An operator shall keep three copies of its backups.",
+     "Keep 3 backup copies, one of them offsite.", False),
+    ("How many people must approve a firewall change?",
+     "A firewall change shall be approved by two members of the change board.",
+     "Firewall changes must be logged with 3 fields: requester, reason and date.", False),
 ], ids=["test-plan", "key-rotation", "same-period", "different-recipients", "not-a-time-question",
         "remediate-vs-review", "report-vs-retain", "test-vs-assess", "changed-rotated", "patched-remediated",
-        "verified-tested"])
+        "verified-tested", "lockout-attempts", "password-length", "same-count", "counts-of-other-things"])
 def test_a_law_and_a_policy_answering_one_time_question_differently_conflict(question: str, law: str, policy: str,
                                                                              conflict: bool) -> None:
     from agents.compose import find_conflicts
