@@ -153,8 +153,14 @@ EN_RULES: tuple[tuple[str, str, str], ...] = (
      r"configuration|directives|programming)\b", PROMPT, ANYONE),
     (r"\b(?:your|the) (?:system prompt|system message|initial prompt|hidden prompt|secret instructions|"
      r"hidden instructions|initial instructions|developer message)\b", PROMPT, ANYONE),
-    (r"\b(?:system ?prompt|pre-?prompt|prompt injection|jailbreak|jail-?broken|do anything now|"
+    (r"\b(?:system ?prompt|pre-?prompt|prompt injection|do anything now|"
      r"dan mode|god mode|sudo mode|unrestricted mode|unfiltered mode|evil mode)\b", ROLE, ANYONE),
+    # A jailbreak is a phone's too ("Is a single jailbreak check enough ...?", "jailbroken devices", a mobile
+    # checklist's root and jailbreak detection): a role only when it is the engine's, a mode or a prompt.
+    (r"\bjail-?break(?:ing)?\s+(?:mode|prompts?|instructions|(?:you|yourself|this (?:ai|model|assistant|engine|"
+     r"chat(?:bot)?))\b)|\bjail-?broken\s+(?:mode|ai|assistant|model|bot|chatbot|engine|version of you)\b|"
+     r"\b(?:you(?:'re| are)?|you have been|you've been|u r|ur)\s+(?:now\s+)?jail-?broken\b|"
+     r"\b(?:dan|this|a|the following|my|new)\s+jail-?break(?:\s+(?:prompt|attempt))?\s*[:.!]", ROLE, ANYONE),
     # A developer or debug mode is a product's setting too ("Is debug mode switched on in production?", "phones in
     # developer mode"): a role only when the engine is told to take it or said to be in it.
     (r"\b(?P<verb>enter|enable|activate|turn on|switch on|switch to|switch into|go into|engage|unlock|boot into|"
