@@ -196,10 +196,22 @@ def with_list(text: str, spans: list[Any], i: int, most: int) -> int:
     end = span.end
     levels: set[str] = set()  # the kinds of label its points, and the lists nested in them, are numbered with
     _inner_levels(text, span, levels)  # the first point, where the lead-in holds it
+    # A lead-in that is itself a point of a list ("-   POLACP042: ... MUST ... conduct an account audit to check:")
+    # leads into the points indented under it; once they are, the next point of its own kind indented no deeper is
+    # its sibling ("-   POLACP043: A user leaving MUST ..."), a requirement of its own, and ends the list. (Points
+    # not indented under it, as flattened text sets them, run on as before.)
+    own = _labels(text, span.start)
+    own_kind, own_indent = (_kind(own[0], set()), _indent(text, span.start)) if own else (None, 0)
+    nested = False  # a point indented under the lead-in was seen
     while i + 1 < len(spans) and len(text[span.start:end].split()) < most:
         if in_table_row(text, spans[i + 1].start):
             break  # a table's rows are quoted one by one with their header (agents.extract), not run on from here
         labels = _labels(text, spans[i + 1].start)
+        if labels and own_kind is not None:
+            indent = _indent(text, spans[i + 1].start)
+            if nested and indent <= own_indent and _kind(labels[0], levels) == own_kind:
+                break
+            nested = nested or indent > own_indent
         if labels and spans[i] is not span and re.search(r"\w$", text[spans[i].start:spans[i].end].rstrip()):
             labels = []  # a line of wrapped text that opens with a number ("... added under section\n 7. This"),
             # after words that end no sentence or point: no point of any list (the lead-in's own first point aside)
@@ -307,6 +319,13 @@ def _inner_levels(text: str, span: Any, levels: set[str]) -> None:
 
 _ROMAN = re.compile(r"(?=[ivx]+$)x{0,3}(?:ix|iv|v?i{0,3})$")
 _FIRST_LABELS = FIRST_LABELS | frozenset(("-", "*", "\u2022", "\u25aa"))  # and the bullets, each its own first
+
+
+def _indent(text: str, at: int) -> int:
+    """The width of the blanks that open the line `at` stands on, up to `at` (a tab counts four). Pure."""
+    head = text[text.rfind("\n", 0, at) + 1:at]
+    blanks = head[:len(head) - len(head.lstrip(" \t"))]
+    return len(blanks.replace("\t", "    "))
 
 
 def _labels(text: str, at: int) -> list[str] | None:

@@ -192,6 +192,20 @@ def test_a_list_lead_in_is_quoted_with_its_items() -> None:
     assert req.exact_quote == text and req.modality is Modality.PERMISSION
 
 
+def test_a_point_that_leads_into_points_indented_under_it_ends_at_its_next_sibling() -> None:
+    """A policy's numbered statements as a Markdown list, one with points nested under it: its quote holds its own
+    points, and the next statement at its level is a requirement of its own (it was run on into the same quote)."""
+    text = ("-   POLACP042: System Administrators MUST, on a minimum quarterly basis, conduct an account audit to "
+            "check:\n    -   Any escalation of privileges from non-administrator to administrator.\n"
+            "    -   Any forwarding of email accounts.\n"
+            "-   POLACP043: A user leaving MUST move their data to a shared folder if needed for retention.")
+    quotes = [r.exact_quote for r in extract_from_chunks([_chunk("policy", text)])]
+    assert quotes == [text[:text.index("\n-   POLACP043")], text[text.index("-   POLACP043"):]]
+    # points set flat, as text flattened from a page sets them, run on as before: the list's own labels decide
+    flat = "Staff must report in one of these ways:\n1. Email;\n2. Phone;\n3. Chat."
+    assert [r.exact_quote for r in extract_from_chunks([_chunk("policy", flat)])] == [flat]
+
+
 def test_excerpt_of_a_late_modal_opens_at_a_clause_boundary() -> None:
     preamble = ", ".join(f"where the firm carries on activity number {n} in the jurisdiction" for n in range(1, 6))
     long = (f"In the circumstances described in this section, {preamble}, the firm must notify the Regulator in "
