@@ -1139,14 +1139,14 @@ def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
     return _oscal_document(path, loaded)
 
 
-_XML_KINDS = ("read are legislation in eCFR, Akoma Ntoso (LegalDocML), USLM, legislation.gov.uk (CLML) or EUR-Lex "
-              "(Formex) XML, and OSCAL catalogs; save another document as text, HTML or PDF")
+_XML_KINDS = ("read are legislation in eCFR, Federal Register, Akoma Ntoso (LegalDocML), USLM, legislation.gov.uk "
+              "(CLML) or EUR-Lex (Formex) XML, and OSCAL catalogs; save another document as text, HTML or PDF")
 
 
 def parse_xml(path: Path, data: bytes) -> ParsedDocument:
-    """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Akoma Ntoso, USLM, CLML, Formex), read as the
-    Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal); parsed without DTDs' entities or
-    external references (defusedxml)."""
+    """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Federal Register, Akoma Ntoso, USLM, CLML,
+    Formex), read as the Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal); parsed without
+    DTDs' entities or external references (defusedxml)."""
     try:
         root = SafeElementTree.fromstring(data)
     except DefusedXmlException as exc:

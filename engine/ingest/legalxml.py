@@ -65,6 +65,8 @@ def kind(root: Any) -> str | None:
         return "clml"
     if name in ("ACT", "CONS.ACT", "ANNEX", "CONS.ANNEX") or (name == "CONS.DOC"):
         return "formex"
+    if name in _FEDREG_ROOTS:
+        return "fedreg"
     if _ECFR_DIV.match(name) or name in ("ECFR", "CFRDOC", "CFRGRANULE", "DLPSTEXTCLASS") or any(
             _ECFR_DIV.match(local(el.tag)) for el in root.iter()):
         return "ecfr"
@@ -153,14 +155,7 @@ def _ecfr(el: Any, depth: int, out: list[str]) -> None:
                 _ecfr(child, depth + 1, out)
         return
     if name == "GPOTABLE":
-        header = [_text(c) for c in el.iter() if local(c.tag) == "CHED"]
-        rows = [[_text(c).replace("|", "/") for c in row if local(c.tag) == "ENT"]
-                for row in el.iter() if local(row.tag) == "ROW"]
-        title = _first(el, "TTITLE")
-        if title is not None and _text(title):
-            out.append(_text(title))
-        if rows:
-            out.append(markdown_table(rows, header or None))
+        _gpo_table(el, out)
         return
     if name in _ECFR_TEXT:
         if text := _text(el, _ECFR_DROP):
@@ -176,9 +171,156 @@ def _ecfr(el: Any, depth: int, out: list[str]) -> None:
         _ecfr(child, depth, out)
 
 
+def _gpo_table(el: Any, out: list[str]) -> None:
+    """A GPO table (eCFR, Federal Register): its title, then its rows under its column headings."""
+    header = [_text(c) for c in el.iter() if local(c.tag) == "CHED"]
+    rows = [[_text(c).replace("|", "/") for c in row if local(c.tag) == "ENT"]
+            for row in el.iter() if local(row.tag) == "ROW"]
+    title = _first(el, "TTITLE")
+    if title is not None and _text(title):
+        out.append(_text(title))
+    if rows:
+        out.append(markdown_table(rows, header or None))
+
+
 def _ecfr_title(root: Any) -> str | None:
     head = next((el for el in root.iter() if local(el.tag) == "HEAD"), None)
     return _text(head, _ECFR_DROP) if head is not None else None
+
+
+# --- Federal Register -------------------------------------------------------------------------------------------
+
+# A rule or proposed rule as the Federal Register publishes it in GPO's XML (a day's issue, a part of it, one
+# document): its preamble (summary, dates, the agency's discussion of the comments, the regulatory analyses) explains
+# the rule and binds no one; its regulatory text (REGTEXT: the CFR part, subparts and sections it adds or revises)
+# is the rule. The preamble is read under a `Preamble` heading (agents.quotes reads such text as non-binding), the
+# amendatory instructions ("3. Delayed indefinitely, amend § 64.2011 by revising ...") with it, the regulatory
+# text as the eCFR prints it: PART, Subpart, "§ 64.2011 Notification of security breaches." and its paragraphs.
+_FEDREG_ROOTS = frozenset({"FEDREG", "NEWPART", "RULES", "RULE", "PRORULES", "PRORULE"})
+_FEDREG_DOCS = ("RULE", "PRORULE")
+_FEDREG_DROP = frozenset({"PRTPAGE", "STARS", "FRDOC", "BILCOD", "SIG", "AUTH", "FTREF", "CNTNTS", "UNITNAME",
+                          "GPH", "GID"})
+_FEDREG_HD = {"HED": 1, "HD1": 2, "HD2": 3, "HD3": 4, "HD4": 5, "HD5": 5, "HD6": 5}
+
+
+def _fedreg_hd(el: Any) -> str:
+    """A heading's words, without the colon the preamble's captions close with ("SUMMARY:")."""
+    return _text(el, _FEDREG_DROP).rstrip(" :")
+
+
+class _FedReg:
+    """One Federal Register document rendered: `pre` its preamble, `amended` its amendatory instructions, `reg` its
+    regulatory text, each as Markdown lines; `notes` its footnotes."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth  # the level of the document's own headings ("## Preamble")
+        self.pre: list[str] = []
+        self.amended: list[str] = []
+        self.reg: list[str] = []
+        self.notes: list[str] = []
+
+    def text(self, el: Any) -> str:
+        return _text(el, _FEDREG_DROP | {"FTNT"})
+
+    def preamble(self, el: Any) -> None:
+        """The preamble's elements in order: captions with their paragraphs (AGY, ACT, SUM, DATES ...), the
+        supplementary information's HD1-HD3 headings and paragraphs, tables, footnotes; a PART or REGTEXT inside it
+        is regulatory text."""
+        for child in el:
+            name = local(child.tag)
+            if not name or name in _FEDREG_DROP:
+                continue
+            if name in ("PART", "REGTEXT", "SUBPART"):
+                self.regulatory(child, self.depth)
+            elif name == "HD":  # a caption inside the supplementary information (its list of subjects) is an HD1's
+                level = _FEDREG_HD.get(child.get("SOURCE") or "", 5)
+                level = max(level, 2) if local(el.tag) in ("LSTSUB", "EXTRACT") else level
+                self.pre.append(_heading(self.depth + level, _fedreg_hd(child)))
+            elif name == "GPOTABLE":
+                _gpo_table(child, self.pre)
+            elif name == "FTNT":
+                self.notes.append(self.text(child))
+            elif name in ("P", "FP", "EXTRACT", "NOTE") or not any(local(c.tag) for c in child):
+                if text := self.text(child):
+                    self.pre.append(text)
+            else:
+                self.preamble(child)
+
+    def regulatory(self, el: Any, depth: int) -> None:
+        """Regulatory text: PART and SUBPART headings, each SECTION's number and subject as its heading and its
+        paragraphs; amendatory instructions go with the preamble."""
+        name = local(el.tag)
+        if not name or name in _FEDREG_DROP:
+            return
+        if name in ("PART", "SUBPART"):
+            head = _first(el, "HD")
+            if head is not None:
+                self.reg.append(_heading(depth + (0 if name == "PART" else 1), _fedreg_hd(head)))
+            for child in el:
+                if child is not head:
+                    self.regulatory(child, depth)
+        elif name in ("REGTEXT", "EXTRACT"):
+            for child in el:
+                self.regulatory(child, depth)
+        elif name == "AMDPAR":
+            self.amended.append(self.text(el))
+        elif name == "HD":
+            self.reg.append(_heading(depth + 1, _fedreg_hd(el)))
+        elif name == "SECTION":
+            number, subject = _first(el, "SECTNO"), _first(el, "SUBJECT")
+            self.reg.append(_heading(depth + 2, " ".join(self.text(x) for x in (number, subject) if x is not None)))
+            for part in el:
+                if local(part.tag) not in ("SECTNO", "SUBJECT"):
+                    self.body(part)
+        else:
+            self.body(el)
+
+    def body(self, el: Any) -> None:
+        name = local(el.tag)
+        if not name or name in _FEDREG_DROP:
+            return
+        if name == "GPOTABLE":
+            _gpo_table(el, self.reg)
+        elif name == "FTNT":
+            self.notes.append(self.text(el))
+        elif name == "AMDPAR":
+            self.amended.append(self.text(el))
+        elif text := self.text(el):
+            self.reg.append(text)
+
+    def lines(self) -> list[str]:
+        pre = [_heading(self.depth, "Preamble"), *self.pre]
+        if self.amended:
+            pre += [_heading(self.depth + 1, "Amendatory instructions"), *self.amended]
+        return pre + self.reg
+
+
+def _fedreg(root: Any) -> tuple[list[str], list[str], str | None]:
+    """Each rule or proposed rule under `root` (itself one, or a day's issue, or a part of one): its lines, its notes
+    and the title (the part's title, else the one document's subject and action: "Data Breach Reporting
+    Requirements; Final rule")."""
+    docs = [root] if local(root.tag) in _FEDREG_DOCS else [el for el in root.iter() if local(el.tag) in _FEDREG_DOCS]
+    out: list[str] = []
+    notes: list[str] = []
+    for doc in docs:
+        preamble = _first(doc, "PREAMB")
+        subject = _first(preamble, "SUBJECT") if preamble is not None else None
+        render = _FedReg(3 if len(docs) > 1 else 2)
+        if len(docs) > 1:
+            out.append(_heading(2, _text(subject) if subject is not None else "Rule"))
+        render.preamble(doc)
+        out += render.lines()
+        notes += render.notes
+    ptitle = next((el for el in root.iter() if local(el.tag) == "PTITLE"), None)
+    title = _first(ptitle, "TITLE") if ptitle is not None else None
+    if title is not None and _text(title):
+        return out, notes, _text(title)
+    if len(docs) == 1 and (preamble := _first(docs[0], "PREAMB")) is not None:
+        subject, action = _first(preamble, "SUBJECT"), _first(preamble, "ACT")
+        action_text = " ".join(_text(p) for p in action if local(p.tag) == "P") if action is not None else ""
+        if subject is not None:
+            return out, notes, "; ".join(x for x in (_text(subject), action_text.rstrip(".")) if x)
+    return out, notes, None
 
 
 # --- Akoma Ntoso and USLM -------------------------------------------------------------------------------------
@@ -490,6 +632,8 @@ def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
         out: list[str] = []
         _ecfr(root, 2, out)
         title = _ecfr_title(root)
+    elif schema == "fedreg":
+        out, notes, title = _fedreg(root)
     elif schema in ("akn", "uslm"):
         out, notes = _akn(root, _AKN_DROP)
         title = _akn_title(root)

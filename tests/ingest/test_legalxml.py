@@ -1,4 +1,5 @@
-"""Legislation as its publishers' XML (engine.ingest.legalxml): eCFR, Akoma Ntoso, USLM, CLML; other XML refused."""
+"""Legislation as its publishers' XML (engine.ingest.legalxml): eCFR, the Federal Register, Akoma Ntoso, USLM, CLML;
+other XML refused."""
 
 from __future__ import annotations
 
@@ -246,6 +247,46 @@ def test_clml_regulations_are_cited_as_regulations_and_a_schedule_by_its_paragra
                for b in parsed.blocks)
 
 
+# a final rule as the Federal Register prints it in GPO's XML: the preamble's captions and discussion, a list of
+# subjects, then the amendatory instructions and the regulatory text inside the supplementary information
+_FEDREG = """<NEWPART><PTITLE><PARTNO>Part III</PARTNO><TITLE>Widget Records; Final Rule</TITLE></PTITLE>
+<RULES><RULE><PREAMB><PRTPAGE P="10"/><AGENCY TYPE="S">WIDGET SAFETY COMMISSION</AGENCY><CFR>99 CFR Part 5</CFR>
+<SUBJECT>Widget Records</SUBJECT>
+<ACT><HD SOURCE="HED">ACTION:</HD><P>Final rule.</P></ACT>
+<EFFDATE><HD SOURCE="HED">DATES:</HD><P>This rule is effective March 13, 2031.</P></EFFDATE></PREAMB>
+<SUPLINF><HD SOURCE="HED">SUPPLEMENTARY INFORMATION:</HD>
+<HD SOURCE="HD1">I. Discussion</HD><HD SOURCE="HD3">1. Retention Period</HD>
+<P>1. Commenters asked for a shorter period; the Commission <E T="03">keeps</E> five years.</P>
+<LSTSUB><HD SOURCE="HED">List of Subjects in 99 CFR Part 5</HD><P>Widgets, Recordkeeping.</P></LSTSUB>
+<SIG><NAME>A. Secretary,</NAME></SIG>
+<PART><HD SOURCE="HED">PART 5\u2014WIDGET RECORDS</HD></PART>
+<REGTEXT TITLE="99" PART="5"><AMDPAR>1. Amend \u00a7 5.10 by revising paragraph (a) to read as follows:</AMDPAR>
+<SECTION><SECTNO>\u00a7 5.10 </SECTNO><SUBJECT>Retention of widget records.</SUBJECT>
+<P>(a) <E T="03">Period.</E> A manufacturer shall retain each widget record for five years.</P><STARS/>
+<P>(c) A manufacturer shall produce a record within 10 days of a request.</P></SECTION></REGTEXT>
+</SUPLINF><FRDOC>[FR Doc. 2031-1 Filed 1-1-31]</FRDOC></RULE></RULES></NEWPART>
+"""
+
+
+def test_a_federal_register_rule_is_its_regulatory_text_under_its_preamble(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "widget-rule.xml", _FEDREG)
+    assert (parsed.metadata["xml"], parsed.title) == ("fedreg", "Widget Records; Final Rule")
+    sections = _sections(parsed)
+    # the regulatory text as the eCFR prints it, cited by section and paragraph
+    assert sections["5.10(a)"] == "(a) Period. A manufacturer shall retain each widget record for five years."
+    assert sections["5.10(c)"] == "(c) A manufacturer shall produce a record within 10 days of a request."
+    block = next(b for b in parsed.blocks if b.section_number == "5.10(a)")
+    assert block.section_path == "Part 5 WIDGET RECORDS > \u00a7 5.10 Retention of widget records"
+    # the preamble and the amendatory instructions are under Preamble (non-binding to the evidence stage)
+    paths = {parsed.text[b.start:b.end]: b.section_path for b in parsed.blocks}
+    assert paths["This rule is effective March 13, 2031."] == "Preamble > DATES"
+    assert paths["1. Amend \u00a7 5.10 by revising paragraph (a) to read as follows:"] == \
+        "Preamble > Amendatory instructions"
+    assert any(p.startswith("Preamble > SUPPLEMENTARY INFORMATION > I. Discussion") and "keeps five years" in t
+               for t, p in paths.items())
+    assert "FR Doc." not in parsed.text and "A. Secretary" not in parsed.text
+
+
 def test_clml_provisions_inserted_by_amendment_are_cited_by_their_own_numbers(tmp_path: Path) -> None:
     # legislation.gov.uk numbers what an amendment inserts with its neighbour's number and letters: a paragraph
     # "(1A)" after "(1)", a regulation "A2" before regulation 2
@@ -265,7 +306,7 @@ def test_clml_provisions_inserted_by_amendment_are_cited_by_their_own_numbers(tm
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Akoma Ntoso"),
+    ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Federal Register"),
     ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY e SYSTEM "file:///etc/passwd">]><DIV8><HEAD>x</HEAD><P>&e;</P></DIV8>',
      "declares entities"),
     ('<?xml version="1.0"?><DIV8 N="1.1"><HEAD>x</HEAD><P>cut', "invalid XML.*whole"),
