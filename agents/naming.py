@@ -26,11 +26,11 @@ from engine.text import normalize_ws
 
 # Words that name a kind of document or part of one, not one document: never a name on their own.
 GENERIC = frozenset("""
-act acts agreement amendment amendments annex appendix article articles chapter code commission conditions
+act acts agreement amendment amendments annex appendix article articles bylaws chapter code commission conditions
 contract council decision directive draft edition federal final general guidance guide guidelines handbook
 instrument international law laws licence license licenses licences manual notice official order part
 policies policy procedure procedures public regulation regulations release requirements rule rules schedule
-section selected standard standards statute subpart terms title version
+section selected specification specifications standard standards statute subpart terms title version
 """.split())
 _SMALL = frozenset("of and the for on in to a an with by".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.crossref import REFERENCE
+from agents.naming import GENERIC
 from agents.parts import is_broad
 from engine.terms import key_terms
 
@@ -69,6 +70,9 @@ def asked_provisions(question: str, names: frozenset[str] = frozenset()) -> list
     rest = question
     for words, _ in provisions:
         rest = rest.replace(words, " ")
+    # nor the words that name a kind of text ("section 3.8 of the packages specification", "of the bylaws"), as
+    # written: "the regulator" is someone asked about, "the regulation" a text
+    rest = " ".join(w for w in rest.split() if w.strip(".,;:?!()'\"").lower() not in GENERIC)
     if any(t not in _ASKING and t not in names and not _YEAR.fullmatch(t) for t in key_terms(rest)):
         return []
     return list(dict.fromkeys(number for _, number in provisions))

@@ -25,7 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents.asks import asks_typed, states_what_is_asked
 from agents.crossref import evidence_entry
 from agents.duties import conflicting_figures
-from agents.naming import foreign, named_documents, named_groups, title_words, without_kind, without_names
+from agents.naming import (
+    foreign,
+    named_documents,
+    named_groups,
+    title_names,
+    title_words,
+    without_kind,
+    without_names,
+)
 from agents.parts import broad_topic, is_broad
 from agents.provisions import asked_provisions
 from agents.quotes import non_binding
@@ -446,8 +454,10 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
                 part = with_rivals(part, other.model_copy(update={
                     "ranked": [r for r in other.ranked if r.chunk_id in stating]}), limits.rival_passages)
                 pool = _searched_too(pool, added, evidence, fresh, found)
-        if researched and (numbers := asked_provisions(question, frozenset(
-                t for d in (named or titles) for t in key_terms(titles.get(d, ""))))):
+        # the words of the titles in question, and the names they give ("ODF" of "Open Document Format ...")
+        naming = frozenset(t for d in (named or titles) for t in key_terms(
+            f"{titles.get(d, '')} {' '.join(title_names(titles.get(d, '')))}"))
+        if researched and (numbers := asked_provisions(question, naming)):
             part, more = with_provisions(part, numbers, evidence + added, deps, limits, named)
             added.extend(more)
         if researched:

@@ -47,6 +47,24 @@ def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_n
     assert asks_all(question) is (bool(numbers) or question.startswith("What must we do"))
 
 
+@pytest.mark.parametrize(("question", "numbers"), [
+    # the text named by its kind ("specification", "bylaws", "policy") and by the names its title gives ("ODF" of
+    # "Open Document Format ..."): a standard's clause, a policy's section, an act's article
+    ("What does section 3.8 of the ODF packages specification require?", ["3.8"]),
+    ("What does section 4.2 of the policy say?", ["4.2"]),
+    ("What does Article 5 of the regulation require?", ["5"]),
+    # a word the titles do not hold still asks something of the provision
+    ("What does section 3.8 of the specification say about ZIP files?", []),
+], ids=["acronym-and-kind", "policy", "regulation", "unknown-name"])
+def test_a_provision_of_a_text_named_by_its_kind_or_its_titles_names_is_asked_whole(
+        question: str, numbers: list[str]) -> None:
+    from agents.naming import title_names
+
+    title = "Open Document Format for Office Applications (OpenDocument) Version 1.4, Part 2: Packages"
+    names = frozenset(key_terms(f"{title} {' '.join(title_names(title))}"))
+    assert asked_provisions(question, names) == numbers
+
+
 def test_a_named_provision_keeps_its_subdivision_and_a_control_its_enhancement() -> None:
     assert named_provisions("See Article 11(6) and AC-2 (1), then section 4.2") == [
         ("Article 11(6)", "11(6)"), ("section 4.2", "4.2"), ("AC-2 (1)", "AC-2(1)")]
