@@ -170,7 +170,8 @@ class SectionBuilder:
             return
         if parsed is None:
             parsed = parse_heading(text) if not number else Heading("", number, text, level or 1)
-            parsed = parsed or control_heading(text) or Heading("", "", text, level or 1)
+            parsed = parsed or control_heading(text) or _numbered_heading(text, level) or Heading(
+                "", "", text, level or 1)
         if level is not None:
             parsed = parsed._replace(level=level)
         while self.stack and self.stack[-1][0] >= parsed.level:
@@ -370,6 +371,18 @@ def run_in_title(heading: Heading) -> Heading:
     """A run-in heading's title is its words up to the first full stop ("Trademarks"); none when its line
     is a sentence from the start ("5.1. The rights granted ...")."""
     return heading._replace(title=titled_run_in(heading.title) or "")
+
+
+# A heading its format marks as one (a Markdown `##`, a heading style) that opens with a clause number, whatever
+# follows: "4.2 <manifest:manifest>", "4.16.1 manifest:algorithm-name" (a standard's elements and attributes)
+_MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3})+)\.?\s+(?P<title>\S.*)$")
+
+
+def _numbered_heading(text: str, level: int | None) -> Heading | None:
+    """A heading the format marks as one (`level` given) that opens with a clause number two levels deep or more
+    and any title (`parse_heading` reads a title in capitals only, as a line of plain text needs). Pure."""
+    found = _MARKED_NUMBER.match(text.strip()) if level is not None else None
+    return Heading("", found.group("num"), found.group("title").strip(), level) if found else None
 
 
 def feed_lines(builder: SectionBuilder, text: str) -> None:

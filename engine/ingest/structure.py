@@ -38,6 +38,8 @@ _WORD_HEADING = re.compile(
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
 _RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")
+_DATE = re.compile(r"\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?"
+                   r"\s+\d{4}\.?", re.IGNORECASE)
 _ARTICLE_LINE = re.compile(r"^Article\s+\d+[a-z]?\b", re.IGNORECASE)
 # Paragraphs inserted by an amendment carry their neighbour's number with letters: "1a." (EU consolidated texts),
 # "(2A)", "(3ZA)" (UK legislation); points inserted between letters double them: "(ba)" after "(b)".
@@ -119,8 +121,8 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
     run_in = titled_run_in(match.group("title")) if match else None  # "8. Termination.", "6. Trademarks. This ..."
     if words > 14 or line.endswith((".", ";", ",", ":")) and not re.fullmatch(r"[\d.]+", line) and run_in is None:
         return None
-    if not match or not match.group("title")[0].isupper():
-        return None
+    if not match or not match.group("title")[0].isupper() or _DATE.fullmatch(line):
+        return None  # "6 October 2025" on a title page is a date
     number = match.group("num")
     if in_provision and match.group("dot") and "." not in number:
         return None

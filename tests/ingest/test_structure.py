@@ -64,8 +64,11 @@ def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, s
     "Section 3. This section applies to every firm.",
     "Section 3(a)(1) applies to adapted material.",
     "Sec. 3 of the Act applies to every employer.",
+    "6 October 2025",
+    "17th May 2019",
 ], ids=["paragraph-with-lead-in", "sentence-naming-a-section", "caps-preamble-line", "reference-in-text",
-        "number-in-sentence", "section-then-sentence", "section-reference-sentence", "sec-reference-sentence"])
+        "number-in-sentence", "section-then-sentence", "section-reference-sentence", "sec-reference-sentence",
+        "date", "ordinal-date"])
 def test_sentences_are_not_headings(line: str) -> None:
     assert parse_heading(line) is None
 
@@ -119,6 +122,21 @@ def test_iso_standard_clauses_and_lettered_list() -> None:
     at = parsed.text.index("b) the legal and contractual")
     assert quote_citation(block.section_number, block.section_path, block.metadata, at) == "Section 4.2(b)"
     assert blocks["Section A.5.1"].section_path.startswith("Annex A Reference control objectives (normative)")
+
+
+def test_a_marked_heading_is_numbered_whatever_its_title(tmp_path: Path) -> None:
+    """A standard's headings name its elements and attributes in lower case or in markup ("4.2 <manifest:manifest>",
+    "4.16.1 manifest:algorithm-name"): a heading its format marks as one keeps its number (it was under none); a line
+    of plain text so written stays text."""
+    path = tmp_path / "packages.md"
+    path.write_text("# Packages\n\n## 4.16 Manifest Attributes\n\n### 4.16.1 manifest:algorithm-name\n\nThe "
+                    "attribute specifies the algorithm.\n\n### 2.4 - compliance artifacts\n\nArtifacts of a "
+                    "program.\n")
+    parsed = parse(path, path.read_bytes())
+    numbers = {b.section_number: parsed.text[b.start:b.end] for b in parsed.blocks}
+    assert numbers["4.16.1"] == "The attribute specifies the algorithm."
+    assert numbers["2.4"] == "Artifacts of a program."
+    assert parse_heading("4.16.1 manifest:algorithm-name") is None
 
 
 def test_markdown_numbered_headings_keep_their_form(tmp_path: Path) -> None:
