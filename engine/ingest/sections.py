@@ -381,8 +381,9 @@ _MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3})+)\.?\s+(?P<title>\S.
 def _numbered_heading(text: str, level: int | None) -> Heading | None:
     """A heading the format marks as one (`level` given) that opens with a clause number two levels deep or more
     and any title (`parse_heading` reads a title in capitals only, as a line of plain text needs). Pure."""
-    found = _MARKED_NUMBER.match(text.strip()) if level is not None else None
-    return Heading("", found.group("num"), found.group("title").strip(), level) if found else None
+    if level is None or (found := _MARKED_NUMBER.match(text.strip())) is None:
+        return None
+    return Heading("", found.group("num"), found.group("title").strip(), level)
 
 
 def feed_lines(builder: SectionBuilder, text: str) -> None:
