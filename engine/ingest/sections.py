@@ -298,6 +298,10 @@ class SectionBuilder:
             if self._title_goes_on(line):
                 continue
             parsed = self._line_heading(line)
+            if parsed is None and (lead := _long_run_in(line, self.in_provision())) is not None:
+                self.heading(line, parsed=lead, run_in=True)  # "Section 3.1. Powers. The business ..." on one line
+                body, opens_section = [line], True
+                continue
             if parsed is not None and not (parsed.kind or parsed.number) and self.awaiting_title and self.stack:
                 self._retitle(line.strip())  # "CHAPTER I" / "GENERAL PROVISIONS": the chapter's title, in capitals
             elif parsed is not None:
@@ -365,6 +369,27 @@ def _run_in(heading: Heading, line: str, following: str, width: int | None) -> b
     opening = titled_run_in(title + ".")  # the title's title-case opening, when more text follows it
     return (opening is not None and opening != title) or (
         bool(following.strip()) and wrapped_break(line, following, width))
+
+
+# A paragraph set on one line (a word processor's, a web page's) that opens with its clause's number and title:
+# "Section 3.1. Powers. The business and affairs of the corporation shall be managed ...", "7. Termination. Either
+# party may ..."
+_LONG_RUN_IN = re.compile(r"^(?P<lead>(?:(?:Section|Article|Rule|Regulation|Clause|\u00a7)\s*)?\d{1,3}(?:\.\d{1,3})*"
+                          r"\.?\s+[A-Z][^.!?:\n]{0,80}?[.:])\s+\S")
+
+
+def _long_run_in(line: str, in_provision: bool) -> Heading | None:
+    """The heading a long line opens with when its clause's number and title-case title run into its text (a line
+    short enough is read whole by `parse_heading`), titled by those words; None otherwise. Pure."""
+    found = _LONG_RUN_IN.match(line.strip())
+    if found is None or len(line.split()) <= 14:
+        return None
+    lead = re.sub(r"^((?:\S+\s+)?\d[\d.]*?\d|(?:\S+\s+)?\d)\.(?=\s)", r"\1", found.group("lead"))  # "Section 3.1."
+    parsed = parse_heading(lead, in_provision=in_provision)
+    title = parsed.title.rstrip(".:") if parsed is not None else ""
+    if parsed is None or not parsed.number or titled_run_in(title + ".") != title:
+        return None
+    return parsed._replace(title=title)
 
 
 def run_in_title(heading: Heading) -> Heading:

@@ -124,6 +124,24 @@ def test_iso_standard_clauses_and_lettered_list() -> None:
     assert blocks["Section A.5.1"].section_path.startswith("Annex A Reference control objectives (normative)")
 
 
+def test_a_clause_whose_number_and_title_run_into_its_text_on_one_line_is_a_section(tmp_path: Path) -> None:
+    """Bylaws as a word processor saves them, each clause one long paragraph: "Section 3.1. Powers. The business ..."
+    is section 3.1, titled Powers, its text whole (it was part of the article above, cited by the article alone);
+    a numbered paragraph that opens with a sentence stays a paragraph."""
+    path = tmp_path / "bylaws.txt"
+    path.write_text("ARTICLE III\nBoard of Directors\n\nSection 3.1. Powers. The business and affairs of the "
+                    "corporation shall be managed by or under the direction of the Board of Directors.\n\n"
+                    "Section 3.2. Number of Directors. The Board of Directors shall consist of no fewer than three "
+                    "and no more than nine directors elected by the members.\n\n"
+                    "4. The members shall meet once a year at a place and time set by the Board of Directors.\n")
+    parsed = parse(path, path.read_bytes())
+    blocks = {b.section_number: b for b in parsed.blocks}
+    assert blocks["3.1"].section_path == "Article III Board of Directors > Section 3.1 Powers"
+    assert parsed.text[blocks["3.1"].start:blocks["3.1"].end].startswith("Section 3.1. Powers. The business")
+    assert blocks["3.2"].section_path.endswith("Section 3.2 Number of Directors")
+    assert not any(b.section_path.endswith("The members shall meet once a year") for b in parsed.blocks)
+
+
 def test_a_marked_heading_is_numbered_whatever_its_title(tmp_path: Path) -> None:
     """A standard's headings name its elements and attributes in lower case or in markup ("4.2 <manifest:manifest>",
     "4.16.1 manifest:algorithm-name"): a heading its format marks as one keeps its number (it was under none); a line
