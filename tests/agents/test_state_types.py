@@ -33,8 +33,11 @@ def test_an_evidence_item_has_the_keys_evidence_entry_writes() -> None:
                   text="A firm must keep records.", char_start=0, char_end=25)
     searched = evidence_entry(chunk, score=0.5, query="records", hit=Hit(chunk=chunk, score=0.5, dense_rank=1))
     followed = evidence_entry(chunk, score=0.0, query="", via="section 4.2 (from c0)", depth=1)
-    assert set(searched) == set(followed) == _keys(EvidenceItem)
+    # a spreadsheet row's describing columns are written only for such a row (engine.ingest.sheets)
+    assert set(searched) == set(followed) == _keys(EvidenceItem) - {"fields"}
     assert searched["dense_rank"] == 1 and followed["cross_reference"] == "section 4.2 (from c0)"
+    row = chunk.model_copy(update={"metadata": {"fields": ["Level 1", "Testing Procedure(s)"]}})
+    assert set(evidence_entry(row, score=0.5, query="records")) == _keys(EvidenceItem)
 
 
 def test_a_row_differs_from_a_model_it_does_not_mirror() -> None:
