@@ -234,7 +234,7 @@ class _FedReg:
                 self.regulatory(child, self.depth)
             elif name == "HD":  # a caption inside the supplementary information (its list of subjects) is an HD1's
                 level = _FEDREG_HD.get(child.get("SOURCE") or "", 5)
-                level = max(level, 2) if local(el.tag) in ("LSTSUB", "EXTRACT") else level
+                level = max(level, 2) if local(el.tag) == "LSTSUB" else level
                 self.pre.append(_heading(self.depth + level, _fedreg_hd(child)))
             elif name == "GPOTABLE":
                 _gpo_table(child, self.pre)
@@ -283,8 +283,6 @@ class _FedReg:
             _gpo_table(el, self.reg)
         elif name == "FTNT":
             self.notes.append(self.text(el))
-        elif name == "AMDPAR":
-            self.amended.append(self.text(el))
         elif text := self.text(el):
             self.reg.append(text)
 
