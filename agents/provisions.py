@@ -49,10 +49,18 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
     """The provisions `question` names, as (the words that name it, its section number): "Article 11(6)" ->
     "11(6)", "AC-2(1)" -> "AC-2(1)". Pure."""
     def named(m: re.Match[str]) -> tuple[str, str]:
-        return m.group(0), m.group("num") + (f"({m.group('sub')})" if m.group("sub") else "")
+        # every subdivision written, not the last alone: "§ 64.2011(a)(3)" is 64.2011(a)(3), not 64.2011(3)
+        subs = re.findall(r"\(([a-zA-Z0-9]{1,4})\)", m.string[m.end("num"):m.end("sub") + 1]) if m.group("sub") else []
+        return m.group(0), m.group("num") + "".join(f"({sub})" for sub in subs)
+
+    def a_year(m: re.Match[str]) -> bool:
+        """"the ... Regulations 2018": a text's year after its kind in the plural, no provision"""
+        return not m.group("sub") and bool(_YEAR.fullmatch(m.group("num"))) and re.match(
+            r"(?i)[a-z]+s\s", m.group(0)) is not None
 
     codes = [named(m) for m in CODE_SECTION.finditer(question)]
-    found = codes + [named(m) for m in REFERENCE.finditer(question) if not any(m.group(0) in w for w, _ in codes)]
+    found = codes + [named(m) for m in REFERENCE.finditer(question)
+                     if not any(m.group(0) in w for w, _ in codes) and not a_year(m)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     found += [(m.group(0), m.group(0)) for m in BARE_CLAUSE.finditer(question)

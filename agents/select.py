@@ -17,6 +17,7 @@ With `model=None` (tests of the rest of the stage) every chunk is a selected can
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -342,10 +343,20 @@ def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem]
     allowed = set(named) or (set(scope.document_ids) if scope is not None and scope.document_ids else None)
     # a withdrawn sub-provision says nothing of the one asked about ("What does FS-1 require?" is not answered with
     # FS-1(2)'s "[Withdrawn: Incorporated into FS-1.]"); asked about itself, its notice is the answer
-    chunks = [c for number in numbers for c in store.chunks_by_section(deps.conn, number,
-                                                                       limit=limits.broad_section_max or 12)
-              if (allowed is None or c.document_id in allowed)
-              and ((c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text))]
+    def held(number: str) -> list[Any]:
+        """The chunks of provision `number`, or of the nearest one it lies in that a block of its own holds (a
+        point set in its paragraph's text, "§ 64.2011(e)(5)" in "(e) Definitions. (1) ... (5) ..."); a control's
+        enhancement is no part of its base control ("AC-2(1)" is not answered with AC-2)."""
+        while True:
+            found = [c for c in store.chunks_by_section(deps.conn, number, limit=limits.broad_section_max or 12)
+                     if (allowed is None or c.document_id in allowed)
+                     and ((c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text))]
+            outer = re.sub(r"\([^()]*\)$", "", number)
+            if found or outer == number or not (outer[:1].isdigit() or "(" in outer):
+                return found
+            number = outer
+
+    chunks = [c for number in numbers for c in held(number)]
     chunks = list({c.id: c for c in chunks}.values())
     if not chunks:
         return part, []

@@ -23,6 +23,8 @@ from engine.terms import key_terms
     ("What is required by AC-2?", ["AC-2"]),
     ("What does AC-2(1) say?", ["AC-2(1)"]),
     ("What does ISM-1784 require?", ["ISM-1784"]),
+    ("What is required by \u00a7 64.2011(a)(3)?", ["64.2011(a)(3)"]),
+    ("What does regulation 11 of the Widget Regulations 2031 require?", ["11"]),
     ("What is required by MSTG-STORAGE-14?", ["MSTG-STORAGE-14"]),
     ("What does A&A-01 say?", ["A&A-01"]),
     ("What does OSPS-AC-01.01 require?", ["OSPS-AC-01.01"]),
@@ -37,7 +39,7 @@ from engine.terms import key_terms
     ("Does AC-2 require automated account management?", []),
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
-        "id-in-pieces", "id-with-ampersand", "id-with-sub-number",
+        "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "every-subdivision", "not-the-texts-year",
         "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
         "asks-a-yes-no", "names-none"])
 def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_nothing_else(
@@ -127,6 +129,39 @@ Control:
 a. Inspect fire extinguishers, alarms and sprinkler heads [Assignment: organization-defined frequency];
 b. Record the results of each inspection in the facility log.
 """
+
+
+_RULE_TEXT = """# Widget Breach Rule
+
+## § 64.2011 Notification of security breaches.
+
+(a) Commission notification. A carrier shall notify the Commission of a breach within seven business days. (1) The
+notice shall include the carrier's address. (2) The notice shall include a description of the breach. (3) A carrier
+shall not notify customers before the Commission where law enforcement so asks.
+
+(b) Customer notification. A carrier shall notify affected customers without unreasonable delay.
+"""
+
+
+def test_a_point_set_in_its_paragraphs_text_is_answered_with_that_paragraph(conn, settings, embedder,
+                                                                           tmp_path) -> None:
+    """"What is required by § 64.2011(a)(3)?" names a point the Federal Register prints inside paragraph (a)'s text:
+    no block is numbered 64.2011(a)(3), so the paragraph that holds it answers (every subdivision was lost but the
+    last, "64.2011(3)", and the question was searched as any other)."""
+    from agents.deps import Deps
+    from agents.research import run_research
+    from engine.ingest.pipeline import ingest_paths
+
+    path = tmp_path / "widget-rule.md"
+    path.write_text(_RULE_TEXT)
+    assert not ingest_paths(conn, embedder, settings, [path], source_type="regulation").failed
+    deps = Deps.build(conn, settings, embedder=embedder, backend="rules")
+    result = run_research("What is required by \u00a7 64.2011(a)(3)?", deps).evidence_result
+    assert result is not None and result["status"] == "ANSWERED"
+    assert any("shall not notify customers before the Commission" in r["exact_quote"]
+               for r in result["verified_requirements"])
+    # the paragraph that holds the point, not paragraph (b)
+    assert not any("without unreasonable delay" in r["exact_quote"] for r in result["verified_requirements"])
 
 
 def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about_itself(
