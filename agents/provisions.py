@@ -31,6 +31,11 @@ CONTROL_ID = re.compile(r"(?<![\w-])((?:[A-Z][A-Z&]{1,11}-)+\d{1,5}(?:\.\d{1,3})
 CODE_SECTION = re.compile(r"\b\d{1,3}\s+(?:C\.?\s?F\.?\s?R|U\.?\s?S\.?\s?C(?:\.?\s?A)?|N\.?\s?Y\.?\s?C\.?\s?R\.?\s?R|"
                           r"C\.?\s?C\.?\s?R)\.?\s+(?:§{1,2}\s*)?(?P<num>\d+(?:\.\d+)*)(?:\((?P<sub>[a-z0-9]{1,4})\))?"
                           r"(?![\w.]*\d)", re.IGNORECASE)
+# A provision numbered in Roman numerals, as bylaws, annexes and chapters are ("Article XI of the OSGeo bylaws",
+# "Annex II", "Chapter IV"), with the text it is of, as agents.crossref.REFERENCE reads a numbered one
+ROMAN = re.compile(r"\b(?i:articles?|parts?|chapters?|titles?|schedules?|annex(?:es)?|appendix)\s+"
+                   r"(?P<num>[IVXLC]{1,7})(?![\w(])"
+                   r"(?:\s+(?i:of)\s+(?:(?i:the)\s+)?(?P<doc>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,7}))?")
 # A clause number written alone, three levels deep or more, as standards number clauses ("What does 3.4.2 of the 1.1
 # specification say?"); two levels ("1.1") are as often a version
 BARE_CLAUSE = re.compile(r"(?<![\w.§(])\d{1,3}(?:\.\d{1,3}){2,}(?![\w.(]|\.\d)")
@@ -63,6 +68,7 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
                      if not any(m.group(0) in w for w, _ in codes) and not a_year(m)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
+    found += [(m.group(0), m.group("num")) for m in ROMAN.finditer(question)]
     found += [(m.group(0), m.group(0)) for m in BARE_CLAUSE.finditer(question)
               if not any(m.group(0) in words for words, _ in found)]
     return found

@@ -25,6 +25,9 @@ from engine.terms import key_terms
     ("What does ISM-1784 require?", ["ISM-1784"]),
     ("What is required by \u00a7 64.2011(a)(3)?", ["64.2011(a)(3)"]),
     ("What does regulation 11 of the Widget Regulations 2031 require?", ["11"]),
+    # numbered in Roman numerals, as bylaws' articles and acts' annexes are
+    ("What does Article XI of the OSGeo bylaws require?", ["XI"]),
+    ("What does Annex II say?", ["II"]),
     ("What is required by MSTG-STORAGE-14?", ["MSTG-STORAGE-14"]),
     ("What does A&A-01 say?", ["A&A-01"]),
     ("What does OSPS-AC-01.01 require?", ["OSPS-AC-01.01"]),
@@ -40,6 +43,7 @@ from engine.terms import key_terms
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
         "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "every-subdivision", "not-the-texts-year",
+        "roman-article", "roman-annex",
         "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
         "asks-a-yes-no", "names-none"])
 def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_nothing_else(
