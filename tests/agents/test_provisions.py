@@ -135,6 +135,16 @@ b. Record the results of each inspection in the facility log.
 """
 
 
+def _ingested(conn, settings, embedder, path, text: str, source_type: str):
+    """`text` saved at `path` and ingested as `source_type`; the rules backend's dependencies over it."""
+    from agents.deps import Deps
+    from engine.ingest.pipeline import ingest_paths
+
+    path.write_text(text)
+    assert not ingest_paths(conn, embedder, settings, [path], source_type=source_type).failed
+    return Deps.build(conn, settings, embedder=embedder, backend="rules")
+
+
 _RULE_TEXT = """# Widget Breach Rule
 
 ## § 64.2011 Notification of security breaches.
@@ -152,14 +162,9 @@ def test_a_point_set_in_its_paragraphs_text_is_answered_with_that_paragraph(conn
     """"What is required by § 64.2011(a)(3)?" names a point the Federal Register prints inside paragraph (a)'s text:
     no block is numbered 64.2011(a)(3), so the paragraph that holds it answers (every subdivision was lost but the
     last, "64.2011(3)", and the question was searched as any other)."""
-    from agents.deps import Deps
     from agents.research import run_research
-    from engine.ingest.pipeline import ingest_paths
 
-    path = tmp_path / "widget-rule.md"
-    path.write_text(_RULE_TEXT)
-    assert not ingest_paths(conn, embedder, settings, [path], source_type="regulation").failed
-    deps = Deps.build(conn, settings, embedder=embedder, backend="rules")
+    deps = _ingested(conn, settings, embedder, tmp_path / "widget-rule.md", _RULE_TEXT, "regulation")
     result = run_research("What is required by \u00a7 64.2011(a)(3)?", deps).evidence_result
     assert result is not None and result["status"] == "ANSWERED"
     assert any("shall not notify customers before the Commission" in r["exact_quote"]
@@ -172,14 +177,9 @@ def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about
         conn, settings, embedder, tmp_path) -> None:
     """'What does FS-1(2) require?' was refused (its notice too short to quote); 'What does FS-1 require?' cites its
     enhancements' duties, not the withdrawn one's notice."""
-    from agents.deps import Deps
     from agents.research import run_research
-    from engine.ingest.pipeline import ingest_paths
 
-    path = tmp_path / "facility-catalogue.md"
-    path.write_text(_CATALOGUE)
-    assert not ingest_paths(conn, embedder, settings, [path], source_type="standard").failed
-    deps = Deps.build(conn, settings, embedder=embedder, backend="rules")
+    deps = _ingested(conn, settings, embedder, tmp_path / "facility-catalogue.md", _CATALOGUE, "standard")
     withdrawn = run_research("What does FS-1(2) require?", deps).evidence_result
     assert withdrawn is not None and withdrawn["status"] == "ANSWERED"
     assert [r["exact_quote"] for r in withdrawn["verified_requirements"]] == ["[Withdrawn: Incorporated into FS-1.]"]
