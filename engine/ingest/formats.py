@@ -203,6 +203,11 @@ def _delinked(text: str) -> str:
     return _AUTOLINK.sub(r"\1", _LINK.sub(lambda m: m.group(1), text))
 
 
+def _as_rendered(text: str) -> str:
+    """A heading's or a footnote's Markdown as a page shows it: links as their text, escapes as their marks. Pure."""
+    return _unescaped(_delinked(text))
+
+
 # A list item that opens with an element anchored by a clause number, as some publishers mark up an agreement:
 # "4. <span class="header_2" id="4">Payment & Taxes</span>" (the section), "    6. <span ... id="4.6">Payment
 # Dispute.</span>  If Customer ..." (a clause with its run-in title), "<span id="13.2">" (an untitled clause).
@@ -340,14 +345,14 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
             flush()
             level = len(match.group(1))
             if level == 1 and title is None and not several_h1:
-                title = _unescaped(_delinked(match.group(2)))
+                title = _as_rendered(match.group(2))
                 builder.title_line(title)
             else:
-                builder.heading(_unescaped(_delinked(match.group(2))), level)
+                builder.heading(_as_rendered(match.group(2)), level)
         elif not LINK_DEFINITION.match(line):
             para.append(line)
     flush()
-    builder.notes([_unescaped(_delinked(note)) for note in notes])
+    builder.notes([_as_rendered(note) for note in notes])
     return builder.build("md", title)
 
 
