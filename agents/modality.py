@@ -518,6 +518,7 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     if rule_text and sets_time_limit(main):
         return Modality.OBLIGATION  # "The expected timeline for remediation ... is 90 days."
     practice = (_states_practice(main) or _practice_active(main, future=source_type == "policy")
+                or (rest := _after_opening(main)) is not None and _practice_active(rest, future=source_type == "policy")
                 or _plural_practice(main) or _party_inside(text)
                 or _has_practice(main)
                 or source_type == "policy" and _FUTURE_PASSIVE.search(_CONDITION_CLAUSE.sub(" ", main)) is not None)
@@ -683,6 +684,21 @@ _GERUND_SUBJECT = re.compile(
 
 
 _PRONOUNS = frozenset("this that these those it they".split())  # "This will reduce the cost": no party
+
+# An opening phrase of a few words before the doer: "By default, the MoJ retains raw logs ... for at least 90 days",
+# "At a minimum, the Security Team reviews ..."; not an example ("For example, the company keeps ...").
+_OPENING = re.compile(r"^(?!for\s+(?:example|instance)\b)(?:by|at|in|as|for|on|under|with|after|before|during|within|"
+                      r"per|across|outside|from)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+,\s+(?=\S)", re.IGNORECASE)
+
+
+def _after_opening(text: str) -> str | None:
+    """The statement after its opening phrase (`_OPENING`), capitalised as a statement opens; None where it has
+    none. Pure."""
+    opening = _OPENING.match(text)
+    if opening is None:
+        return None
+    rest = text[opening.end():]
+    return rest[:1].upper() + rest[1:]
 
 
 def _practice_active(text: str, future: bool = False) -> bool:

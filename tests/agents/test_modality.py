@@ -183,6 +183,10 @@ def test_practice_powers_restrictions_and_conditions(sentence: str, source_type:
     ("Where a system is compromised the CISO notifies the board within one hour.", "standard", OBL),
     ("In the event of a suspected fraud, the Finance Team will inform the auditors.", "policy", OBL),
     ("The lead member of the Audit Committee documents each finding in the register.", "standard", OBL),
+    ("By default, the MoJ retains raw logs for at least 90 days, and for a maximum of 2 years.", "policy", OBL),
+    ("At a minimum, Acme Labs encrypts backups with AES-256.", "standard", OBL),
+    ("For example, the MoJ retains raw logs for 90 days.", "policy", N),  # an example, no practice stated
+    ("By default, the MoJ retains raw logs for at least 90 days.", "regulation", N),  # a statute's description
     # not the party of a condition, complement or relative clause; not a statute's description
     ("If the Security Officer approves the request the change proceeds.", "policy", N),
     ("This arrangement means that the Security Team reviews fewer alerts.", "policy", N),
