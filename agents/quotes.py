@@ -41,7 +41,7 @@ REFERS_ELSEWHERE = rx(r"\b(?:as\s+)?(?:set\s+out|described|specified|referred\s+
 # (section path or heading) or the sentence's own opening ("Guidance:", "For example, ...").
 _NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory|commentary|preamble|whereas|"
                           r"discussion|rationale|"
-                           r"illustrations?|background)\b")
+                           r"illustrations?|background|not\s+(?:yet\s+)?in\s+force)\b")
 _NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas|"
                       r"discussion|rationale|supplemental\s+guidance|commentary)\b",
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
@@ -74,7 +74,7 @@ _KIND = {"discussion": "discussion", "rationale": "discussion", "commentary": "d
          "supplemental": "guidance", "whereas": "recital", "preamble": "recital", "recital": "recital",
          "for example": "example",
          "for instance": "example", "e.g.": "example", "example": "example", "illustration": "example",
-         "note": "note", "guidance": "guidance"}
+         "note": "note", "guidance": "guidance", "not in force": "not in force", "not yet in force": "not in force"}
 
 
 def is_verbatim(chunk_text: str, char_start: int, char_end: int, quote: str) -> bool:

@@ -1145,13 +1145,14 @@ def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
 
 
 _XML_KINDS = ("read are legislation in eCFR, Federal Register, Akoma Ntoso (LegalDocML), USLM, legislation.gov.uk "
-              "(CLML) or EUR-Lex (Formex) XML, and OSCAL catalogs; save another document as text, HTML or PDF")
+              "(CLML), Justice Canada or EUR-Lex (Formex) XML, and OSCAL catalogs; save another document as text, "
+              "HTML or PDF")
 
 
 def parse_xml(path: Path, data: bytes) -> ParsedDocument:
     """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Federal Register, Akoma Ntoso, USLM, CLML,
-    Formex), read as the Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal); parsed without
-    DTDs' entities or external references (defusedxml)."""
+    Justice Canada, Formex), read as the Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal);
+    parsed without DTDs' entities or external references (defusedxml)."""
     try:
         root = SafeElementTree.fromstring(data)
     except DefusedXmlException as exc:

@@ -1,6 +1,6 @@
 """Legislation published as XML, read as a document. Pure: no I/O (the caller parses the bytes).
 
-Five schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
+Six schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
 document (as OSCAL catalogs are, `engine.ingest.oscal`), so that a section is cited as the plain text of the
 same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
 
@@ -18,6 +18,10 @@ same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
   source credits and notes are left out.
 * **CLML** (legislation.gov.uk): `Part`, `Chapter`, `Pblock` and `P1group` titles are headings, `P1`..`P6`
   numbered paragraphs ("1", "(1)", "(a)", "(i)"), commentaries left out.
+* **Justice Canada** (Canada's consolidated Acts and regulations, laws-lois-xml): `Heading`s and `Section`s cited
+  "Section 10.1" with the marginal note as title, subsections and paragraphs numbered, a schedule's bold clause
+  numbers as headings ("4.7.3"), historical notes and footnotes left out, amendments not in force under their own
+  heading.
 * **Formex 4** (what EUR-Lex serves as an act's XML: `ACT`, `CONS.ACT`, an `ANNEX` on its own): the preamble's
   citations and recitals (`CONSID`), `DIVISION` and `ARTICLE` titles as headings, `PARAG` and list items as
   numbered paragraphs, footnotes (`NOTE`) under "Notes", quotation marks (`QUOT.START`) as marks.
@@ -52,8 +56,8 @@ def _namespace(tag: Any) -> str:
 
 
 def kind(root: Any) -> str | None:
-    """Which schema a document's root element belongs to: 'ecfr', 'akn', 'uslm', 'clml', 'formex', 'oscal', or
-    None."""
+    """Which schema a document's root element belongs to: 'ecfr', 'fedreg', 'akn', 'uslm', 'clml', 'lims', 'formex',
+    'oscal', or None."""
     name, namespace = local(root.tag), _namespace(root.tag)
     if namespace.startswith(_OSCAL_NS) or (not namespace and name in ("catalog", "profile")):
         return "oscal"
@@ -65,6 +69,8 @@ def kind(root: Any) -> str | None:
         return "clml"
     if name in ("ACT", "CONS.ACT", "ANNEX", "CONS.ANNEX") or (name == "CONS.DOC"):
         return "formex"
+    if name in ("Statute", "Regulation") and _first(root, "Identification") is not None:
+        return "lims"
     if name in _FEDREG_ROOTS:
         return "fedreg"
     if _ECFR_DIV.match(name) or name in ("ECFR", "CFRDOC", "CFRGRANULE", "DLPSTEXTCLASS") or any(
@@ -619,6 +625,142 @@ class _Formex:
         return pending
 
 
+# --- Justice Canada (LIMS) ---------------------------------------------------------------------------------------
+
+# Canada's consolidated Acts and regulations as Justice Canada publishes them (laws-lois.justice.gc.ca, its
+# laws-lois-xml repository): a `Statute` or `Regulation` with `Identification`, the enacting words, a `Body` of
+# `Heading`s (PART, DIVISION, titled groups; a `level`) and `Section`s (`Label` "10.1", a `MarginalNote` beside
+# it, `Text`, `Subsection` "(1)", `Paragraph` "(a)", `Subparagraph` "(i)", `Clause` "(A)", `Definition`s), then
+# `Schedule`s: CALS tables, or provisions under group headings whose clause numbers are bold text ("4.7.3" of
+# PIPEDA's Schedule 1). A section is cited "Section 10.1" with its marginal note as its title; the other marginal
+# notes, historical notes (the amending citations), footnotes and the list of recent amendments are finding aids,
+# not enacted text, and are left out. Amendments not yet in force are read under their own heading, which
+# agents.quotes takes for text that does not bind.
+_LIMS_DROP = frozenset({"MarginalNote", "HistoricalNote", "FootnoteRef", "Footnote", "RecentAmendments",
+                        "BilingualItemFr", "Label", "ScheduleFormHeading", "OriginatingRef"})
+_LIMS_NUMBERED = frozenset({"Subsection", "Paragraph", "Subparagraph", "Clause", "Subclause", "Definition",
+                            "Item", "Provision", "SectionPiece"})
+_LIMS_BLOCKS = _LIMS_NUMBERED | {"Text", "Section"}
+
+
+class _Lims:
+    """Justice Canada's XML rendered to Markdown lines (`out`)."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit  # what a section is cited as: "Section"
+        self.out: list[str] = []
+        self.level = 0  # the body's heading level the sections stand under
+        self.scheduled = False  # within a schedule
+        self.group = 2  # the depth of the group heading a schedule's numbered clauses stand under
+
+    def words(self, el: Any | None) -> str:
+        return _text(el, _LIMS_DROP) if el is not None else ""
+
+    def render(self, el: Any, depth: int) -> None:
+        for child in el:
+            name = local(child.tag)
+            if not name or name in _LIMS_DROP or name in ("Identification", "TitleText"):
+                continue
+            if name == "Heading":
+                # a schedule's headings (the amendments not in force: "— 2026, c. 3, s. 389") head its own level
+                level = 1 if self.scheduled or not (child.get("level") or "").isdigit() else int(child.get("level"))
+                label = " ".join(x for x in (self.words(_first(child, "Label")), self.words(_first(child, "TitleText")))
+                                 if x)
+                if label:
+                    self.level = level
+                    self.out.append(_heading(depth + level - 1, label))
+            elif name == "Section" and child.get("type") == "amending":  # the amending Act's own section
+                self.body(child, self.words(_first(child, "Label")))
+            elif name == "Section":
+                self.section(child, depth + self.level)
+            elif name == "Schedule":
+                head = _first(child, "ScheduleFormHeading")
+                label = " ".join(x for x in (self.words(_first(head, "Label")), self.words(_first(head, "TitleText")))
+                                 if x) if head is not None else ""
+                self.out.append(_heading(depth, label or "Schedule"))
+                saved, self.level, self.scheduled = self.level, 1, True
+                self.render(child, depth + 1)
+                self.level, self.scheduled = saved, False
+            elif name == "GroupHeading":
+                if label := self.words(_first(child, "TitleText")) or self.words(child):
+                    self.out.append(_heading(depth, label))
+                    self.group = depth
+            elif name == "table":
+                self.table(child)
+            elif name in _LIMS_NUMBERED:
+                self.numbered(child)
+            elif name in ("Text", "Note") or name.startswith("Continued") or not any(local(c.tag) for c in child):
+                if text := self.words(child):
+                    self.out.append(text)
+            else:
+                self.render(child, depth)
+
+    def section(self, el: Any, depth: int) -> None:
+        """A section: its heading ("Section 10.1 Report to Commissioner"), then its text and subdivisions."""
+        number = self.words(_first(el, "Label"))
+        note = self.words(_first(el, "MarginalNote"))
+        heading = " ".join(x for x in (f"{self.unit} {number}" if number else "", note) if x)
+        if heading:
+            self.out.append(_heading(min(depth, 6), heading))
+        self.body(el)
+
+    def numbered(self, el: Any, pending: str = "") -> None:
+        """A subsection, paragraph, definition or schedule provision: its label (after a `pending` one no text has
+        opened yet) before its first text."""
+        self.body(el, " ".join(x for x in (pending, self.words(_first(el, "Label"))) if x))
+
+    def body(self, el: Any, label: str = "") -> None:
+        """What `el` holds: its text opened by `label`, its subdivisions; a clause number a schedule sets in bold
+        at the head of its text ("4.7.3") heads the provision it numbers."""
+        pending = label
+        for child in el:
+            name = local(child.tag)
+            if not name or name in _LIMS_DROP:
+                continue
+            if name == "Text":
+                text = self.words(child)
+                if pending and text:
+                    self.out.append(_joined(pending, text))
+                    pending = ""
+                elif text and all(local(c.tag) == "Emphasis" for c in child) and not (child.text or "").strip() and (
+                        re.fullmatch(r"\d+(?:\.\d+)+", text)):
+                    self.out.append(_heading(self.group + 1, text))  # "4.7.3": the clause that follows, cited so
+                elif text:
+                    self.out.append(text)
+            elif name in _LIMS_NUMBERED:
+                self.numbered(child, pending)
+                pending = ""
+            elif name == "table":
+                self.table(child)
+            elif name == "Section":  # a section an amendment not in force sets out, quoted in its text
+                self.body(child, self.words(_first(child, "Label")))
+            elif any(local(c.tag) in _LIMS_BLOCKS for c in child.iter() if c is not child):
+                self.body(child)  # the text an amendment sets out, a note's paragraphs
+            elif text := self.words(child):
+                self.out.append(text)
+        if pending:
+            self.out.append(pending)
+
+    def table(self, el: Any) -> None:
+        """A CALS table: its title, then its rows under the last row of its head."""
+        if (title := _first(el, "title")) is not None and (words := self.words(title)):
+            self.out.append(words)
+        head = [row for part in el.iter() if local(part.tag) == "thead" for row in part if local(row.tag) == "row"]
+        rows = [[self.words(c).replace("|", "/") for c in row if local(c.tag) == "entry"]
+                for part in el.iter() if local(part.tag) == "tbody" for row in part if local(row.tag) == "row"]
+        header = [self.words(c).replace("|", "/") for c in head[-1] if local(c.tag) == "entry"] if head else None
+        if rows:
+            self.out.append(markdown_table(rows, header or None))
+
+
+def _lims_title(root: Any) -> str | None:
+    """The short title an Act is cited by, else its long title (a regulation's)."""
+    ident = _first(root, "Identification")
+    heads = [el for el in (_first(ident, "ShortTitle"), _first(ident, "LongTitle")) if el is not None] \
+        if ident is not None else []
+    return next((title for el in heads if (title := _text(el, _LIMS_DROP))), None)
+
+
 # --- entry point ----------------------------------------------------------------------------------------------
 
 
@@ -641,6 +783,10 @@ def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
         if left:
             out.append(left)
         title = _clml_title(root)
+    elif schema == "lims":
+        canada = _Lims("Section")
+        canada.render(root, 2)
+        out, title = canada.out, _lims_title(root)
     elif schema == "formex":
         render = _Formex()
         doc = _first(root, "CONS.DOC") if local(root.tag) == "CONS.ACT" else root

@@ -399,16 +399,17 @@ def run_in_title(heading: Heading) -> Heading:
 
 
 # A heading its format marks as one (a Markdown `##`, a heading style) that opens with a clause number, whatever
-# follows: "4.2 <manifest:manifest>", "4.16.1 manifest:algorithm-name" (a standard's elements and attributes)
-_MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3})+)\.?\s+(?P<title>\S.*)$")
+# follows: "4.2 <manifest:manifest>", "4.16.1 manifest:algorithm-name" (a standard's elements and attributes), or
+# nothing ("4.7.3", a clause of a schedule whose number heads its text)
+_MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3})+)\.?(?:\s+(?P<title>\S.*))?$")
 
 
 def _numbered_heading(text: str, level: int | None) -> Heading | None:
     """A heading the format marks as one (`level` given) that opens with a clause number two levels deep or more
-    and any title (`parse_heading` reads a title in capitals only, as a line of plain text needs). Pure."""
+    and any title or none (`parse_heading` reads a title in capitals only, as a line of plain text needs). Pure."""
     if level is None or (found := _MARKED_NUMBER.match(text.strip())) is None:
         return None
-    return Heading("", found.group("num"), found.group("title").strip(), level)
+    return Heading("", found.group("num"), (found.group("title") or "").strip(), level)
 
 
 def feed_lines(builder: SectionBuilder, text: str) -> None:

@@ -254,7 +254,11 @@ def test_verbatim_allows_only_whitespace_normalization() -> None:
     ("4 > 4.2", "For example, a firm may keep records on paper.", "example"),
     ("4 > 4.2", "(85) Whereas a breach should be notified quickly.", "recital"),
     ("4 > 4.2 Notes", "Note: this rule applies from 2025.", "note"),
-], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note"])
+    ("AMENDMENTS NOT IN FORCE > \u2014 2026, c. 3, s. 390", "11 (1) An individual may file a complaint.",
+     "not in force"),  # a consolidated Act's amendments still to come (Justice Canada's XML)
+    ("Part 2 > Section 12 Coming into force", "This Act comes into force on 1 May 2031.", None),
+], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note",
+        "not-in-force", "coming-into-force"])
 def test_non_binding_text_is_marked_from_structure(section: str, sentence: str, kind: str | None) -> None:
     from agents.quotes import non_binding
 

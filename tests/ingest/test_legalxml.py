@@ -305,6 +305,68 @@ def test_clml_provisions_inserted_by_amendment_are_cited_by_their_own_numbers(tm
                                                                 "Section A2(1)")
 
 
+# an Act as Justice Canada publishes it (laws-lois-xml): marginal notes beside sections and subsections, historical
+# notes, a footnote star on a label, definitions, a schedule whose clause numbers are bold text, and an amendment
+# not yet in force
+_LIMS = """<?xml version="1.0" encoding="UTF-8"?>
+<Statute xmlns:lims="http://justice.gc.ca/lims" xml:lang="en"><Identification>
+<LongTitle>An Act to protect widget owners</LongTitle><ShortTitle>Widget Protection Act</ShortTitle></Identification>
+<Introduction><Enacts><Provision><Text>His Majesty enacts as follows:</Text></Provision></Enacts></Introduction>
+<Body><Heading level="1"><Label>PART 1</Label><TitleText>Widgets</TitleText></Heading>
+<Heading level="2"><TitleText>Interpretation</TitleText></Heading>
+<Section><MarginalNote>Definitions</MarginalNote><Label>2</Label><Text>The following definitions apply.</Text>
+<Definition><Text><DefinedTermEn>widget</DefinedTermEn> means a small device. (<DefinedTermFr>gadget</DefinedTermFr>)
+</Text></Definition></Section>
+<Heading level="2"><Label>DIVISION 1.1</Label><TitleText>Breaches</TitleText></Heading>
+<Section><MarginalNote>Report to Commissioner</MarginalNote><Label>10.1</Label>
+<Subsection><Label>(1)</Label><Text>An organization shall report any breach to the Commissioner.</Text></Subsection>
+<Subsection><MarginalNote>Time to report</MarginalNote><Label><FootnoteRef idref="f1">*</FootnoteRef>(2)</Label>
+<Text>The report shall be made within 30 days and shall set out</Text>
+<Paragraph><Label>(a)</Label><Text>the date of the breach; and</Text></Paragraph>
+<Paragraph><Label>(b)</Label><Text>the widgets affected.</Text></Paragraph></Subsection>
+<HistoricalNote><HistoricalNoteSubItem>2015, c. 32, s. 10</HistoricalNoteSubItem></HistoricalNote>
+<Footnote id="f1"><Label>*</Label><Text>[Note: Subsection 10.1(2) in force June 1, 2031.]</Text></Footnote></Section>
+</Body>
+<Schedule><ScheduleFormHeading><Label>SCHEDULE 1</Label><OriginatingRef>(Section 5)</OriginatingRef>
+<TitleText>Principles</TitleText></ScheduleFormHeading><DocumentInternal>
+<GroupHeading><TitleText>4.7 Principle 7 — Safeguards</TitleText></GroupHeading>
+<Provision><Text>Widgets shall be protected by safeguards.</Text></Provision>
+<Provision><Text><Emphasis style="bold">4.7.3</Emphasis></Text>
+<Provision><Text>The methods of protection should include locked cabinets.</Text></Provision></Provision>
+</DocumentInternal></Schedule>
+<Schedule id="NifProvs"><ScheduleFormHeading type="amending"><TitleText>AMENDMENTS NOT IN FORCE</TitleText>
+</ScheduleFormHeading><BillPiece><RelatedOrNotInForce><Heading level="5"><TitleText>— 2032, c. 3, s. 9</TitleText>
+</Heading><Section type="amending"><Label>9</Label><Text>Subsection 10.1(1) of the Act is replaced by the following:
+</Text><AmendedText><Section><Label>10.1</Label><Subsection><Label>(1)</Label><Text>An organization shall report
+every breach.</Text></Subsection></Section></AmendedText></Section></RelatedOrNotInForce></BillPiece></Schedule>
+</Statute>
+"""
+
+
+def test_a_canadian_act_as_justice_canada_publishes_it_is_cited_by_its_sections(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "widget-act.xml", _LIMS)
+    assert (parsed.metadata["xml"], parsed.title) == ("lims", "Widget Protection Act")
+    sections = _sections(parsed)
+    assert sections["10.1(1)"] == "(1) An organization shall report any breach to the Commissioner."
+    assert " ".join(sections["10.1(2)"].split()) == ("(2) The report shall be made within 30 days and shall set out "
+                                                     "(a) the date of the breach; and (b) the widgets affected.")
+    block = next(b for b in parsed.blocks if b.section_number == "10.1(1)")
+    assert (block.section_path, block.metadata["citation"]) == (
+        "Part 1 Widgets > DIVISION 1.1 Breaches > Section 10.1 Report to Commissioner", "Section 10.1(1)")
+    assert "widget means a small device. (gadget)" in sections["2"]
+    # a subsection's marginal note, the historical note and the footnote are finding aids, not the Act
+    for aid in ("Time to report", "2015, c. 32", "in force June", "*"):
+        assert aid not in parsed.text
+    # the schedule's clause under its principle, cited by its number; the amendment under its own heading
+    clause = next(b for b in parsed.blocks if "locked cabinets" in parsed.text[b.start:b.end])
+    assert clause.section_path == "Schedule 1 Principles > 4.7 Principle 7 — Safeguards > 4.7.3"
+    assert clause.section_number == "4.7.3"
+    amended = next(b for b in parsed.blocks if "every breach" in parsed.text[b.start:b.end])
+    assert amended.section_path.startswith("AMENDMENTS NOT IN FORCE")
+    for chunk in chunk_document("doc_x", parsed):
+        assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Federal Register"),
     ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY e SYSTEM "file:///etc/passwd">]><DIV8><HEAD>x</HEAD><P>&e;</P></DIV8>',
