@@ -43,7 +43,7 @@ _NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory
                           r"discussion|rationale|"
                            r"illustrations?|background|not\s+(?:yet\s+)?in\s+force)\b")
 _NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas|"
-                      r"discussion|rationale|supplemental\s+guidance|commentary)\b",
+                      r"discussion|rationale|supplemental\s+guidance|commentary|recommendations?\s*:)",
                         r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
 
 

@@ -173,15 +173,20 @@ def _unbold(text: str) -> str:
 
 # A backslash before punctuation only keeps the mark from being read as markup ("Justice \(MoJ\)", "1\. Scope",
 # "\[OJ C 227\]", as converters write them); code spans keep theirs (CommonMark's backslash escapes), and a table
-# cell its escaped bar, which the table needs to tell its cells apart
-_ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{}~])", re.DOTALL)
+# cell its escaped bar, which the table needs to tell its cells apart. An entity reference is the character it names
+# ("the project&#39;s", "Building &amp; Releasing"), outside code spans.
+_ESCAPED = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{}~])"
+                      r"|(&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)", re.DOTALL)
 
 
 def _unescaped(text: str) -> str:
-    """`text` as Markdown renders its backslash escapes and code spans: the mark without its backslash, the code
-    without its backticks (`` `POLACP041:` System Administrators MUST ... `` reads "POLACP041: System ..."). A
-    fenced block (a line of three backticks) keeps its fences. Pure."""
+    """`text` as Markdown renders its backslash escapes, entity references and code spans: the mark without its
+    backslash, the character an entity names, the code without its backticks (`` `POLACP041:` System
+    Administrators MUST ... `` reads "POLACP041: System ..."). A fenced block (a line of three backticks) keeps its
+    fences. Pure."""
     def rendered(m: re.Match[str]) -> str:
+        if m.group(4) is not None:
+            return html.unescape(m.group(4))
         if m.group(1) is None:
             return m.group(3)
         return m.group(0) if len(m.group(1)) >= 3 or "\n" in m.group(2) else m.group(2)

@@ -257,8 +257,11 @@ def test_verbatim_allows_only_whitespace_normalization() -> None:
     ("AMENDMENTS NOT IN FORCE > \u2014 2026, c. 3, s. 390", "11 (1) An individual may file a complaint.",
      "not in force"),  # a consolidated Act's amendments still to come (Justice Canada's XML)
     ("Part 2 > Section 12 Coming into force", "This Act comes into force on 1 May 2031.", None),
+    ("Access Control > OSPS-AC-03 > OSPS-AC-03.01", "Recommendation: Set branch protection on the primary branch.",
+     "guidance"),  # a baseline's control: its requirement, then what it recommends
+    ("Part 1 > Article 4", "Recommendation 5 obliges countries to criminalise terrorist financing.", None),
 ], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note",
-        "not-in-force", "coming-into-force"])
+        "not-in-force", "coming-into-force", "recommendation-label", "recommendation-named"])
 def test_non_binding_text_is_marked_from_structure(section: str, sentence: str, kind: str | None) -> None:
     from agents.quotes import non_binding
 

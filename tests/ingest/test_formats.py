@@ -119,6 +119,19 @@ def test_markdown_backslash_escapes_read_as_the_marks_they_keep(tmp_path: Path) 
     assert "Per the *lockout* standard." in parsed.text and "\\(" not in parsed.text.replace("C:\\(x\\)", "")
 
 
+def test_markdown_entity_references_read_as_the_characters_they_name(tmp_path: Path) -> None:
+    # as a page renders them (a static site generator's output: "the project&#39;s", "Building &amp; Releasing",
+    # "NIST &sect;"): quoted as the entity, the sentence is no quote a reader finds; code spans keep theirs
+    parsed = parsed_file(tmp_path / "baseline.md", "# Baseline\n\n### BR-01 Building &amp; Releasing\n\n"
+                         "**Requirement:** The project&#39;s pipeline MUST sanitize &#34;untrusted&#34; input "
+                         "(see NIST &sect; 5.1, `a &amp; b`); AT&T and R&D &notanentity stay.\n")
+    block = next(b for b in parsed.blocks if b.section_number == "BR-01")
+    assert block.section_path == "BR-01 Building & Releasing"
+    assert parsed.text[block.start:block.end].endswith(
+        "Requirement: The project's pipeline MUST sanitize \"untrusted\" input (see NIST \u00a7 5.1, a &amp; b); "
+        "AT&T and R&D &notanentity stay.")
+
+
 def test_markdown_links_read_as_their_text(tmp_path: Path) -> None:
     # as a rendered page shows them: a quote of "Follow the [NCSC guidance](https://...) when ..." is no quote a
     # reader finds on the page, and the address is noise to the search; a reference's definition shows nothing
