@@ -45,7 +45,7 @@ _ASKING = frozenset(key_terms(
     "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
     "contains oblige obliges obligation obligations duty duties text content contents summarise summarize ask asks "
     "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our "
-    "clause clauses"))
+    "clause clauses control controls about"))
 # A year, which names the text a provision is of ("clause 3.1.4 of the 2021 reference guide", "the 2018 Regulations")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 

@@ -31,6 +31,7 @@ from engine.terms import key_terms
     ("What is required by MSTG-STORAGE-14?", ["MSTG-STORAGE-14"]),
     ("What does A&A-01 say?", ["A&A-01"]),
     ("What does OSPS-AC-01.01 require?", ["OSPS-AC-01.01"]),
+    ("What is control OSPS-SA-02 about?", ["OSPS-SA-02"]),  # a control named by its kind, its subject asked
     # a US code's section cited by its title (New York's rules, the CFR, the US Code)
     ("What is required by 23 NYCRR 500.11?", ["500.11"]),
     ("What does 45 CFR § 164.308(a) require?", ["164.308(a)"]),
@@ -42,8 +43,8 @@ from engine.terms import key_terms
     ("Does AC-2 require automated account management?", []),
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
-        "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "every-subdivision", "not-the-texts-year",
-        "roman-article", "roman-annex",
+        "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "control-about", "every-subdivision",
+        "not-the-texts-year", "roman-article", "roman-annex",
         "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
         "asks-a-yes-no", "names-none"])
 def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_nothing_else(
