@@ -36,6 +36,14 @@ CODE_SECTION = re.compile(r"\b\d{1,3}\s+(?:C\.?\s?F\.?\s?R|U\.?\s?S\.?\s?C(?:\.?
 ROMAN = re.compile(r"\b(?i:articles?|parts?|chapters?|titles?|schedules?|annex(?:es)?|appendix)\s+"
                    r"(?P<num>[IVXLC]{1,7})(?![\w(])"
                    r"(?:\s+(?i:of)\s+(?:(?i:the)\s+)?(?P<doc>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,7}))?")
+# A subdivision named by its kind, as Commonwealth statutes and contracts cite them ("subsection 8(4)", "paragraph
+# 7(2)(c)" is a REFERENCE already, "subparagraph 7(3)(d)(i)", "clause 4.7.3"): the section number with its subdivisions
+SUBDIVISION = re.compile(r"\b(?i:sub-?sections?|sub-?paragraphs?|clauses?)\s+(?P<num>\d+(?:\.\d+)*[A-Z]{0,3})(?![\w.])"
+                         r"(?:\s*\((?P<sub>[a-zA-Z0-9]{1,4})\))*")
+# A part of a text that holds the provision asked about, named before it ("Schedule 1, clause 4.7.3", "Part 2,
+# section 12"): it asks nothing of its own
+_HOLDER = re.compile(r"\b(?i:schedules?|annex(?:es)?|appendix|appendices|parts?|chapters?|divisions?|titles?)\s+"
+                     r"(?:\d{1,3}[A-Z]?|[IVXLC]{1,7}|[A-Z])\b")
 # A clause number written alone, three levels deep or more, as standards number clauses ("What does 3.4.2 of the 1.1
 # specification say?"); two levels ("1.1") are as often a version
 BARE_CLAUSE = re.compile(r"(?<![\w.§(])\d{1,3}(?:\.\d{1,3}){2,}(?![\w.(]|\.\d)")
@@ -45,7 +53,7 @@ _ASKING = frozenset(key_terms(
     "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
     "contains oblige obliges obligation obligations duty duties text content contents summarise summarize ask asks "
     "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our "
-    "clause clauses control controls about"))
+    "clause clauses control controls about allow allows permit permits prohibit prohibits"))
 # A year, which names the text a provision is of ("clause 3.1.4 of the 2021 reference guide", "the 2018 Regulations")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
@@ -66,6 +74,7 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
     codes = [named(m) for m in CODE_SECTION.finditer(question)]
     found = codes + [named(m) for m in REFERENCE.finditer(question)
                      if not any(m.group(0) in w for w, _ in codes) and not a_year(m)]
+    found += [named(m) for m in SUBDIVISION.finditer(question) if not any(m.group(0) in w for w, _ in found)]
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     found += [(m.group(0), m.group("num")) for m in ROMAN.finditer(question)]
@@ -84,6 +93,7 @@ def asked_provisions(question: str, names: frozenset[str] = frozenset()) -> list
     rest = question
     for words, _ in provisions:
         rest = rest.replace(words, " ")
+    rest = _HOLDER.sub(" ", rest)
     # nor the words that name a kind of text ("section 3.8 of the packages specification", "of the bylaws"), as
     # written: "the regulator" is someone asked about, "the regulation" a text
     rest = " ".join(w for w in rest.split() if w.strip(".,;:?!()'\"").lower() not in GENERIC)

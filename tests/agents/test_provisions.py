@@ -32,6 +32,10 @@ from engine.terms import key_terms
     ("What does A&A-01 say?", ["A&A-01"]),
     ("What does OSPS-AC-01.01 require?", ["OSPS-AC-01.01"]),
     ("What is control OSPS-SA-02 about?", ["OSPS-SA-02"]),  # a control named by its kind, its subject asked
+    # a subdivision named by its kind, as Commonwealth statutes cite them; the schedule that holds a clause
+    ("What does subsection 8(4) allow?", ["8(4)"]),
+    ("What does subparagraph 7(3)(d)(i) require?", ["7(3)(d)(i)"]),
+    ("What is in Schedule 1, clause 4.7.3?", ["4.7.3"]),
     # a US code's section cited by its title (New York's rules, the CFR, the US Code)
     ("What is required by 23 NYCRR 500.11?", ["500.11"]),
     ("What does 45 CFR § 164.308(a) require?", ["164.308(a)"]),
@@ -43,7 +47,8 @@ from engine.terms import key_terms
     ("Does AC-2 require automated account management?", []),
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
-        "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "control-about", "every-subdivision",
+        "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "control-about", "subsection",
+        "subparagraph", "clause-in-schedule", "every-subdivision",
         "not-the-texts-year", "roman-article", "roman-annex",
         "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
         "asks-a-yes-no", "names-none"])
