@@ -506,6 +506,23 @@ def _unmarked(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
+_BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
+
+
+def _bold_heading(el: Any) -> str | None:
+    """A paragraph that is one bold line naming a numbered provision, as pages without heading tags set their
+    sections ("<b>\u00a7 59.1-577. Personal data rights; consumers.</b>" on the Code of Virginia's pages): its text;
+    None for any other paragraph (a bold sentence, a bold word). Pure."""
+    if el.name != "p":
+        return None
+    parts = [c for c in el.children if getattr(c, "name", None) is not None or str(c).strip()]
+    if len(parts) != 1 or getattr(parts[0], "name", None) not in ("b", "strong"):
+        return None
+    text = _html_text(el)
+    heading = parse_heading(text)
+    return text if heading is not None and heading.kind and heading.number else None
+
+
 def _html_title(soup: Any) -> str | None:
     """The page's `<title>`, unless it is a file's name ("L_2022152EN.01000101.xml", as the Official Journal's pages
     are titled): then the title block a European Legislation Identifier page sets (`eli-main-title`: "REGULATION
@@ -524,7 +541,10 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     paragraphs, points and recitals found by their numbers."""
     from bs4 import BeautifulSoup, NavigableString
 
-    soup = BeautifulSoup(_check_text(path, data), "html.parser")
+    # lxml's HTML parser closes an open paragraph where a block begins, as a browser does: the California code's
+    # "<p><h6>1798.105.</h6> <p>Consumers' Right ...</p>..." is a heading, then its paragraphs (Python's html.parser
+    # nests the rest of the page in the first <p>, and its text came before the heading that opens it)
+    soup = BeautifulSoup(_check_text(path, data), "lxml")
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     # text marked deleted (<del>, as an edit history or a draft's changes shows it) is no longer the document's:
@@ -554,6 +574,8 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             items.append((int(el.name[1]), _html_text(el)))
         elif el.name == "li" and (label := _list_label(el)) is not None and (text := _html_text(el)):
             items.append((0, f"{label} {text}"))  # the item with the marker a browser shows
+        elif (bold := _bold_heading(el)) is not None:
+            items.append((_BOLD_HEADING_LEVEL, bold))
         else:
             items.append((0, _html_text(el)))
     items = _labels_joined(_unmarked(items))

@@ -401,7 +401,7 @@ def run_in_title(heading: Heading) -> Heading:
 # A heading its format marks as one (a Markdown `##`, a heading style) that opens with a clause number, whatever
 # follows: "4.2 <manifest:manifest>", "4.16.1 manifest:algorithm-name" (a standard's elements and attributes), or
 # nothing ("4.7.3", a clause of a schedule whose number heads its text)
-_MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3})+)\.?(?:\s+(?P<title>\S.*))?$")
+_MARKED_NUMBER = re.compile(r"^(?P<num>\d{1,4}(?:\.\d{1,3})+)\.?(?:\s+(?P<title>\S.*))?$")
 
 
 def _numbered_heading(text: str, level: int | None) -> Heading | None:

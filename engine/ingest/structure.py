@@ -29,12 +29,12 @@ PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 
 # A letter is a number only in capitals ("Annex A", "Subpart B"): "Sections 3.1 and 3.2 ..." opens a sentence.
 # An inserted provision keeps its neighbour's number with letters: "Article 4a", "section 21ZA", "regulation A20".
-_NUMBER = (r"(?:\d+(?:\.\d+)*(?:(?-i:[A-Z]{1,2})|[a-z])?|[IVXLCDM]+|(?-i:[A-Z]{1,2})\d+(?-i:[A-Z]{0,2})|"
-           r"(?-i:[A-Z])(?:\.\d+)*)")
+_NUMBER = (r"(?:\d+(?:\.\d+)*-\d+(?:\.\d+)*|\d+(?:\.\d+)*(?:(?-i:[A-Z]{1,2})|[a-z])?|[IVXLCDM]+|"
+           r"(?-i:[A-Z]{1,2})\d+(?-i:[A-Z]{0,2})|(?-i:[A-Z])(?:\.\d+)*)")
 _WORD_HEADING = re.compile(
     r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|annex|schedule|appendix|§)"
     r"(?:(?<=§)\s*|\s+)"
-    rf"(?P<num>{_NUMBER})(?![\w.])\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
+    rf"(?P<num>{_NUMBER})(?!\w|\.\w)\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
                        r"(?P<title>\S.*)$")
 _RECITAL = re.compile(r"^\((?P<num>\d{1,3})\)(?:\s+|$)")

@@ -497,6 +497,32 @@ def test_html_list_items_carry_the_marker_a_browser_shows(tmp_path: Path) -> Non
     assert sections["4"] == "\u2022 Do not reuse passwords."
 
 
+def test_html_state_code_pages_are_cited_by_their_sections(tmp_path: Path) -> None:
+    # California's code pages open a section with its number alone in an <h6> inside a paragraph that the page never
+    # closes ("<p><h6>1798.105.</h6> <p>Title</p>..."): a browser closes the paragraph where the heading begins, so
+    # the heading comes before its text. Virginia's set a section's heading as a bold line, not a heading tag.
+    path = tmp_path / "ccpa.html"
+    path.write_text("<html><body><h2>TITLE 1.81.5</h2><div><p><h6><a href='#'>1798.105.</a></h6> <p>Consumers' Right "
+                    "to Delete</p><p/><p>(a) A consumer shall have the right to request deletion.</p><p>(b) A business "
+                    "shall disclose that right.</p></p></div><div><p><h6><a href='#'>1798.106.</a></h6> <p>(a) A "
+                    "business shall correct inaccurate information.</p></p></div></body></html>")
+    sections = _sections(parse(path, path.read_bytes()))
+    assert sections["1798.105(a)"] == "(a) A consumer shall have the right to request deletion."
+    assert sections["1798.105(b)"] == "(b) A business shall disclose that right."
+    assert sections["1798.106(a)"] == "(a) A business shall correct inaccurate information."
+    path = tmp_path / "vcdpa.html"
+    path.write_text("<html><body><h2>Chapter 53. Consumer Data Protection Act.</h2><b>\u00a7 59.1-577. Personal data "
+                    "rights; consumers.</b><section><p>A. A consumer may invoke the rights at any time.</p></section>"
+                    "<p><b>Bold emphasis</b></p><b>\u00a7 59.1-578. Data controller responsibilities.</b><section>"
+                    "<p>A. A controller shall limit collection.</p></section></body></html>")
+    parsed = parse(path, path.read_bytes())
+    blocks = {b.section_number: b for b in parsed.blocks}
+    assert blocks["59.1-577"].section_path.endswith("\u00a7 59.1-577 Personal data rights; consumers")
+    assert "A. A consumer may invoke the rights at any time." in parsed.text[blocks["59.1-577"].start:
+                                                                             blocks["59.1-577"].end]
+    assert "A. A controller shall limit collection." in parsed.text[blocks["59.1-578"].start:blocks["59.1-578"].end]
+
+
 def test_html_table_rows_that_are_no_points_stay_cells(tmp_path: Path) -> None:
     path = tmp_path / "t.html"
     path.write_text("<html><body><h2>4. Retention</h2><table><tr><th>Record</th><th>Period</th></tr>"

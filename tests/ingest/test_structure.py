@@ -47,9 +47,14 @@ def _blocks(path: Path) -> dict[str, object]:
     ("Article 4a Notification", ("article", "4a", "Notification")),
     ("Regulation A20 Enforcement by civil proceedings", ("regulation", "A20", "Enforcement by civil proceedings")),
     ("Section 21ZA Duty to cooperate", ("section", "21ZA", "Duty to cooperate")),
+    # a number closed by a full stop, and a US state code's section numbered title-chapter-section
+    ("Sec. 5. Duties of employers", ("section", "5", "Duties of employers")),
+    ("\u00a7 59.1-577. Personal data rights; consumers.", ("\u00a7", "59.1-577", "Personal data rights; consumers")),
+    ("Section 5.1 Access control", ("section", "5.1", "Access control")),
 ], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
         "numbered", "annex-control", "licence-section", "licence-section-long", "statute-sec", "eu-inserted-article",
-        "uk-inserted-regulation", "uk-inserted-section"])
+        "uk-inserted-regulation", "uk-inserted-section", "number-with-full-stop", "state-code-section",
+        "decimal-number"])
 def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
     heading = parse_heading(line)
     assert heading is not None and (heading.kind, heading.number, heading.title) == expected
