@@ -19,11 +19,11 @@ from typing import NamedTuple
 # Rank of each kind of heading in a plain-text document: a heading closes every open heading of the
 # same or a deeper rank. Numbered headings without a word rank below all of them, by depth.
 RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapter": 3, "subpart": 3,
-         "section": 4, "article": 5, "rule": 5, "regulation": 5, "§": 5, "control": 5}
+         "section": 4, "guideline": 4, "article": 5, "rule": 5, "regulation": 5, "§": 5, "control": 5}
 NUMBERED_BASE = 5
 LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
           "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
-          "regulation": "Regulation", "§": "§", "control": ""}
+          "regulation": "Regulation", "§": "§", "control": "", "guideline": "Guideline"}
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
 PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 
@@ -32,7 +32,7 @@ PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 _NUMBER = (r"(?:\d+(?:\.\d+)*-\d+(?:\.\d+)*|\d+(?:\.\d+)*(?:(?-i:[A-Z]{1,2})|[a-z])?|[IVXLCDM]+|"
            r"(?-i:[A-Z]{1,2})\d+(?-i:[A-Z]{0,2})|(?-i:[A-Z])(?:\.\d+)*)")
 _WORD_HEADING = re.compile(
-    r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|annex|schedule|appendix|§)"
+    r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|guideline|annex|schedule|appendix|§)"
     r"(?:(?<=§)\s*|\s+)"
     rf"(?P<num>{_NUMBER})(?!\w|\.\w)\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"

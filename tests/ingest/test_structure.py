@@ -51,10 +51,13 @@ def _blocks(path: Path) -> dict[str, object]:
     ("Sec. 5. Duties of employers", ("section", "5", "Duties of employers")),
     ("\u00a7 59.1-577. Personal data rights; consumers.", ("\u00a7", "59.1-577", "Personal data rights; consumers")),
     ("Section 5.1 Access control", ("section", "5.1", "Access control")),
+    # a European supervisory authority's guidelines, numbered paragraphs under numbered guidelines
+    ("Guideline 12 \u2013 Information security reviews, assessment and testing",
+     ("guideline", "12", "Information security reviews, assessment and testing")),
 ], ids=["article", "chapter", "section", "title", "cfr-part", "subpart", "cfr-section", "annex", "schedule",
         "numbered", "annex-control", "licence-section", "licence-section-long", "statute-sec", "eu-inserted-article",
         "uk-inserted-regulation", "uk-inserted-section", "number-with-full-stop", "state-code-section",
-        "decimal-number"])
+        "decimal-number", "supervisory-guideline"])
 def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, str, str]) -> None:
     heading = parse_heading(line)
     assert heading is not None and (heading.kind, heading.number, heading.title) == expected
@@ -71,9 +74,10 @@ def test_headings_of_legislation_and_standards(line: str, expected: tuple[str, s
     "Sec. 3 of the Act applies to every employer.",
     "6 October 2025",
     "17th May 2019",
+    "Guideline 5 applies to every undertaking.",
 ], ids=["paragraph-with-lead-in", "sentence-naming-a-section", "caps-preamble-line", "reference-in-text",
         "number-in-sentence", "section-then-sentence", "section-reference-sentence", "sec-reference-sentence",
-        "date", "ordinal-date"])
+        "date", "ordinal-date", "guideline-reference-sentence"])
 def test_sentences_are_not_headings(line: str) -> None:
     assert parse_heading(line) is None
 
