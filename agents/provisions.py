@@ -31,6 +31,10 @@ CONTROL_ID = re.compile(r"(?<![\w-])((?:[A-Z][A-Z&]{1,11}-)+\d{1,5}(?:\.\d{1,3})
 CODE_SECTION = re.compile(r"\b\d{1,3}\s+(?:C\.?\s?F\.?\s?R|U\.?\s?S\.?\s?C(?:\.?\s?A)?|N\.?\s?Y\.?\s?C\.?\s?R\.?\s?R|"
                           r"C\.?\s?C\.?\s?R)\.?\s+(?:§{1,2}\s*)?(?P<num>\d+(?:\.\d+)*)(?:\((?P<sub>[a-z0-9]{1,4})\))?"
                           r"(?![\w.]*\d)", re.IGNORECASE)
+# A section of a state code numbered by title, chapter and section, as Virginia's and other codes are ("§ 59.1-577",
+# "§ 2-105(b)"): agents.crossref.REFERENCE reads its number to the hyphen
+CODE_HYPHENATED = re.compile(r"§{1,2}\s*(?P<num>\d+(?:\.\d+)*-\d+(?:\.\d+)*[A-Z]?)(?![\w.-]|\.\d)"
+                             r"(?:\s*\((?P<sub>[a-zA-Z0-9]{1,4})\))*")
 # A provision numbered in Roman numerals, as bylaws, annexes and chapters are ("Article XI of the OSGeo bylaws",
 # "Annex II", "Chapter IV"), with the text it is of, as agents.crossref.REFERENCE reads a numbered one
 ROMAN = re.compile(r"\b(?i:articles?|parts?|chapters?|titles?|schedules?|annex(?:es)?|appendix)\s+"
@@ -71,7 +75,7 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
         return not m.group("sub") and bool(_YEAR.fullmatch(m.group("num"))) and re.match(
             r"(?i)[a-z]+s\s", m.group(0)) is not None
 
-    codes = [named(m) for m in CODE_SECTION.finditer(question)]
+    codes = [named(m) for m in (*CODE_SECTION.finditer(question), *CODE_HYPHENATED.finditer(question))]
     found = codes + [named(m) for m in REFERENCE.finditer(question)
                      if not any(m.group(0) in w for w, _ in codes) and not a_year(m)]
     found += [named(m) for m in SUBDIVISION.finditer(question) if not any(m.group(0) in w for w, _ in found)]

@@ -36,6 +36,7 @@ from engine.terms import key_terms
     ("What does subsection 8(4) allow?", ["8(4)"]),
     ("What does subparagraph 7(3)(d)(i) require?", ["7(3)(d)(i)"]),
     ("What is in Schedule 1, clause 4.7.3?", ["4.7.3"]),
+    ("What does \u00a7 59.1-583 provide?", ["59.1-583"]),  # a state code's title-chapter-section number
     # a US code's section cited by its title (New York's rules, the CFR, the US Code)
     ("What is required by 23 NYCRR 500.11?", ["500.11"]),
     ("What does 45 CFR § 164.308(a) require?", ["164.308(a)"]),
@@ -48,7 +49,7 @@ from engine.terms import key_terms
     ("What must we do when a data breach is discovered?", []),
 ], ids=["article", "paragraph-and-act", "us-section", "policy-section", "rule", "control", "enhancement", "ism-id",
         "id-in-pieces", "id-with-ampersand", "id-with-sub-number", "control-about", "subsection",
-        "subparagraph", "clause-in-schedule", "every-subdivision",
+        "subparagraph", "clause-in-schedule", "state-code-section", "every-subdivision",
         "not-the-texts-year", "roman-article", "roman-annex",
         "nycrr", "cfr-with-section-mark", "usc", "code-section-asked-a-time", "asks-a-time", "asks-scope",
         "asks-a-yes-no", "names-none"])
