@@ -11,7 +11,7 @@ from docx.enum.style import WD_STYLE_TYPE
 
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
-from engine.ingest.formats import heading_of, joined_on_the_line, parse, spaced_apart
+from engine.ingest.formats import heading_of, joined_on_the_line, marks_raised, parse, spaced_apart
 from engine.ingest.numbering import formatted
 from engine.ingest.sentences import split_sentences
 from engine.text import normalize_ws
@@ -67,6 +67,18 @@ def test_pdf_running_heads_and_feet_are_dropped_and_the_text_kept(tmp_path: Path
     assert parsed.text.count("measures taken to address each incident.") == 8
     last = sections["9(3)"]
     assert [normalize_ws(last[s.start:s.end]) for s in split_sentences(last)][-1] == long[3:]  # one sentence
+
+
+def test_pdf_footnote_marks_set_as_superscripts_are_marked_not_glued_to_the_word() -> None:
+    # pieces as pypdf gives them (text, baseline, type size): EIOPA's guidelines raise a footnote's mark in 7-point type
+    # after "No 1094/2010", which read "1094/20104"; a number in body type, a footnote's own mark at a line's start
+    # and a page number are no such marks
+    body = [("In accordance with Article 16 of Regulation (EU) No 1094/2010", 727.8, 11.0), ("", 727.8, 12.0),
+            ("4", 731.7, 7.0), (" EIOPA issues these Guidelines within 30", 727.8, 11.0), (" days.\n", 727.8, 11.0)]
+    foot = [("4", 101.9, 7.0), (" OJ L 331, 15.12.2010.\n", 101.9, 7.0), ("7", 49.9, 9.0)]
+    page = marks_raised([body + foot])[0]
+    assert "".join(t for t, _, _ in page) == ("In accordance with Article 16 of Regulation (EU) No 1094/2010(4) EIOPA "
+                                              "issues these Guidelines within 30 days.\n4 OJ L 331, 15.12.2010.\n7")
 
 
 def test_pdf_footnotes_go_under_notes_not_into_the_article_they_fall_in(tmp_path: Path) -> None:
