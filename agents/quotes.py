@@ -43,8 +43,9 @@ _NON_BINDING_SECTION = rx(r"\b(?:recitals?|guidance|notes?|examples?|explanatory
                           r"discussion|rationale|"
                            r"illustrations?|background|not\s+(?:yet\s+)?in\s+force)\b")
 _NON_BINDING_TEXT = rx(r"^\s*(?:guidance|note|example|illustration|for\s+example|for\s+instance|e\.g\.|whereas|"
-                      r"discussion|rationale|supplemental\s+guidance|commentary|recommendations?\s*:)",
-                        r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)")
+                      r"discussion|rationale|supplemental\s+guidance|commentary)\b",
+                        r"^\s*\(\d{1,3}\)\s+(?:whereas\b|[A-Z][a-z]+\s+(?:should|ought)\b)",
+                        r"^\s*recommendations?\s*:")  # a control's "Recommendation:" beside its "Requirement:"
 
 
 # A section that tells the reader how to apply or use the text (a licence's "APPENDIX: How to apply the Apache
