@@ -260,8 +260,9 @@ def test_verbatim_allows_only_whitespace_normalization() -> None:
     ("Access Control > OSPS-AC-03 > OSPS-AC-03.01", "Recommendation: Set branch protection on the primary branch.",
      "guidance"),  # a baseline's control: its requirement, then what it recommends
     ("Part 1 > Article 4", "Recommendation 5 obliges countries to criminalise terrorist financing.", None),
+    ("4 > 4.2", "Notes to the accounts must be kept for six years.", None),  # a word that opens with "note"
 ], ids=["binding", "guidance-section", "recital-section", "guidance-text", "example-text", "recital-text", "note",
-        "not-in-force", "coming-into-force", "recommendation-label", "recommendation-named"])
+        "not-in-force", "coming-into-force", "recommendation-label", "recommendation-named", "word-opening-with-note"])
 def test_non_binding_text_is_marked_from_structure(section: str, sentence: str, kind: str | None) -> None:
     from agents.quotes import non_binding
 
