@@ -506,6 +506,8 @@ def _unmarked(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
+_HIDDEN_CLASSES = frozenset({"hidden", "d-none"})  # Bootstrap's and most sites' "hide this" classes
 _BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
 
 
@@ -539,13 +541,22 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     """Heading tags are headings; a page that sets its structure in classes instead (EUR-Lex: "Article 5" in a
     paragraph of class "oj-ti-art", each point a table row) is read as plain text is (`feed_lines`): its articles,
     paragraphs, points and recitals found by their numbers."""
-    from bs4 import BeautifulSoup, NavigableString
+    from bs4 import BeautifulSoup, NavigableString, XMLParsedAsHTMLWarning
 
     # lxml's HTML parser closes an open paragraph where a block begins, as a browser does: the California code's
     # "<p><h6>1798.105.</h6> <p>Consumers' Right ...</p>..." is a heading, then its paragraphs (Python's html.parser
-    # nests the rest of the page in the first <p>, and its text came before the heading that opens it)
-    soup = BeautifulSoup(_check_text(path, data), "lxml")
+    # nests the rest of the page in the first <p>, and its text came before the heading that opens it). A page that
+    # opens with an XML declaration (XHTML: the Official Journal's, the California code's) is a web page all the
+    # same, and bs4's advice to parse it as XML is no warning about the file.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(_check_text(path, data), "lxml")
     for tag in soup(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    # what the page hides is not on it (a sign-in form, a select list's duplicate, a heading for screen layouts): the
+    # hidden attribute, an inline style that hides the element, or the class that common stylesheets hide it by
+    for tag in soup.find_all(lambda el: el.has_attr("hidden") or _HIDDEN_STYLE.search(str(el.get("style") or ""))
+                             or any(c in _HIDDEN_CLASSES for c in el.get("class") or [])):
         tag.decompose()
     # text marked deleted (<del>, as an edit history or a draft's changes shows it) is no longer the document's:
     # read as its reader would take it, every change accepted, <ins> kept

@@ -535,6 +535,17 @@ def test_html_state_code_pages_are_cited_by_their_sections(tmp_path: Path) -> No
     assert "A. A controller shall limit collection." in parsed.text[blocks["59.1-578"].start:blocks["59.1-578"].end]
 
 
+def test_html_reads_what_the_page_shows_and_an_xhtml_page_without_warning(tmp_path: Path) -> None:
+    # a state code's page: an XML declaration (XHTML), a hidden sign-in form, a heading hidden by the site's class
+    path = tmp_path / "code.html"
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?><html><body><span class="hidden"><h2>Code Text</h2></span>'
+                    '<div hidden>Username: Password:</div><h2>Title 1.81.5 Consumer Privacy</h2><p style="margin:0; '
+                    'display: none">CIV Civil Code</p><p>A business shall disclose its practices.</p></body></html>')
+    parsed = parse(path, path.read_bytes())
+    assert parsed.warnings == []
+    assert parsed.text == "Title 1.81.5 Consumer Privacy\n\nA business shall disclose its practices."
+
+
 def test_html_table_rows_that_are_no_points_stay_cells(tmp_path: Path) -> None:
     path = tmp_path / "t.html"
     path.write_text("<html><body><h2>4. Retention</h2><table><tr><th>Record</th><th>Period</th></tr>"
