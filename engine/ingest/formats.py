@@ -508,6 +508,13 @@ def _unmarked(items: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
 _HIDDEN_CLASSES = frozenset({"hidden", "d-none"})  # Bootstrap's and most sites' "hide this" classes
+
+
+def _hidden(el: Any) -> bool:
+    """The page does not show the element: its hidden attribute, an inline style that hides it, or a class that
+    stylesheets hide by. Pure."""
+    return (el.has_attr("hidden") or _HIDDEN_STYLE.search(str(el.get("style") or "")) is not None
+            or any(c in _HIDDEN_CLASSES for c in el.get("class") or []))
 _BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
 
 
@@ -555,8 +562,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
         tag.decompose()
     # what the page hides is not on it (a sign-in form, a select list's duplicate, a heading for screen layouts): the
     # hidden attribute, an inline style that hides the element, or the class that common stylesheets hide it by
-    for tag in soup.find_all(lambda el: el.has_attr("hidden") or _HIDDEN_STYLE.search(str(el.get("style") or ""))
-                             or any(c in _HIDDEN_CLASSES for c in el.get("class") or [])):
+    for tag in soup.find_all(_hidden):
         tag.decompose()
     # text marked deleted (<del>, as an edit history or a draft's changes shows it) is no longer the document's:
     # read as its reader would take it, every change accepted, <ins> kept
