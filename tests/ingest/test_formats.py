@@ -513,21 +513,19 @@ def test_html_state_code_pages_are_cited_by_their_sections(tmp_path: Path) -> No
     # California's code pages open a section with its number alone in an <h6> inside a paragraph that the page never
     # closes ("<p><h6>1798.105.</h6> <p>Title</p>..."): a browser closes the paragraph where the heading begins, so
     # the heading comes before its text. Virginia's set a section's heading as a bold line, not a heading tag.
-    path = tmp_path / "ccpa.html"
-    path.write_text("<html><body><h2>TITLE 1.81.5</h2><div><p><h6><a href='#'>1798.105.</a></h6> <p>Consumers' Right "
-                    "to Delete</p><p/><p>(a) A consumer shall have the right to request deletion.</p><p>(b) A business "
-                    "shall disclose that right.</p></p></div><div><p><h6><a href='#'>1798.106.</a></h6> <p>(a) A "
-                    "business shall correct inaccurate information.</p></p></div></body></html>")
-    sections = _sections(parse(path, path.read_bytes()))
+    sections = _sections(parsed_file(
+        tmp_path / "ccpa.html", "<html><body><h2>TITLE 1.81.5</h2><div><p><h6><a href='#'>1798.105.</a></h6> <p>"
+        "Consumers' Right to Delete</p><p/><p>(a) A consumer shall have the right to request deletion.</p><p>(b) A "
+        "business shall disclose that right.</p></p></div><div><p><h6><a href='#'>1798.106.</a></h6> <p>(a) A business "
+        "shall correct inaccurate information.</p></p></div></body></html>"))
     assert sections["1798.105(a)"] == "(a) A consumer shall have the right to request deletion."
     assert sections["1798.105(b)"] == "(b) A business shall disclose that right."
     assert sections["1798.106(a)"] == "(a) A business shall correct inaccurate information."
-    path = tmp_path / "vcdpa.html"
-    path.write_text("<html><body><h2>Chapter 53. Consumer Data Protection Act.</h2><b>\u00a7 59.1-577. Personal data "
-                    "rights; consumers.</b><section><p>A. A consumer may invoke the rights at any time.</p></section>"
-                    "<p><b>Bold emphasis</b></p><b>\u00a7 59.1-578. Data controller responsibilities.</b><section>"
-                    "<p>A. A controller shall limit collection.</p></section></body></html>")
-    parsed = parse(path, path.read_bytes())
+    parsed = parsed_file(
+        tmp_path / "vcdpa.html", "<html><body><h2>Chapter 53. Consumer Data Protection Act.</h2><b>\u00a7 59.1-577. "
+        "Personal data rights; consumers.</b><section><p>A. A consumer may invoke the rights at any time.</p></section>"
+        "<p><b>Bold emphasis</b></p><b>\u00a7 59.1-578. Data controller responsibilities.</b><section><p>A. A "
+        "controller shall limit collection.</p></section></body></html>")
     blocks = {b.section_number: b for b in parsed.blocks}
     assert blocks["59.1-577"].section_path.endswith("\u00a7 59.1-577 Personal data rights; consumers")
     assert "A. A consumer may invoke the rights at any time." in parsed.text[blocks["59.1-577"].start:
@@ -537,11 +535,10 @@ def test_html_state_code_pages_are_cited_by_their_sections(tmp_path: Path) -> No
 
 def test_html_reads_what_the_page_shows_and_an_xhtml_page_without_warning(tmp_path: Path) -> None:
     # a state code's page: an XML declaration (XHTML), a hidden sign-in form, a heading hidden by the site's class
-    path = tmp_path / "code.html"
-    path.write_text('<?xml version="1.0" encoding="UTF-8"?><html><body><span class="hidden"><h2>Code Text</h2></span>'
-                    '<div hidden>Username: Password:</div><h2>Title 1.81.5 Consumer Privacy</h2><p style="margin:0; '
-                    'display: none">CIV Civil Code</p><p>A business shall disclose its practices.</p></body></html>')
-    parsed = parse(path, path.read_bytes())
+    parsed = parsed_file(
+        tmp_path / "code.html", '<?xml version="1.0" encoding="UTF-8"?><html><body><span class="hidden"><h2>Code Text'
+        '</h2></span><div hidden>Username: Password:</div><h2>Title 1.81.5 Consumer Privacy</h2><p style="margin:0; '
+        'display: none">CIV Civil Code</p><p>A business shall disclose its practices.</p></body></html>')
     assert parsed.warnings == []
     assert parsed.text == "Title 1.81.5 Consumer Privacy\n\nA business shall disclose its practices."
 
