@@ -656,6 +656,12 @@ class _Lims:
     def words(self, el: Any | None) -> str:
         return _text(el, _LIMS_DROP) if el is not None else ""
 
+    def labelled(self, el: Any | None) -> str:
+        """A heading's label and title as one line ("PART 1 Protection of ...", "SCHEDULE 1 Principles ...")."""
+        if el is None:
+            return ""
+        return " ".join(x for x in (self.words(_first(el, "Label")), self.words(_first(el, "TitleText"))) if x)
+
     def render(self, el: Any, depth: int) -> None:
         for child in el:
             name = local(child.tag)
@@ -664,9 +670,7 @@ class _Lims:
             if name == "Heading":
                 # a schedule's headings (the amendments not in force: "— 2026, c. 3, s. 389") head its own level
                 level = 1 if self.scheduled or not (child.get("level") or "").isdigit() else int(child.get("level"))
-                label = " ".join(x for x in (self.words(_first(child, "Label")), self.words(_first(child, "TitleText")))
-                                 if x)
-                if label:
+                if label := self.labelled(child):
                     self.level = level
                     self.out.append(_heading(depth + level - 1, label))
             elif name == "Section" and child.get("type") == "amending":  # the amending Act's own section
@@ -674,10 +678,7 @@ class _Lims:
             elif name == "Section":
                 self.section(child, depth + self.level)
             elif name == "Schedule":
-                head = _first(child, "ScheduleFormHeading")
-                label = " ".join(x for x in (self.words(_first(head, "Label")), self.words(_first(head, "TitleText")))
-                                 if x) if head is not None else ""
-                self.out.append(_heading(depth, label or "Schedule"))
+                self.out.append(_heading(depth, self.labelled(_first(child, "ScheduleFormHeading")) or "Schedule"))
                 saved, self.level, self.scheduled = self.level, 1, True
                 self.render(child, depth + 1)
                 self.level, self.scheduled = saved, False
