@@ -515,6 +515,8 @@ def _hidden(el: Any) -> bool:
     stylesheets hide by. Pure."""
     return (el.has_attr("hidden") or _HIDDEN_STYLE.search(str(el.get("style") or "")) is not None
             or any(c in _HIDDEN_CLASSES for c in el.get("class") or []))
+
+
 _BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
 
 
