@@ -346,15 +346,22 @@ def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem]
     def held(number: str) -> list[Any]:
         """The chunks of provision `number`, or of the nearest one it lies in that a block of its own holds (a
         point set in its paragraph's text, "§ 64.2011(e)(5)" in "(e) Definitions. (1) ... (5) ..."); a control's
-        enhancement is no part of its base control ("AC-2(1)" is not answered with AC-2)."""
+        enhancement is no part of its base control ("AC-2(1)" is not answered with AC-2). A paragraph that a text
+        numbers on across its guidelines ("paragraph 38", cited 12(38) under Guideline 12) is the one block numbered
+        so within a provision, where no block is numbered 38 and only one is numbered X(38)."""
         while True:
             found = [c for c in store.chunks_by_section(deps.conn, number, limit=limits.broad_section_max or 12)
                      if (allowed is None or c.document_id in allowed)
                      and ((c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text))]
             outer = re.sub(r"\([^()]*\)$", "", number)
             if found or outer == number or not (outer[:1].isdigit() or "(" in outer):
-                return found
+                break
             number = outer
+        if not found and number.isdigit():
+            within = {n for d, n in store.numbered_within(deps.conn, number) if allowed is None or d in allowed}
+            if len(within) == 1:
+                return held(within.pop())
+        return found
 
     chunks = [c for number in numbers for c in held(number)]
     chunks = list({c.id: c for c in chunks}.values())

@@ -298,6 +298,15 @@ def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document
     return [Chunk(**row) for row in rows]
 
 
+def numbered_within(conn: psycopg.Connection, number: str) -> list[tuple[str, str]]:
+    """(document id, section number) of the current blocks numbered `number` within a provision one level up ("38"
+    -> "12(38)": a guideline's paragraph, where a text numbers its paragraphs on across its guidelines)."""
+    rows = conn.execute("SELECT DISTINCT document_id, section_number FROM chunks WHERE is_current AND "
+                        "section_number ~ ('^[^()]+\\(' || %s || '\\)$') ORDER BY 1, 2",
+                        (re.escape(number),)).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
 def corpus_stats(conn: psycopg.Connection) -> tuple[int, float]:
     """(number of current chunks, mean lexical length), as maintained by ingest."""
     n, sum_dl = one(conn, "SELECT n_chunks, sum_dl FROM corpus_stats")

@@ -180,6 +180,38 @@ def test_a_point_set_in_its_paragraphs_text_is_answered_with_that_paragraph(conn
     assert not any("without unreasonable delay" in r["exact_quote"] for r in result["verified_requirements"])
 
 
+_GUIDELINES = """# Widget Supervisory Guidelines
+
+## Guideline 12 \u2013 Testing
+
+37. Undertakings should test their widget controls regularly.
+
+38. Undertakings should perform tests of security measures at least once a year.
+
+## Guideline 13 \u2013 Training
+
+39. Undertakings should train their staff in widget safety.
+
+## Annex I \u2013 Impact assessment
+
+1. The impact of these guidelines was assessed with the industry.
+"""
+
+
+def test_a_paragraph_numbered_on_across_guidelines_is_found_by_its_number(conn, settings, embedder,
+                                                                           tmp_path) -> None:
+    """"What does paragraph 38 require?" of guidelines whose paragraphs run on from one guideline to the next
+    (cited 12(38) under Guideline 12): no block is numbered 38, and one is numbered 12(38). The search alone found
+    it here too, but not as the text asked about (relevance 0.87, not 1.0)."""
+    from agents.research import run_research
+
+    deps = _ingested(conn, settings, embedder, tmp_path / "widget-guidelines.md", _GUIDELINES, "guidance")
+    result = run_research("What does paragraph 38 require?", deps).evidence_result
+    assert result is not None and result["status"] == "ANSWERED"
+    assert [(r["exact_quote"], r["relevance"]) for r in result["verified_requirements"]] == [
+        ("Undertakings should perform tests of security measures at least once a year.", 1.0)]  # the text asked about
+
+
 def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about_itself(
         conn, settings, embedder, tmp_path) -> None:
     """'What does FS-1(2) require?' was refused (its notice too short to quote); 'What does FS-1 require?' cites its
