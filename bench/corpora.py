@@ -1,6 +1,6 @@
 """Development corpora beyond ObliQA: the whole `ask` over every labelled set in bench/corpora/.
 
-    python bench/corpora.py [--corpus NAME ...] [--folder PATH ...] [--limit N] [--out FILE.jsonl]
+    python bench/corpora.py [--corpus NAME ...] [--folder PATH ...] [--limit N] [--type TYPE ...] [--out FILE.jsonl]
     python bench/corpora.py --summarize FILE.jsonl
 
 Each corpus (bench/corpora/<name>/questions.yaml, its layout in bench/corpora/README.md) is ingested
@@ -247,7 +247,7 @@ def ingest_corpus(conn: Any, embedder: Embedder, settings: Settings, folder: Pat
 
 
 def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int | None,
-               out: Any) -> dict[str, Any]:
+               out: Any, types: list[str] | None = None) -> dict[str, Any]:
     from agents.deps import Deps
     from agents.research import run_research
 
@@ -263,7 +263,8 @@ def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int 
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings))
         run_research("warm-up question about record keeping", deps)
         rows, seconds = [], []
-        for question in spec["questions"][:limit]:
+        asked = [q for q in spec["questions"] if not types or q["type"] in types]
+        for question in asked[:limit]:
             started = time.perf_counter()
             result = run_research(question["question"], deps).evidence_result or {}
             seconds.append(time.perf_counter() - started)
@@ -282,6 +283,9 @@ def main(argv: list[str] | None = None) -> None:
                              "docs/): your own labelled set, measured beside or instead of (with --corpus none) "
                              "the shipped ones")
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each corpus")
+    parser.add_argument("--type", action="append", default=None, dest="types",
+                        help="ask only the questions of this type (paraphrase, broad, two-part, conflict, "
+                             "out-of-scope, provision); repeat for several")
     parser.add_argument("--out", type=Path, default=None, help="one JSON line per question")
     parser.add_argument("--summarize", type=Path, default=None, help="print the figures of a file --out wrote, "
                                                                      "asking nothing")
@@ -310,7 +314,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for folder in folders:
             corpus = settings.model_copy(update={"database_url": _database(base, f"corpus_{folder.name}")})
-            figures[folder.name] = run_corpus(folder, corpus, embedder, args.limit, out)
+            figures[folder.name] = run_corpus(folder, corpus, embedder, args.limit, out, args.types)
             print(folder.name, json.dumps(figures[folder.name]), flush=True)
     finally:
         if out is not None:
