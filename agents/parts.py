@@ -32,8 +32,10 @@ _LEAD_IN = (r"(?!if\s+so\b)(?:if|in|under|for|when|where|despite|after|before|du
             r"following|regarding|concerning|by|within|according\s+to)\b[^?,;]{0,120}?,?\s*\b(?:to\s+)?"
             + _QUESTION_WORD)
 # A split point: a question mark followed by more text, a conjunction before a question word, or a comma and
-# "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it.
-_SPLIT = re.compile(rf"\?\s+(?=\S)|[,;]?\s+(?:and|and\s+also|as\s+well\s+as|also)\s+(?:-\s+)?(?={_QUESTION_WORD})|"
+# "and" before a lead-in clause holding one. A dash after the conjunction ("and - What …") is part of it; "also"
+# alone splits only after a comma ("does it also have to ..." is one question).
+_SPLIT = re.compile(rf"\?\s+(?=\S)|(?:[,;]?\s+(?:and|and\s+also|as\s+well\s+as)|[,;]\s+also)\s+(?:-\s+)?"
+                    rf"(?={_QUESTION_WORD})|"
                     rf",\s+and\s+(?:-\s+)?(?={_LEAD_IN})|;\s+(?={_QUESTION_WORD})", re.IGNORECASE)
 _PRONOUN_WITHIN = 10  # words before a pronoun that refers back to the part before
 # ... or "that" before a noun after a verb or a preposition ("what must that notice identify?", "the records of
@@ -112,7 +114,7 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
         if parts and _ELLIPTICAL.match(piece):  # "..., and how often?": a question of its own about the same thing
             parts.append(_elliptical(piece, parts[-1]))
             continue
-        if parts and len(key_terms(piece)) < limits.min_part_terms:
+        if parts and len(key_terms(piece)) < limits.min_part_terms and not _REFERS_BACK.match(piece):
             parts[-1] = f"{parts[-1].rstrip('?')} and {piece}"  # too thin to stand alone: keep it attached
             continue
         parts.append(piece)
@@ -125,8 +127,13 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
 
 # A second question of a question word alone, about what the first asks of: "What security training must our staff
 # complete, and how often?", "What must be reported, and when?".
-_ELLIPTICAL = re.compile(r"^(?:how\s+(?:often|frequently|long|soon|quickly|fast|promptly)|when|by\s+when|who|"
-                         r"to\s+whom)\W*$", re.IGNORECASE)
+_ELLIPTICAL = re.compile(r"^(?:(?:for\s+)?how\s+(?:often|frequently|long|soon|quickly|fast|promptly)|when|by\s+when|"
+                         r"who|to\s+whom)\W*$", re.IGNORECASE)
+
+
+# ... and one of function words alone that asks of what the first names by a pronoun: "Can a customer take back
+# their agreement ..., and what do we have to tell them when they do?" (completed by `_complete`).
+_REFERS_BACK = re.compile(rf"^{_QUESTION_WORD}.*?{_PRONOUN_SUBJECT.pattern}", re.IGNORECASE)
 
 
 def _elliptical(piece: str, before: str) -> str:

@@ -343,13 +343,24 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["What must the policy cover?", "According to the HR procedures, who signs it off (policy)?"]),  # "it": the policy
     ("What rights and obligations does a party have according to the licence?",  # one question
      ["What rights and obligations does a party have according to the licence?"]),
+    # "for how long" alone; a part of function words that refers back by a pronoun; "also" inside a question
+    # (a federal rule, a Canadian Act, a contract, a mobile checklist)
+    ("What breach records must we keep, and for how long?",
+     ["What breach records must we keep?", "For how long (breach records keep)?"]),
+    ("Can a customer take back their consent, and what do we have to tell them when they do?",
+     ["Can a customer take back their consent?", "What do we have to tell them when they do (customer back consent)?"]),
+    ("Who pays the withholding tax on the fees, and do we also have to cover the vendor's income tax?",
+     ["Who pays the withholding tax on the fees?", "Do we also have to cover the vendor's income tax?"]),
+    ("What should the app do on a rooted phone, and does it also have to notice an emulator?",
+     ["What should the app do on a rooted phone?", "Does it also have to notice an emulator (app rooted phone)?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
         "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
         "that-clause", "part-before", "late-pronoun", "and-how-often",
         "context-and-how-often", "and-who", "and-when-alone", "and-how-fast",
         "bare-deadline", "bare-penalties", "bare-exceptions",
-        "own-subject", "according-to", "to-what-extent", "according-to-who", "according-to-one-question"])
+        "own-subject", "according-to", "to-what-extent", "according-to-who", "according-to-one-question",
+        "for-how-long", "function-words-pronoun", "also-inside", "also-inside-pronoun"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
