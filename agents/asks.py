@@ -369,9 +369,16 @@ def asks_policy(question: str) -> bool:
 
 def asks_party(question: str) -> bool:
     """The question asks who (a person, a role, a body): its first wh-word is "who", "whom" or "whose", at its
-    start or after a comma, alone or after a preposition. Pure."""
+    start or after a comma, alone or after a preposition, and not "who counts as" a term (`_WHO_COUNTS`). Pure."""
     first = _WH_WORD.search(question)
-    return bool(first and first.group(0).lower().startswith("who") and _BEFORE_WHO.search(question[:first.start()]))
+    return bool(first and first.group(0).lower().startswith("who") and _BEFORE_WHO.search(question[:first.start()])
+                and not _WHO_COUNTS.match(question, first.end()))
+
+
+# "Who counts as a collaborator?", "Who is considered a consumer?" ask what a term means, which a definition answers
+# without naming anyone.
+_WHO_COUNTS = re.compile(r"\s+(?:(?:counts?|qualif(?:y|ies))\s+as|(?:is|are)\s+(?:considered|regarded|deemed|treated|"
+                         r"classed|classified)\s+(?:as|to\s+be|an?))\b", re.IGNORECASE)
 
 
 _ASKED_ACTION = re.compile(r"(?:\s+(?:is|are)\s+(?:responsible|accountable)\s+for|\s+(?:must|shall|should|will|can|may|"

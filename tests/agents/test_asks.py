@@ -173,6 +173,11 @@ def test_a_quote_answers_the_amount_or_period_it_states(question: str, quote: st
     ("When might an individual who plans to participate be required to comply?", False),
     ("According to the regulatory guidelines, who may the Regulator approach for discussions?", True),
     ("How long must records be kept?", False),
+    # who counts as a term: a definition answers, naming no one (a baseline catalogue, a state Act, a contract)
+    ("Who counts as a collaborator?", False),
+    ("Who is considered a consumer under the Act?", False),
+    ("Who qualifies as an affiliate for the assignment clause?", False),
+    ("Who is responsible for the count of assets?", True),
 ])
 def test_asks_party(question: str, asks: bool) -> None:
     assert asks_party(question) is asks
