@@ -510,10 +510,17 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
     # gate reads the part alone, and a part of a few words shares few of them with the passage that answers the
     # question whole (a rule's list of safeguards, encryption in one point and multi-factor authentication in the
     # next).
+    # So is the passage its ranking puts first in the section whose passage answers the part before: the second
+    # question asks a second thing of the same matter ("When does our first notice of a major incident have to
+    # reach the regulator, and by when is the final write-up due?": the final report's paragraph of the incident
+    # reporting section, ranked first for "By when is the final write-up due?", which names no incident); not for a
+    # broad part, which asks for every duty and takes them by its own subject (above).
+    answering = {(r.chunk_id, q.index) for r, q, k in eligible if k.selected and passes((q.index, r.chunk_id),
+                                                                                            k.relevance)}
     carried = {(part.index, req.chunk_id) for req, part, ranked in eligible
                if part.index > 0 and ranked.relevance >= part.best and any(
-                   q.index < part.index and r.chunk_id == req.chunk_id and k.selected
-                   and passes((q.index, r.chunk_id), k.relevance) for r, q, k in eligible)}
+                   i < part.index and (c == req.chunk_id or part.index not in topics and _same_section(
+                       chunks[c], chunks[req.chunk_id])) for c, i in answering)}
     scoping: dict[int, float] = {}  # per scope question, the ranking's best chosen passage that states a scope
     for req, part, ranked in eligible:
         if ranked.selected and asks_scope(part.question) and states_scope(req.exact_quote):
@@ -564,8 +571,9 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                               key, further, decided, head_cut, passage, gate, confident, ranked.relevance) + (
                     "; it says whom or what the text applies to, which the question asks, and the ranking put its "
                     "passage first of the chosen ones that say so" if scope and not passes(key, ranked.relevance)
-                    else "; under it for this part alone, but the part before cites its passage and this part's "
-                         "ranking puts it first" if key in carried and not passes(key, ranked.relevance) and not further
+                    else "; under it for this part alone, but the part before cites its passage or another of its "
+                         "section, and this part's ranking puts it first" if key in carried and not passes(
+                             key, ranked.relevance) and not further
                     else ""))
     return out
 
@@ -583,6 +591,12 @@ def _passed_because(key: tuple[int, str], further: bool, decided: dict[tuple[int
         return ""
     return (f"; the passage alone scores {passage[key]:.3f}, under the gate ({gate:.3f}), but "
             + (duty if further else f"the ranking is sure of it (at least {confident:.3f})"))
+
+
+def _same_section(a: EvidenceItem, b: EvidenceItem) -> bool:
+    """Two passages of one section of one document (not of a document without sections). Pure."""
+    where = (a.get("document_id"), a.get("section_path"))
+    return bool(where[1]) and where == (b.get("document_id"), b.get("section_path"))
 
 
 def _gate_head(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate | None,

@@ -1962,6 +1962,39 @@ def test_a_later_part_is_answered_by_the_passage_the_part_before_cites_where_it_
     assert not next(j for j in judged if j.requirement.requirement_id == "REQ-P002").verified
 
 
+@pytest.mark.parametrize(("section", "cited"), [
+    # the second part's ranking puts first a passage of the section whose passage answers the first: cited for it
+    ("7.2 Incident reporting", True),
+    # ... not one of another section, nor of a document without sections
+    ("7.3 Incident records", False),
+    ("", False),
+], ids=["same-section", "other-section", "no-sections"])
+def test_a_later_part_is_answered_by_the_passage_its_ranking_puts_first_in_the_section_the_part_before_cites(
+        section: str, cited: bool) -> None:
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    first_text = "A regulated entity must submit an initial notification of a major incident within 4 hours."
+    second_text = "A final report shall be submitted within one month of the initial notification."
+    chunk, req = _one_quote(first_text, "regulation", Modality.OBLIGATION)
+    chunk = {**chunk, "document_id": "d", "section_path": "7.2 Incident reporting" if section else ""}
+    other, other_req = _one_quote(second_text, "regulation", Modality.OBLIGATION)
+    other, other_req = {**other, "document_id": "d", "section_path": section, "chunk_id": "c2"}, other_req.model_copy(
+        update={"chunk_id": "c2", "requirement_id": "REQ-S002"})
+    first = "When does our first notice of a major incident have to reach the regulator?"
+    second = "By when is the final write-up due?"
+    parts = [Part(index=0, question=first, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)]),
+             Part(index=1, question=second, best=0.44, ranked=[
+                 RankedChunk(chunk_id="c2", relevance=0.44, selected=True),
+                 RankedChunk(chunk_id="c1", relevance=0.1, selected=True)])]
+    judged = verify_requirements(parts, [req, other_req], {"c1": chunk, "c2": other},
+                                 _PartsModel(first, gate_selected=0.3))
+    final = next(j for j in judged if j.requirement.requirement_id == "REQ-S002" and j.part == 1)
+    assert final.verified is cited, final.rationale
+    if cited:
+        assert "another of its section" in final.rationale
+
+
 @pytest.mark.parametrize(("question", "provision", "cited"), [
     ("What does FS-1(2) require?", True, True),                   # asked about whole: the notice is all it says
     ("Do visitors have to be escorted?", False, False),           # asked about a matter: the notice answers nothing
