@@ -146,8 +146,56 @@ def unframed(text: str) -> str:
     return "\n".join(lines)
 
 
+# A running header or footer line as each page prints it, its numbers aside ("Hardt  Standards Track  [Page 12]")
+_PAGE_MARKS = re.compile(r"\d+")
+_SENTENCE_END = (".", ":", "!", "?")
+
+
+def unpaged(text: str) -> str:
+    """Paginated plain text (pages split by form feeds, as the RFC Editor and typed filings print it) read as one
+    text: the first and last lines of the pages that at least half of them repeat, their numbers aside (a running
+    header "RFC 6749    OAuth 2.0    October 2012", a footer "Hardt    Standards Track    [Page 12]"), taken off, and
+    a sentence a page break cuts ("The client MUST NOT use the authorization code" / "more than once.") read on
+    across it. Text without two form feeds is returned as it is. Pure."""
+    pages = text.split("\f")
+    if len(pages) < 3:
+        return text
+
+    def shape(line: str) -> str:
+        return _PAGE_MARKS.sub("#", normalize_ws(line))
+
+    def edges(page: str) -> list[str]:
+        lines = [line for line in page.split("\n") if line.strip()]
+        return [shape(line) for line in (lines[:1] + lines[-1:])]
+
+    seen = Counter(edge for page in pages for edge in set(edges(page)))
+    running = {edge for edge, n in seen.items() if n >= max(2, len(pages) // 2)}
+    kept: list[str] = []
+    for page in pages:
+        lines = page.split("\n")
+        for end in (0, -1):  # the page's first lines, then its last: blank ones and one running line
+            while lines and not lines[end].strip():
+                lines.pop(end)
+            if lines and shape(lines[end]) in running:
+                lines.pop(end)
+            while lines and not lines[end].strip():
+                lines.pop(end)
+        if not lines:
+            continue
+        if kept and not kept[-1].rstrip().endswith(_SENTENCE_END):
+            kept[-1] += "\n" + "\n".join(lines)  # the page break falls inside a sentence
+        else:
+            kept.append("\n".join(lines))
+    return "\n\n".join(kept) + "\n"
+
+
+# An entry of a table of contents: a heading, a dot leader and its page ("1.1.  Roles ..........6",
+# "4.1.2.  Authorization Response . . . . . . 26"): it names a heading and is none.
+_CONTENTS_ENTRY = re.compile(r"^[ \t]*\S[^\n]*?(?:[ \t]?\.){3,}[ \t]*\d+[ \t]*$", re.MULTILINE)
+
+
 def parse_txt(path: Path, data: bytes) -> ParsedDocument:
-    text = unframed(_check_text(path, data))
+    text = _CONTENTS_ENTRY.sub("", unpaged(unframed(_check_text(path, data))))
     builder = SectionBuilder(eu_style=eu_style(text))
     feed_lines(builder, text)
     first = builder.parts[0].split("\n")[0] if builder.parts else ""

@@ -148,10 +148,12 @@ def control_heading(line: str, level: int = RANKS["control"]) -> Heading | None:
 
 
 def is_caps_heading(line: str) -> bool:
-    """An unnumbered heading in capitals ("DEFINITIONS"), never a line that continues a sentence."""
+    """An unnumbered heading in capitals ("DEFINITIONS"), never a line that continues a sentence, nor one mostly of
+    figures and marks (an example's "HTTP/1.1 200 OK", a row of hexadecimal bytes "20 25 26 2B C2 A3")."""
     line = line.strip()
+    marks = sum(not ch.isspace() for ch in line)
     return (line.isupper() and len(line.split()) <= 10 and len(line) > 3
-            and not line.endswith((",", ";", ":", ".")))
+            and not line.endswith((",", ";", ":", ".")) and sum(ch.isalpha() for ch in line) * 2 >= marks)
 
 
 _CENTRED_INDENT = 8  # leading spaces of a plain-text line set apart as a title ("        Preamble")

@@ -786,6 +786,47 @@ def test_a_notice_boxed_in_asterisks_reads_as_the_text_around_it(tmp_path: Path)
         assert parse(path, path.read_bytes()).text.count("*") == text.count("*")
 
 
+# A paginated plain-text standard as the RFC Editor prints one: a table of contents with dot leaders, pages ending
+# in a footer and a form feed, each later page opening with a running header, a sentence cut by a page break, and
+# an example whose status line is in capitals.
+_PAGED = ("Network Working Group                                          A. Author\n"
+          "Request for Comments: 9999                                    March 2026\n\n"
+          "Table of Contents\n\n"
+          "   1. Introduction ....................................................2\n"
+          "   2. Token Lifetime . . . . . . . . . . . . . . . . . . . . . . . . .  3\n"
+          "   Appendix A. Use of application/x-www-form-urlencoded Media Type ...4\n\n"
+          "1.  Introduction\n\n   This document specifies tokens.\n\n\n\n"
+          "Author                       Standards Track                    [Page 1]\n\f\n"
+          "RFC 9999                     Example Tokens                   March 2026\n\n"
+          "2.  Token Lifetime\n\n   The server MUST NOT accept a token\n\n\n"
+          "Author                       Standards Track                    [Page 2]\n\f\n"
+          "RFC 9999                     Example Tokens                   March 2026\n\n"
+          "   more than ten minutes after it was issued.\n\n   An example response:\n\n"
+          "     HTTP/1.1 200 OK\n     Content-Type: application/json\n\n"
+          "3.  Security Considerations\n\n   Tokens SHOULD be short-lived.\n\n"
+          "Author                       Standards Track                    [Page 3]\n\f\n"
+          "RFC 9999                     Example Tokens                   March 2026\n\n"
+          "4.  References\n\n   None.\n")
+
+
+def test_a_paginated_text_reads_without_its_page_furniture_and_contents(tmp_path: Path) -> None:
+    path = tmp_path / "rfc9999.txt"
+    path.write_text(_PAGED)
+    parsed = parse(path, path.read_bytes())
+    assert "[Page" not in parsed.text and "Example Tokens" not in parsed.text and "\f" not in parsed.text
+    assert "...." not in parsed.text and ". . ." not in parsed.text  # the contents name headings and are none
+    sections = _sections(parsed)
+    assert set(sections) == {"", "1", "2", "3", "4"}
+    # the sentence the page break cut reads whole, in its section; the example's status line is no heading
+    assert "The server MUST NOT accept a token more than ten minutes after it was issued." in normalize_ws(
+        sections["2"])
+    assert "HTTP/1.1 200 OK" in sections["2"]
+    assert {b.section_path for b in parsed.blocks if b.section_number == "3"} == {"3 Security Considerations"}
+    # text with fewer than two page breaks is read as written
+    path.write_text("1.  Scope\n\n   Text [Page 1]\n\fMore text.\n")
+    assert "[Page 1]" in parse(path, path.read_bytes()).text
+
+
 # Two runs of letters one space apart, as pypdf sets them where a PDF kerns a word's letters apart (APRA's CPG 229
 # and CPG 110, a report's file name), and two words that stay two (a technical manual, a policy, a regulation).
 _KERNED = [("Sco pe 1 refers to all direct emissions", "Scope 1 refers to all direct emissions"),
