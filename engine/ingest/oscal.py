@@ -4,8 +4,9 @@ reads the XML form into the JSON form's shape). Pure: no I/O.
 A catalog is rendered to Markdown and read like any Markdown document, so a control is a section cited
 by its id: groups are headings, each control and enhancement a heading "<label> <title>" (the `label`
 prop, else the id in capitals: "AC-2", "AC-2(1)", "ISM-0039"), its statement parts with their item
-labels ("a.", "1.") as paragraphs, its guidance as a "Discussion:" paragraph (non-binding context),
-parameters shown as the catalog defines them ("[Assignment: organization-defined frequency]",
+labels ("a.", "1.") as paragraphs, its guidance as a "Discussion:" paragraph and a group's overview under a
+heading "Overview (guidance)" (both non-binding context; a title that only restates the id, "Control: ism-1639",
+left out), parameters shown as the catalog defines them ("[Assignment: organization-defined frequency]",
 "[Selection: daily; weekly]"), withdrawn controls marked "(withdrawn)" and said to be withdrawn, with the
 controls their links say they were incorporated into or moved to ("This control is withdrawn: incorporated into
 AC-6.").
@@ -106,7 +107,10 @@ def _control(control: dict[str, Any], depth: int, params: dict[str, str], out: l
     params = {**params, **{p["id"]: _param_text(p) for p in control.get("params") or [] if "id" in p}}
     label = _label(control)
     withdrawn = "withdrawn" in [v.lower() for v in _props(control, "status")]
-    title = str(control.get("title", "")).strip() + (" (withdrawn)" if withdrawn else "")
+    title = str(control.get("title", "")).strip()
+    if re.fullmatch(rf"(?:\w+\s*:\s*)?{re.escape(str(control.get('id', '')))}", title, re.IGNORECASE):
+        title = ""  # a title that only restates the id ("Control: ism-1639", the ISM's): the label says it
+    title += " (withdrawn)" if withdrawn else ""
     out.append(f"{'#' * min(depth, 6)} {label} {title}".rstrip())
     if withdrawn:
         out.append(_withdrawal(control, labels))
@@ -129,6 +133,13 @@ def _group(group: dict[str, Any], depth: int, params: dict[str, str], out: list[
     label = next(iter(_props(group, "label")), "")
     out.append(f"{'#' * min(depth, 6)} {label} {group.get('title', '')}".replace("  ", " ").rstrip())
     for part in group.get("parts") or []:
+        if part.get("name") == "statement":
+            _part(part, params, out)
+            continue
+        # a group's overview is the catalogue's guidance on its topic, not a control: under a heading of its own
+        # that says so, beside the group's controls ("Cable colours > Overview (guidance)")
+        name = str(part.get("title") or str(part.get("name") or "overview").replace("-", " ").capitalize())
+        out.append(f"{'#' * min(depth + 1, 6)} {name} (guidance)")
         _part(part, params, out)
     for control in group.get("controls") or []:
         _control(control, depth + 1, params, out, labels)
