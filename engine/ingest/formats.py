@@ -36,7 +36,7 @@ from engine.ingest.sections import (
     markdown_table,
     normalize,
 )
-from engine.ingest.structure import Heading, enumerator, parse_heading
+from engine.ingest.structure import Heading, enumerator, is_caps_heading, parse_heading
 from engine.search.spelling import dictionary_words, is_word
 from engine.text import normalize_ws
 
@@ -182,11 +182,17 @@ def unpaged(text: str) -> str:
                 lines.pop(end)
         if not lines:
             continue
-        if kept and not kept[-1].rstrip().endswith(_SENTENCE_END):
+        if kept and not kept[-1].rstrip().endswith(_SENTENCE_END) and _goes_on(lines[0]):
             kept[-1] += "\n" + "\n".join(lines)  # the page break falls inside a sentence
         else:
             kept.append("\n".join(lines))
     return "\n\n".join(kept) + "\n"
+
+
+def _goes_on(line: str) -> bool:
+    """A page's first line carries on the sentence the page before left open: indented body text or a word in
+    lower case, not a heading ("6.  Refreshing an Access Token" after an example that ends a page)."""
+    return (line[:1].isspace() or line[:1].islower()) and heading_of(line) is None and not is_caps_heading(line)
 
 
 # An entry of a table of contents: a heading, a dot leader and its page ("1.1.  Roles ..........6",

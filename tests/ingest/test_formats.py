@@ -787,8 +787,8 @@ def test_a_notice_boxed_in_asterisks_reads_as_the_text_around_it(tmp_path: Path)
 
 
 # A paginated plain-text standard as the RFC Editor prints one: a table of contents with dot leaders, pages ending
-# in a footer and a form feed, each later page opening with a running header, a sentence cut by a page break, and
-# an example whose status line is in capitals.
+# in a footer and a form feed, each later page opening with a running header, a sentence cut by a page break, an
+# example whose status line is in capitals, and a page that ends on the example before a page opening on a heading.
 _PAGED = ("Network Working Group                                          A. Author\n"
           "Request for Comments: 9999                                    March 2026\n\n"
           "Table of Contents\n\n"
@@ -803,8 +803,10 @@ _PAGED = ("Network Working Group                                          A. Aut
           "RFC 9999                     Example Tokens                   March 2026\n\n"
           "   more than ten minutes after it was issued.\n\n   An example response:\n\n"
           "     HTTP/1.1 200 OK\n     Content-Type: application/json\n\n"
-          "3.  Security Considerations\n\n   Tokens SHOULD be short-lived.\n\n"
           "Author                       Standards Track                    [Page 3]\n\f\n"
+          "RFC 9999                     Example Tokens                   March 2026\n\n"
+          "3.  Security Considerations\n\n   Tokens SHOULD be short-lived.\n\n"
+          "Author                       Standards Track                    [Page 4]\n\f\n"
           "RFC 9999                     Example Tokens                   March 2026\n\n"
           "4.  References\n\n   None.\n")
 
