@@ -5,7 +5,7 @@ A catalog is rendered to Markdown and read like any Markdown document, so a cont
 by its id: groups are headings, each control and enhancement a heading "<label> <title>" (the `label`
 prop, else the id in capitals: "AC-2", "AC-2(1)", "ISM-0039"), its statement parts with their item
 labels ("a.", "1.") as paragraphs, its guidance as a "Discussion:" paragraph and a group's overview under a
-heading "Overview (guidance)" (both non-binding context; a title that only restates the id, "Control: ism-1639",
+heading "Overview (commentary)" (both non-binding context; a title that only restates the id, "Control: ism-1639",
 left out), parameters shown as the catalog defines them ("[Assignment: organization-defined frequency]",
 "[Selection: daily; weekly]"), withdrawn controls marked "(withdrawn)" and said to be withdrawn, with the
 controls their links say they were incorporated into or moved to ("This control is withdrawn: incorporated into
@@ -136,10 +136,11 @@ def _group(group: dict[str, Any], depth: int, params: dict[str, str], out: list[
         if part.get("name") == "statement":
             _part(part, params, out)
             continue
-        # a group's overview is the catalogue's guidance on its topic, not a control: under a heading of its own
-        # that says so, beside the group's controls ("Cable colours > Overview (guidance)")
+        # a group's overview is the catalogue's commentary on its topic, not a control: under a heading of its own
+        # that says so, beside the group's controls ("Cable colours > Overview (commentary)"), read as a control's
+        # discussion is (where a control states the matter, the control answers)
         name = str(part.get("title") or str(part.get("name") or "overview").replace("-", " ").capitalize())
-        out.append(f"{'#' * min(depth + 1, 6)} {name} (guidance)")
+        out.append(f"{'#' * min(depth + 1, 6)} {name} (commentary)")
         _part(part, params, out)
     for control in group.get("controls") or []:
         _control(control, depth + 1, params, out, labels)

@@ -134,7 +134,7 @@ def test_a_control_withdrawn_to_two_places_says_both_in_one_clause() -> None:
 def test_markdown_prose_reads_as_its_text(tmp_path: Path) -> None:
     """OSCAL's JSON prose is Markdown: an escaped mark is the mark, and a heading inside a group's overview is a line
     of it, not a section that takes the overview's text away from it; the overview stands under a heading that
-    says it is guidance, beside the group's controls."""
+    says it is commentary, beside the group's controls."""
     catalog = {"catalog": {"uuid": "0", "metadata": {"title": "C"}, "groups": [{"id": "g", "title": "Guidelines",
                                                                              "parts": [
         {"name": "overview", "prose": "# Further information\n\nSee CISA\u2019s Cybersecurity \\& Infrastructure page, "
@@ -142,23 +142,24 @@ def test_markdown_prose_reads_as_its_text(tmp_path: Path) -> None:
         {"id": "c-1", "title": "Reviews", "parts": [{"name": "statement", "prose": "Review the plan yearly."}]}]}]}}
     parsed = _parsed(tmp_path, "c.json", json.dumps(catalog))
     assert "Cybersecurity & Infrastructure page, \u2018current as at [date]\u2019." in parsed.text
-    assert {b.section_path for b in parsed.blocks} == {"Guidelines > Overview (guidance)", "Guidelines > C-1 Reviews"}
+    assert {b.section_path for b in parsed.blocks} == {"Guidelines > Overview (commentary)", "Guidelines > C-1 Reviews"}
 
 
-def test_a_groups_overview_is_guidance_and_a_title_restating_the_id_is_left_out(tmp_path: Path) -> None:
-    """The ISM's resolved catalogues: each topic group's overview is non-binding guidance, read apart from the
-    controls' statements; each control is titled "Control: ism-1820", which its heading's label already says."""
+def test_a_groups_overview_is_commentary_and_a_title_restating_the_id_is_left_out(tmp_path: Path) -> None:
+    """The ISM's resolved catalogues: each topic group's overview is non-binding commentary on its controls (as a
+    control's discussion is: binding text answers first), read apart from the controls' statements; each control is
+    titled "Control: ism-1820", which its heading's label already says."""
     catalog = {"catalog": {"uuid": "0", "metadata": {"title": "ISM"}, "groups": [{"title": "Cable colours", "parts": [
         {"name": "overview", "prose": "To avoid confusion, a consistent cable colour is used."}], "controls": [
         {"id": "ism-1820", "title": "Control: ism-1820", "parts": [
             {"name": "statement", "prose": "Cables for individual systems use a consistent colour."}]}]}]}}
     parsed = _parsed(tmp_path, "c.json", json.dumps(catalog))
     paths = {b.section_path: parsed.text[b.start:b.end].strip() for b in parsed.blocks}
-    assert paths == {"Cable colours > Overview (guidance)": "To avoid confusion, a consistent cable colour is used.",
+    assert paths == {"Cable colours > Overview (commentary)": "To avoid confusion, a consistent cable colour is used.",
                      "Cable colours > ISM-1820": "Cables for individual systems use a consistent colour."}
-    overview = next(b for b in parsed.blocks if b.section_path.endswith("(guidance)"))
+    overview = next(b for b in parsed.blocks if b.section_path.endswith("(commentary)"))
     assert non_binding({"section_path": overview.section_path, "section_heading": overview.section_heading}) == (
-        "guidance")
+        "discussion")
 
 
 def test_a_choice_that_inserts_a_parameter_shows_that_parameter(tmp_path: Path) -> None:
