@@ -220,6 +220,10 @@ def verify_requirements(parts: list[Part], requirements: list[Requirement], chun
                                                  "front matter (the document's opening, under its title, where "
                                                  "nothing is required): a title, an author, a copyright or a licence "
                                                  "line answers no question", 0.0, part.index, relevance)
+        elif bibliography(chunks[req.chunk_id]) and not _ASKS_WORKS.search(part.question):
+            judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
+                                                 "the text's list of the works it cites (its references): it names "
+                                                 "documents and requires nothing", 0.0, part.index, relevance)
         elif ranked is None:
             judged[req.requirement_id] = _reject(req, Rejection.OFF_QUESTION,
                                                  "its passage was not among this part's candidates", 0.0, part.index,
@@ -434,6 +438,20 @@ def front_matter(chunk: EvidenceItem) -> bool:
     return (chunk.get("ordinal") == 0 and bool(path) and " > " not in path and not chunk.get("section_number")
             and not re.match(r"\d", path) and not states_scope(chunk.get("text") or "")
             and not states_requirement(chunk))
+
+
+# The heading of a list of the works a text cites ("12.2.  Informative References", "1.3 Normative References",
+# "Bibliography"), and a question about those works
+_BIBLIOGRAPHY = re.compile(r"(?:(?:non[\s-]?normative|normative|informative)\s+)?references|bibliography",
+                           re.IGNORECASE)
+_ASKS_WORKS = re.compile(r"\b(?:referen\w*|bibliograph\w*|cit(?:e|es|ed|ing|ation)\b)", re.IGNORECASE)
+
+
+def bibliography(chunk: EvidenceItem) -> bool:
+    """The passage stands under a heading of references or a bibliography, as standards list the works they cite
+    (an RFC's "12.2. Informative References", ASVS's "References"): entries that name documents. Pure."""
+    heading = (chunk.get("section_path") or "").split(" > ")[-1]
+    return bool(_BIBLIOGRAPHY.fullmatch(re.sub(r"^(?:[\dA-Z]{1,3}(?:\.\d+)*\.?\s+)", "", heading.strip())))
 
 
 def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: RelevanceGate,

@@ -1342,6 +1342,38 @@ def test_grounding_confidence_follows_the_best_passages_relevance(relevance, par
         assert grounding_confidence(context, relevance, parts, n_parts) == "medium"  # a recital or discussion alone
 
 
+def test_a_chosen_commentary_brings_the_binding_sections_beside_it(conn, settings, embedder, tmp_path) -> None:
+    """with_binding: a chosen passage under a heading of commentary (an OSCAL group's overview) brings the controls
+    under the same heading as unchosen candidates at no relevance; not the controls of another topic, nor anything
+    for a chosen control."""
+    from agents.crossref import evidence_entry
+    from agents.select import Part, RankedChunk, with_binding
+    from engine.ingest.pipeline import ingest_paths
+    from engine.search import store
+
+    catalogue = tmp_path / "catalogue.md"
+    catalogue.write_text("# Manual\n\n## Wireless networks\n\n### Caching outcomes\n\n#### Overview (commentary)\n\n"
+                         "If caching is used, the caching period should not be set to greater than 1440 minutes.\n\n"
+                         "#### ISM-1330\n\nThe PMK caching period is not set to greater than 1440 minutes.\n\n"
+                         "#### ISM-1331\n\nCached outcomes are cleared when a client disconnects.\n\n"
+                         "### Default settings\n\n#### ISM-1318\n\nSSID broadcasting is not disabled.\n")
+    ingest_paths(conn, embedder, settings, [catalogue], source_type="standard")
+    chunks = {c.section_path.rsplit(" > ", 1)[-1]: c for c in store.chunks_of_document(
+        conn, store.list_documents(conn)[0].id)}
+    overview, control = chunks["Overview (commentary)"], chunks["ISM-1330"]
+    pool = [evidence_entry(overview, score=1.0, query="q"), evidence_entry(control, score=0.5, query="q")]
+    ranked = [RankedChunk(chunk_id=overview.id, relevance=0.8, selected=True)]
+    part = Part(index=0, question="How long may access points cache authentication results?", ranked=ranked, best=0.8)
+    with_controls, added = with_binding(part, pool, conn)
+    beside = with_controls.ranked[1:]
+    assert {r.chunk_id for r in beside} == {control.id, chunks["ISM-1331"].id}  # not ISM-1318, another topic's
+    assert all(r.relevance == 0.0 and not r.selected for r in beside)
+    assert [e["chunk_id"] for e in added] == [chunks["ISM-1331"].id]  # ISM-1330 was in the pool already
+    chosen_control = part.model_copy(update={"ranked": [RankedChunk(chunk_id=control.id, relevance=0.8,
+                                                                    selected=True)]})
+    assert with_binding(chosen_control, pool, conn) == (chosen_control, [])
+
+
 def test_a_broad_part_weighs_the_rest_of_a_chosen_passages_section(conn, settings, embedder, tmp_path) -> None:
     """with_sections: every chunk of a chosen passage's section joins a broad part, with that passage's relevance
     and `section_of` naming it; a part that is not broad, or a passage not chosen, brings nothing."""
@@ -1928,6 +1960,36 @@ class _PartsModel(_PairModel):
 
     def pair_probabilities(self, question: str, texts: Sequence[str], headings: object = None) -> list[float]:
         return [0.8 if question == self.first else 0.1] * len(texts)
+
+
+@pytest.mark.parametrize(("path", "question", "works"), [
+    # an RFC's and a standard's lists of the works they cite name documents and require nothing
+    ("12 References > 12.2 Informative References", "Which XML signature algorithms must an identity provider use?",
+     True),
+    ("1 Introduction > 1.3 Normative References", "What must a package's manifest contain?", True),
+    ("V2 Authentication > References", "How long must passwords be?", True),
+    ("Appendix C > Bibliography", "Who must approve the plan?", True),
+    # ... unless the question asks about the works cited; a section on checking references is no such list
+    ("12 References > 12.1 Normative References", "Which documents are normative references of the protocol?",
+     False),
+    ("Hiring > Reference Checks", "Must we check a candidate's references?", False),
+], ids=["informative", "normative", "asvs-references", "bibliography", "asked-about", "reference-checks"])
+def test_a_list_of_the_works_a_text_cites_answers_no_question(path: str, question: str, works: bool) -> None:
+    from agents.extract import extract_from_chunks
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    text = ("Hammer-Lahav, E., \"The OAuth 1.0 Protocol\", RFC 5849, April 2010, must be read with RFC 2119 and is "
+            "cited where the protocol requires it.")
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "standard", "ordinal": 40,
+             "section_path": path, "document_id": "d", "document_version": 1, "document_title": "RFC 9999"}
+    reqs = extract_from_chunks([chunk], questions=[question])
+    part = Part(index=0, question=question, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)])
+    judged = verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
+                                                                         gate_selected=0.2))
+    assert reqs and all(("works it cites" in j.rationale) is works for j in judged), [j.rationale for j in judged]
+    if works:
+        assert not any(j.verified for j in judged)
 
 
 @pytest.mark.parametrize(("second_ranking", "carried"), [
