@@ -331,6 +331,42 @@ def with_sections(part: Part, pool: list[EvidenceItem], conn: Any, limits: Evide
     return part.model_copy(update={"ranked": [*ranked, *added_ranked]}), added
 
 
+_SECTION_CHUNKS = 2  # chunks of each binding section beside a chosen commentary weighed (a control is one or two)
+
+
+def with_binding(part: Part, pool: list[EvidenceItem], conn: Any, limits: EvidenceSettings = _EVIDENCE
+                 ) -> tuple[Part, list[EvidenceItem]]:
+    """Binding text first: a chosen passage of commentary that stands under a heading of its own ("Caching 802.1X
+    authentication outcomes > Overview (commentary)", a catalogue's explanation of a topic) brings the binding
+    sections beside it under the same heading (the topic's controls, `limits.commentary_sections` of them) as
+    candidates, unchosen and at no relevance: the commentary's words rank above the control's terse statement
+    ("If PMK caching is used, the PMK caching period should not be set to greater than 1440 minutes" above "The PMK
+    caching period is not set to greater than 1440 minutes (24 hours)"), and where a control states the matter the
+    commentary explains, verify cites it first (agents.verify._binding_first). Returns the part and the evidence
+    entries new to the run."""
+    if not limits.commentary_sections:
+        return part, []
+    by_id = {e["chunk_id"]: e for e in pool}
+    anchors = {(entry["document_id"], entry["section_path"]) for r in part.ranked if r.selected
+               and (entry := by_id.get(r.chunk_id)) and " > " in (entry.get("section_path") or "")
+               and non_binding(entry) == "discussion"}
+    if not anchors:
+        return part, []
+    beside = {(document_id, path) for (document_id, _), paths in store.sibling_sections(conn, sorted(anchors)).items()
+              for path in paths[:limits.commentary_sections]}
+    known = {r.chunk_id for r in part.ranked}
+    added_ranked, added = [], []
+    for chunks in store.section_chunks(conn, sorted(beside - anchors), most=_SECTION_CHUNKS).values():
+        for chunk in chunks:
+            if chunk.id in known or non_binding(evidence_entry(chunk, score=0.0, query=part.question)) is not None:
+                continue
+            known.add(chunk.id)
+            added_ranked.append(RankedChunk(chunk_id=chunk.id, relevance=0.0, selected=False))
+            if chunk.id not in by_id:
+                added.append(evidence_entry(chunk, score=0.0, query=part.question))
+    return part.model_copy(update={"ranked": [*part.ranked, *added_ranked]}), added
+
+
 def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem], deps: Deps,
                     limits: EvidenceSettings, named: list[str]) -> tuple[Part, list[EvidenceItem]]:
     """A part that asks about provisions whole ("What does Article 11 require?": agents.provisions) chooses their
@@ -480,6 +516,8 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
             added.extend(more)
         if researched:
             part, more = with_sections(part, pool, deps.conn, limits)
+            added.extend(more)
+            part, more = with_binding(part, pool, deps.conn, limits)
             added.extend(more)
         # "Under PSD2, ...", where no document in scope is PSD2 nor writes its name: another text's passages answer
         # another question, however well they rank ("fees can also be paid online" to a question on payments)

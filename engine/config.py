@@ -107,6 +107,11 @@ class EvidenceSettings(BaseModel):
                                       description="For a broad question, of a chosen passage's section longer than "
                                                   "broad_section_max, the chunks this many places either side of it "
                                                   "are weighed (the rest of its paragraph; 0: none).")
+    commentary_sections: int = Field(default=8, ge=0,
+                                     description="A chosen passage of commentary (a catalogue's overview of a topic) "
+                                                 "brings the binding sections beside it under the same heading (the "
+                                                 "topic's controls), up to this many, as candidates: where one states "
+                                                 "the matter the commentary explains, it is cited first (0: never).")
     rival_passages: int = Field(default=2, ge=0,
                                 description="For a part that asks a time or an amount whose chosen passages are all "
                                             "of one source family (the law, or policies and guidance), the other "
