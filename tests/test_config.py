@@ -14,7 +14,7 @@ from engine.errors import ConfigError
 TODAY = {
     "evidence": {"min_quote_words": 10, "min_sentence_words": 6, "max_quote_words": 120, "quote_gap": 0.3,
                  "max_quotes_per_chunk": 3, "extra_candidates": 3, "broad_max_passages": 8,
-                 "broad_floor": 0.02, "broad_section_max": 12, "broad_section_window": 2,
+                 "broad_floor": 0.02, "broad_section_max": 12, "broad_section_window": 2, "commentary_sections": 8,
                  "broad_law_passages": 3,
                  "broad_gate_share": 0.2, "broad_topic_coverage": 0.5,
                  "rival_passages": 2, "named_group_passages": 2},
