@@ -1669,6 +1669,21 @@ def test_a_table_answer_names_cells_only_by_headers_that_are_words(header: str, 
     assert table_answer("What applies here?", header, row) == direct
 
 
+def _judged_alone(text: str, path: str, question: str, ordinal: int, title: str) -> tuple[list, list]:
+    """A standard's one chunk extracted for `question` and judged as the part's only, chosen candidate, by a gate
+    that passes every passage: (its requirements, their verdicts)."""
+    from agents.extract import extract_from_chunks
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "standard", "ordinal": ordinal,
+             "section_path": path, "document_id": "d", "document_version": 1, "document_title": title}
+    reqs = extract_from_chunks([chunk], questions=[question])
+    part = Part(index=0, question=question, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)])
+    return reqs, verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
+                                                                             gate_selected=0.2))
+
+
 @pytest.mark.parametrize(("text", "ordinal", "path", "question", "front"), [
     # a catalogue's provenance and copyright lines, a licence's version line: front matter
     ("Australian Signals Directorate, Information security manual, converted from the OSCAL catalog. © Commonwealth "
@@ -1698,16 +1713,7 @@ def test_a_table_answer_names_cells_only_by_headers_that_are_words(header: str, 
 ], ids=["catalogue-copyright", "licence-permission", "licence-copyright", "regulation-time-asked", "policy-duty",
         "later-chunk", "under-a-section", "numbered-section", "scope"])
 def test_front_matter_answers_no_question(text, ordinal, path, question, front) -> None:
-    from agents.extract import extract_from_chunks
-    from agents.select import Part, RankedChunk
-    from agents.verify import verify_requirements
-
-    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "standard", "ordinal": ordinal,
-             "section_path": path, "document_id": "d", "document_version": 1, "document_title": path}
-    reqs = extract_from_chunks([chunk], questions=[question])
-    part = Part(index=0, question=question, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)])
-    judged = verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
-                                                                         gate_selected=0.2))
+    reqs, judged = _judged_alone(text, path, question, ordinal, path)
     assert reqs and all(("front matter" in j.rationale) is front for j in judged), [j.rationale for j in judged]
     if front:
         assert not any(j.verified for j in judged)
@@ -1975,18 +1981,9 @@ class _PartsModel(_PairModel):
     ("Hiring > Reference Checks", "Must we check a candidate's references?", False),
 ], ids=["informative", "normative", "asvs-references", "bibliography", "asked-about", "reference-checks"])
 def test_a_list_of_the_works_a_text_cites_answers_no_question(path: str, question: str, works: bool) -> None:
-    from agents.extract import extract_from_chunks
-    from agents.select import Part, RankedChunk
-    from agents.verify import verify_requirements
-
     text = ("Hammer-Lahav, E., \"The OAuth 1.0 Protocol\", RFC 5849, April 2010, must be read with RFC 2119 and is "
             "cited where the protocol requires it.")
-    chunk = {"chunk_id": "c1", "text": text, "section_heading": "", "source_type": "standard", "ordinal": 40,
-             "section_path": path, "document_id": "d", "document_version": 1, "document_title": "RFC 9999"}
-    reqs = extract_from_chunks([chunk], questions=[question])
-    part = Part(index=0, question=question, best=0.8, ranked=[RankedChunk(chunk_id="c1", relevance=0.8, selected=True)])
-    judged = verify_requirements([part], reqs, {"c1": chunk}, _PairModel(0.9, gate=0.9, gate_head=0.4,
-                                                                         gate_selected=0.2))
+    reqs, judged = _judged_alone(text, path, question, 40, "RFC 9999")
     assert reqs and all(("works it cites" in j.rationale) is works for j in judged), [j.rationale for j in judged]
     if works:
         assert not any(j.verified for j in judged)
