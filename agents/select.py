@@ -358,12 +358,13 @@ def with_binding(part: Part, pool: list[EvidenceItem], conn: Any, limits: Eviden
     added_ranked, added = [], []
     for chunks in store.section_chunks(conn, sorted(beside - anchors), most=_SECTION_CHUNKS).values():
         for chunk in chunks:
-            if chunk.id in known or non_binding(evidence_entry(chunk, score=0.0, query=part.question)) is not None:
+            entry = by_id.get(chunk.id) or evidence_entry(chunk, score=0.0, query=part.question)
+            if chunk.id in known or non_binding(entry) is not None:
                 continue
             known.add(chunk.id)
             added_ranked.append(RankedChunk(chunk_id=chunk.id, relevance=0.0, selected=False))
             if chunk.id not in by_id:
-                added.append(evidence_entry(chunk, score=0.0, query=part.question))
+                added.append(entry)
     return part.model_copy(update={"ranked": [*part.ranked, *added_ranked]}), added
 
 
