@@ -84,6 +84,16 @@ def title_words(question: str, titles: dict[str, str]) -> dict[str, set[str]]:
     return {doc: words for doc, words in found.items() if words}
 
 
+def shared(proper: Mapping[str, set[str]], asked: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """`proper` (id -> the words of its title its text writes only as names, of those `asked`: `title_words`) with
+    each such word given to every document whose title writes it too: one name is one name ("OAuth" in the titles of
+    three RFCs names all three, though one of them also writes "oauth" in lower case), so a question that writes it
+    names each title that does, not the one whose text happens never to write it otherwise. Pure."""
+    names = {w for found in proper.values() for w in found}
+    out = {doc: {w for w in words if w in names} for doc, words in asked.items()}
+    return {doc: found for doc, found in out.items() if found}
+
+
 def question_names(question: str) -> set[str]:
     """What a question writes as a name, lower-cased: words in capitals (a version suffix dropped: "GPLv3" ->
     "gpl"), capitalised words inside the sentence, pairs of them ("Safeguards Rule"), and a series' letters with a

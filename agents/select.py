@@ -30,6 +30,7 @@ from agents.naming import (
     foreign,
     named_documents,
     named_groups,
+    shared,
     title_names,
     title_words,
     without_kind,
@@ -460,7 +461,8 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
     titles = {d: t for d, t in titles.items() if scope is None or not scope.document_ids or d in scope.document_ids}
     before: list[str] = []  # the documents the part before named
     for i, question in enumerate(state["part_questions"]):
-        proper = store.proper_words(deps.conn, title_words(question, titles)) if titles else {}
+        asked_words = title_words(question, titles) if titles else {}
+        proper = shared(store.proper_words(deps.conn, asked_words), asked_words) if asked_words else {}
         named = sorted(named_documents(question, titles, proper))
         # A part that names none asks about the text the part before named ("Can I charge for a warranty on
         # Apache-licensed software, and what do I owe the contributors if I do?")

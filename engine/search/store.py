@@ -514,9 +514,10 @@ def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *
                  least: int = 2) -> dict[str, set[str]]:
     """Of each document's `words` (id -> capitalised words of its title, as written), those its text writes
     capitalised at least `least` times and never in lower case as a word of running text (a URL's "apache.org"
-    is not): the document's proper names ("Apache", "Mozilla"), not the words its title capitalises ("Security",
-    "Access"). Documents are immutable (an id is a hash of the text), so each answer is cached per process, at
-    most `_PROPER_MAX` of them (a server that reads many corpora does not grow without end)."""
+    and a mail address's "oauth-ext-review@ietf.org" are not): the document's proper names ("Apache", "Mozilla",
+    "OAuth"), not the words its title capitalises ("Security", "Access"). Documents are immutable (an id is a hash
+    of the text), so each answer is cached per process, at most `_PROPER_MAX` of them (a server that reads many
+    corpora does not grow without end)."""
     out: dict[str, set[str]] = {}
     for doc, found in words.items():
         found = set(found)
@@ -526,7 +527,8 @@ def proper_words(conn: psycopg.Connection, words: Mapping[str, Iterable[str]], *
         if asked:
             rows = conn.execute(
                 "SELECT w, (SELECT count(*) FROM regexp_matches(d.text, '\\m' || w || '\\M', 'g')), "
-                "(SELECT count(*) FROM regexp_matches(d.text, '(^|[^[:alnum:]_./@:-])' || lower(w) || '\\M', 'g')) "
+                "(SELECT count(*) FROM regexp_matches(d.text, '(^|[^[:alnum:]_./@:-])' || lower(w) "
+                "|| '\\M(?![[:alnum:]_.+-]*@)', 'g')) "
                 "FROM documents d, unnest(%s::text[]) AS w WHERE d.id = %s", (asked, doc)).fetchall()
             _PROPER.update({(doc, w): capitalised >= least and not lower for w, capitalised, lower in rows})
         if kept := {w for w in found if _PROPER.get((doc, w))}:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agents.naming import asked_under, foreign, named_documents, named_groups, title_words, without_kind
+from agents.naming import (
+    asked_under,
+    foreign,
+    named_documents,
+    named_groups,
+    shared,
+    title_words,
+    without_kind,
+)
 
 LICENCES = {"apache": "Apache License, Version 2.0", "gpl": "GNU General Public License, Version 3",
             "mpl": "Mozilla Public License, Version 2.0",
@@ -89,6 +97,20 @@ def test_a_title_word_written_only_as_a_name_names_its_document(titles: dict[str
     assert title_words(question, titles) == asked
     proper = {doc: words & PROPER.get(doc, set()) for doc, words in asked.items()}
     assert named_documents(question, titles, proper) == named
+
+
+def test_a_name_of_one_title_names_every_title_that_writes_it() -> None:
+    titles = {"6749": "RFC 6749 The OAuth 2.0 Authorization Framework",
+              "6750": "RFC 6750 The OAuth 2.0 Authorization Framework: Bearer Token Usage",
+              "7662": "RFC 7662 OAuth 2.0 Token Introspection", "pol": "Token Handling Policy"}
+    question = "Which character encoding has to be used for names and values in form-encoded OAuth requests?"
+    asked = title_words(question, titles)
+    assert asked == {"6749": {"OAuth"}, "6750": {"OAuth"}, "7662": {"OAuth"}}
+    # only RFC 6750's text never writes "oauth" in lower case; the name is the three titles' all the same
+    assert shared({"6750": {"OAuth"}}, asked) == asked
+    assert named_documents(question, titles, shared({"6750": {"OAuth"}}, asked)) == {"6749", "6750", "7662"}
+    assert named_documents(question, titles, {"6750": {"OAuth"}}) == {"6750"}  # as it was: one RFC searched alone
+    assert shared({}, asked) == {}
 
 
 @pytest.mark.parametrize(("titles", "question", "searched"), [

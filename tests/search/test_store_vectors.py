@@ -45,6 +45,20 @@ def test_a_title_word_the_text_never_writes_in_lower_case_is_a_proper_name(conn)
     assert store.proper_words(conn, {"doc_proper": {"Licensed"}}) == {}
 
 
+def test_a_title_word_in_a_mail_address_is_not_written_in_lower_case(conn) -> None:
+    # RFC 6749's text writes "OAuth" as a name throughout and "oauth" only in a list's address
+    text = ("The OAuth 2.0 authorization framework. OAuth defines four roles. Requests must be sent to the "
+            "oauth-ext-review@ietf.org mailing list. An oauth token is opaque.")
+    with conn.transaction():
+        for doc, body in (("doc_mail", text.replace(" An oauth token is opaque.", "")), ("doc_lower", text)):
+            store.insert_document(conn, doc_id=doc, source_key=f"{doc}.txt", version=1,
+                                  content_sha256=("3" if doc == "doc_mail" else "4") * 64, file_sha256=None,
+                                  title="The OAuth 2.0 Authorization Framework", source_type="standard",
+                                  source_uri=f"{doc}.txt", fmt="txt", text=body, metadata={})
+    # the address alone leaves it a name; "an oauth token" in running text does not
+    assert store.proper_words(conn, {"doc_mail": {"OAuth"}, "doc_lower": {"OAuth"}}) == {"doc_mail": {"OAuth"}}
+
+
 def test_the_proper_name_cache_starts_again_when_full_and_answers_the_same(conn, monkeypatch) -> None:
     text = "Apache is named. Apache again, and the Apache terms."
     with conn.transaction():
