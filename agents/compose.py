@@ -170,6 +170,11 @@ _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 _LABEL_LINE = re.compile(r"^\s*[A-Z][\w-]*(?:\s+[A-Za-z][\w-]*)?:[ \t]*\n\s*(?=\S)")
 
 
+# The bullet of plain-text specifications that opens a quote, a lower-case "o" and two blanks ("o  The HTTP request
+# method is ...": RFCs), which whitespace normalised would leave a word ("O The HTTP request method ...")
+_BULLET_O = re.compile(r"^\s*o[ \t]{2,}(?=\S)")
+
+
 def _unlabelled(span: str) -> str:
     """`span` without the list labels it opens with ("(c) Security logs shall be reviewed ..." -> "Security logs
     shall be reviewed ..."): in a direct answer the label places nothing (its citation does), and the rest is
@@ -193,6 +198,7 @@ def direct_span(question: str, quote: str, max_words: int = _ANSWER.direct_max_w
     better than the first (`_led_point`); a table row quoted without its header, the cell that states the
     requirement (`_row_cell`). Pure."""
     quote = _row_cell(question, quote)
+    quote = _BULLET_O.sub("", quote, count=1)
     # A list that opens the quote ("This Regulation does not apply to:" over "(a) managers of ...;" to "(e)
     # insurance ... intermediaries which are ... small ...;"): its lead-in with the point that answers, where a
     # later point answers better than the first
@@ -368,7 +374,9 @@ def table_answer(question: str, header: str, row: str) -> str:
 ELLIPSIS = "\u2026"
 _BOUNDS = (".", ";", ":", "!", "?", "|")  # a sentence's end, or a table cell's
 # a list label before a span ("(a) ", "(1)(i) ", "* ") opens a sentence too
-_LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$", re.IGNORECASE)
+# and a plain-text specification's "o" bullet after a lead-in or a point ("... are met: o ", normalised)
+_LABEL_BEFORE = re.compile(r"(?:^|\s)(?:(?:\(?[a-z\d]{1,4}[.)])+|[-*\u2022\u25aa])$|(?:^|[.:;]\s)(?-i:o)$",
+                           re.IGNORECASE)
 
 
 def cut_inside(span: str, quote: str) -> tuple[bool, bool] | None:
