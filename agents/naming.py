@@ -96,17 +96,25 @@ def shared(proper: Mapping[str, set[str]], asked: Mapping[str, set[str]]) -> dic
 
 def question_names(question: str) -> set[str]:
     """What a question writes as a name, lower-cased: words in capitals (a version suffix dropped: "GPLv3" ->
-    "gpl"), capitalised words inside the sentence, pairs of them ("Safeguards Rule"), and a series' letters with a
-    number ("CPG 229")."""
-    words = _WORD.findall(question)
+    "gpl"), capitalised words inside a sentence, pairs of them ("Safeguards Rule"), and a series' letters with a
+    number ("CPG 229"). A word that opens a sentence is capitalised for that alone: the question's first, and one
+    after a sentence's end ("The laptop was stolen. Is this a breach?": "Is" names no "Information Systems"
+    Regulations), where a word in lower case ends the sentence before ("U.S. Securities" goes on)."""
+    found = list(_WORD.finditer(question))
+    words = [m.group(0) for m in found]
+    opens = [i == 0 or _SENTENCE_END.search(question[:m.start()]) is not None for i, m in enumerate(found)]
     out: set[str] = set()
     for i, w in enumerate(words):
         stem = _VERSION.sub("", w)
-        if stem.isupper() and len(stem) >= 2 or (w[0].isupper() and i > 0):
+        if stem.isupper() and len(stem) >= 2 or (w[0].isupper() and not opens[i]):
             out |= {w.lower(), stem.lower()}
     out |= {f"{a} {b}".lower() for i, (a, b) in enumerate(zip(words, words[1:], strict=False))
-            if i > 0 and a[0].isupper() and b[0].isupper()}
+            if not opens[i] and a[0].isupper() and b[0].isupper()}
     return out | _codes(question)
+
+
+# The end of a sentence before a word: a word in lower case (two letters or more), its stop, blanks
+_SENTENCE_END = re.compile(r"\b[a-z][a-z'-]+[.?!][\"'\u201d\u2019)]?\s+$")
 
 
 # The spellings of a kind of document a question may write after a title's own words ("the Apache licence").

@@ -99,6 +99,23 @@ def test_a_title_word_written_only_as_a_name_names_its_document(titles: dict[str
     assert named_documents(question, titles, proper) == named
 
 
+@pytest.mark.parametrize(("titles", "question", "named"), [
+    # a second sentence's first word is capitalised for that alone: "Is" is no "Information Systems" (the NIS
+    # Regulations) nor "Information Safeguards" (the FTC rule's title)
+    ({"osh": "Occupational Safety and Health Act of 1970",
+      "nis": "The Network and Information Systems Regulations 2018"},
+     "Inspectors will see our proprietary process during the visit. Is that information protected?", set()),
+    (US, "A laptop with patient files was stolen but the disk was fully encrypted. Is this even the kind of breach "
+         "we must notify about?", set()),
+    # a name after a sentence's end is a name still, and an abbreviation's stop ends no sentence
+    (LICENCES, "We ship a binary. Does the Mozilla Public License let us keep our files closed?", {"mpl"}),
+    ({"sec": "Securities Exchange Act of 1934", "bank": "Bank Secrecy Act"},
+     "Under the U.S. Securities Exchange Act, what must we file?", {"sec"}),
+], ids=["nis-is", "ftc-is", "name-after-a-stop", "abbreviation"])
+def test_a_word_that_opens_a_sentence_names_nothing(titles: dict[str, str], question: str, named: set[str]) -> None:
+    assert named_documents(question, titles) == named
+
+
 def test_a_name_of_one_title_names_every_title_that_writes_it() -> None:
     titles = {"6749": "RFC 6749 The OAuth 2.0 Authorization Framework",
               "6750": "RFC 6750 The OAuth 2.0 Authorization Framework: Bearer Token Usage",
