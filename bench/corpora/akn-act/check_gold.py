@@ -1,0 +1,229 @@
+"""Check the gold of the akn-act corpus against the Akoma Ntoso XML files under docs/.
+
+Usage: python check_gold.py            (from any directory; exits 1 on any error)
+
+Independent of the engine: it parses the XML itself with lxml.
+
+What it does:
+
+* reads each docs/*.xml and works with local element names, so it reads the Akoma Ntoso 2.0
+  namespace of these files (http://www.akomantoso.org/2.0) as well as the OASIS 3.0 one;
+* skips <meta> blocks (FRBR identification, TLCTerm references, lifecycle) everywhere;
+* splits the visible text into blocks: the innermost <p>, <listIntroduction>, <listWrapUp>,
+  <heading>, <subheading>, <td>, <th> elements. A gold text must lie inside one block, so it cannot
+  span two list items, two subsections, two definitions, a heading and its text, or two table cells;
+* gives each block the label of the nearest numbered unit above it, in the form the by-laws cite
+  their own units: the nearest ancestor <section> gives "Section <num>" (the trailing dot of
+  <num>1.</num> dropped: "Section 12", "Section 4A"); text in a schedule (a <component> outside the
+  <act>, titled by its FRBRalias "Schedule 1") gives "Schedule 1"; the <preamble> gives "Preamble";
+  a chapter or part heading gives "Chapter II" / "Part 1";
+* checks that each gold text occurs, whitespace-normalised (nothing else is normalised: quotes,
+  dashes and the PDF line-break hyphens such as "qual- ity" are compared as they are), inside one
+  block of the named file that carries the named label;
+* checks the file itself: ids unique, types valid, gold texts 6-40 words, two-part golds carry part 1
+  and part 2 (others no part), out-of-scope iff no gold, broad questions at least two golds, binding
+  is true/false, every file under docs/ listed in `documents` (and every listed file present),
+  source_type valid, corpus name equals the folder name.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import yaml
+from lxml import etree
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE / "docs"
+TYPES = {"paraphrase", "broad", "two-part", "conflict", "out-of-scope", "provision"}
+SOURCE_TYPES = {"statute", "regulation", "guidance", "policy", "standard", "contract"}
+BLOCKS = {"p", "listIntroduction", "listWrapUp", "heading", "subheading", "td", "th"}
+AKN_NAMESPACES = (
+    "http://www.akomantoso.org/2.0",
+    "http://docs.oasis-open.org/legaldocml/ns/akn/3.0",
+)
+
+
+def local(el) -> str:
+    return etree.QName(el).localname if isinstance(el.tag, str) else ""
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def child(el, name):
+    for c in el:
+        if local(c) == name:
+            return c
+    return None
+
+
+def schedule_label(component) -> str:
+    for el in component.iter():
+        if local(el) == "FRBRalias" and el.get("value"):
+            return el.get("value").strip()
+    m = re.search(r"(\d+)$", component.get("id") or component.get("eId") or "")
+    return f"Schedule {m.group(1)}" if m else "Schedule"
+
+
+def label_of(block) -> str:
+    """Nearest numbered unit above the block, as the by-law cites it."""
+    for anc in block.iterancestors():
+        name = local(anc)
+        if name == "section":
+            num = child(anc, "num")
+            n = norm("".join(num.itertext())).rstrip(".") if num is not None else "?"
+            return f"Section {n}"
+        if name in ("chapter", "part") and local(block) == "heading" and block.getparent() is anc:
+            num = child(anc, "num")
+            n = norm("".join(num.itertext())) if num is not None else "?"
+            return f"{name.capitalize()} {n}"
+        if name == "component":
+            return schedule_label(anc)
+        if name == "preamble":
+            return "Preamble"
+        if name == "preface":
+            return "Preface"
+    return "(unplaced)"
+
+
+def in_meta(el) -> bool:
+    return any(local(a) == "meta" for a in el.iterancestors())
+
+
+def blocks_of(path: Path):
+    """List of (label, normalised text) for every innermost text block outside <meta>."""
+    root = etree.parse(str(path)).getroot()
+    ns = etree.QName(root).namespace
+    if local(root) != "akomaNtoso" or ns not in AKN_NAMESPACES:
+        raise ValueError(f"{path.name}: not an Akoma Ntoso document ({root.tag})")
+    out = []
+    for el in root.iter():
+        if local(el) not in BLOCKS or in_meta(el):
+            continue
+        if any(local(d) in BLOCKS for d in el.iterdescendants()):
+            continue  # a container of blocks (e.g. a <td> holding <p>s): use the inner ones
+        text = norm("".join(el.itertext()))
+        if text:
+            out.append((label_of(el), text))
+    return out
+
+
+def main() -> int:
+    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
+    errors: list[str] = []
+
+    if data.get("corpus") != HERE.name:
+        errors.append(f"corpus is {data.get('corpus')!r}, folder is {HERE.name!r}")
+    if not str(data.get("description", "")).strip():
+        errors.append("description is empty")
+
+    docs = data.get("documents", [])
+    listed = [d.get("file") for d in docs]
+    on_disk = sorted(p.name for p in DOCS.iterdir() if p.is_file())
+    for f in on_disk:
+        if f not in listed:
+            errors.append(f"docs/{f} not listed in documents")
+    for d in docs:
+        if d.get("file") not in on_disk:
+            errors.append(f"documents lists {d.get('file')}, not under docs/")
+        if d.get("source_type") not in SOURCE_TYPES:
+            errors.append(f"{d.get('file')}: bad source_type {d.get('source_type')!r}")
+        if not str(d.get("title", "")).strip():
+            errors.append(f"{d.get('file')}: no title")
+    if len(listed) != len(set(listed)):
+        errors.append("a document is listed twice")
+
+    parsed = {}
+    for f in on_disk:
+        try:
+            parsed[f] = blocks_of(DOCS / f)
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            errors.append(str(exc))
+    labels = {f: {lab for lab, _ in bl} for f, bl in parsed.items()}
+
+    ids = Counter()
+    types = Counter()
+    n_gold = 0
+    n_binding = Counter()
+    per_doc = Counter()
+    for q in data.get("questions", []):
+        qid = q.get("id", "?")
+        ids[qid] += 1
+        qtype = q.get("type")
+        types[qtype] += 1
+        if qtype not in TYPES:
+            errors.append(f"{qid}: bad type {qtype!r}")
+        if not str(q.get("question", "")).strip():
+            errors.append(f"{qid}: empty question")
+        gold = q.get("gold") or []
+        if (qtype == "out-of-scope") != (len(gold) == 0):
+            errors.append(f"{qid}: out-of-scope must have no gold, others at least one")
+        if qtype == "broad" and len(gold) < 2:
+            errors.append(f"{qid}: broad question with fewer than two golds")
+        parts = set()
+        docs_here = set()
+        for g in gold:
+            n_gold += 1
+            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
+            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
+            docs_here.add(doc)
+            if doc not in parsed:
+                errors.append(f"{where}: unknown doc")
+                continue
+            if not isinstance(g.get("binding"), bool):
+                errors.append(f"{where}: binding must be true or false")
+            else:
+                n_binding[g["binding"]] += 1
+            nw = len(text.split())
+            if not 6 <= nw <= 40:
+                errors.append(f"{where}: {nw} words (6-40)")
+            if qtype == "two-part":
+                if g.get("part") not in (1, 2):
+                    errors.append(f"{where}: two-part gold without part 1/2")
+                parts.add(g.get("part"))
+            elif "part" in g:
+                errors.append(f"{where}: part given on a {qtype} question")
+            if sec not in labels[doc]:
+                errors.append(f"{where}: no unit labelled {sec!r} in {doc}")
+                continue
+            needle = norm(text)
+            hits = [lab for lab, block in parsed[doc] if needle in block]
+            if sec in hits:
+                continue
+            if hits:
+                errors.append(f"{where}: not in {sec}; found in {sorted(set(hits))}")
+            else:
+                whole = norm(" ".join(b for lab, b in parsed[doc] if lab == sec))
+                hint = "spans two blocks (items, paragraphs or cells)" if needle in whole else "not found"
+                errors.append(f"{where}: {hint}")
+        for d in docs_here:
+            per_doc[d] += 1
+        if qtype == "two-part" and parts != {1, 2}:
+            errors.append(f"{qid}: two-part question needs golds for part 1 and part 2 (has {sorted(parts)})")
+
+    for qid, n in ids.items():
+        if n > 1:
+            errors.append(f"{qid}: id used {n} times")
+
+    print(f"{sum(ids.values())} questions, {n_gold} gold texts "
+          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents")
+    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    for f, bl in parsed.items():
+        secs = [lab for lab in dict.fromkeys(lab for lab, _ in bl)]
+        print(f"{f}: {len(bl)} text blocks, {len(secs)} labelled units, asked about in {per_doc[f]} questions")
+    if errors:
+        print(f"\n{len(errors)} error(s):")
+        for e in errors:
+            print("  " + e)
+        return 1
+    print("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
