@@ -78,6 +78,8 @@ def markdown_table(rows: list[list[str]], header: list[str] | None) -> str:
 
 
 _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
+# Words a title does not end with, or open its second line with: it goes on ("... OTHER ASPECTS OF THE")
+_TITLE_GOES_ON = frozenset("the of and or for to in on at by with from than as a an \u2014 \u2013 -".split())
 _CONTINUES = (":", ";", ",", "\u2014", " and", " or")
 
 
@@ -118,6 +120,7 @@ class SectionBuilder:
         self.position = ""  # the open block's paragraph label, '(1)'
         self.points: list[list[Any]] = []
         self.awaiting_title = False
+        self.caps_title = False  # the open heading's title was its own line in capitals, and nothing followed it yet
 
     def _add(self, piece: str, joiner: str = "\n\n") -> tuple[int, int]:
         if self.parts:
@@ -177,7 +180,12 @@ class SectionBuilder:
         while self.stack and self.stack[-1][0] >= parsed.level:
             self.stack.pop()
         self.stack.append((parsed.level, parsed))
-        self.preamble, self.special, self.position = False, None, ""
+        # the enacting terms begin with a chapter or an article; a heading of neither that opens the document
+        # (the Official Journal's "DIRECTIVES" over an act's title) leaves its recitals recitals
+        opening = not (parsed.kind or parsed.number) and not self.length
+        self.preamble = self.preamble and opening
+        self.special, self.position = None, ""
+        self.caps_title = False
         self.positions = Positions()
         untitled = not parsed.title or re.fullmatch(r"\(.*\)", parsed.title) is not None  # "Annex A (normative)"
         self.awaiting_title = bool(parsed.kind) and untitled and not run_in
@@ -205,7 +213,23 @@ class SectionBuilder:
         title = f"{text} {top.title}".strip() if top.title else text
         self.stack[-1] = (level, top._replace(title=title))
         self.awaiting_title = False
+        self.caps_title = is_caps_heading(text)
         self._add(text)
+
+    def _title_wraps(self, line: str) -> bool:
+        """`line`, in capitals, goes on with the open heading's title in capitals, set on the line before: where
+        that line ends on a word no title ends with or `line` opens with one no title opens with ("CHAPTER II" /
+        "CONSUMER INFORMATION FOR CONTRACTS OTHER THAN" / "DISTANCE OR OFF-PREMISES CONTRACTS"; "... AND RIGHT OF
+        WITHDRAWAL" / "FOR DISTANCE AND OFF-PREMISES CONTRACTS"), as a two-column page wraps a chapter's title."""
+        if not (self.caps_title and self.stack and is_caps_heading(line)):
+            return False
+        title = self.stack[-1][1].title.split()
+        return bool(title) and (title[-1].lower() in _TITLE_GOES_ON or line.split()[0].lower() in _TITLE_GOES_ON)
+
+    def _title_more(self, line: str) -> None:
+        level, top = self.stack[-1]
+        self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}"))
+        self._add(line.strip())
 
     def title_line(self, text: str) -> None:
         """The document title: kept in the text, but not a section of its own."""
@@ -228,6 +252,7 @@ class SectionBuilder:
             self._retitle(text)
             return
         self.awaiting_title = False
+        self.caps_title = False
         self.heading_line = ""
         seen = None
         if self.preamble:
@@ -304,6 +329,8 @@ class SectionBuilder:
                 continue
             if parsed is not None and not (parsed.kind or parsed.number) and self.awaiting_title and self.stack:
                 self._retitle(line.strip())  # "CHAPTER I" / "GENERAL PROVISIONS": the chapter's title, in capitals
+            elif parsed is not None and not (parsed.kind or parsed.number) and self._title_wraps(line):
+                self._title_more(line)
             elif parsed is not None:
                 run_in = self._sized(line) is None and _run_in(  # a heading by its type runs into nothing
                     parsed, line, lines[i + 1] if i + 1 < len(lines) else "", width)

@@ -10,6 +10,7 @@ import pytest
 from engine.ingest.chunking import chunk_document
 from engine.ingest.citations import derived_citation, quote_citation
 from engine.ingest.formats import ParsedDocument, parse
+from engine.ingest.sections import SectionBuilder, eu_style, feed_lines
 from engine.ingest.structure import Positions, control_heading, is_centred_title, parse_heading
 from engine.text import REQUIREMENT_ID
 from tests.helpers import DATA, parsed_file
@@ -405,6 +406,38 @@ def test_a_chapter_numbers_title_on_the_next_line_is_its_title(tmp_path: Path, t
     paths = [b.section_path for b in parse(path, path.read_bytes()).blocks]
     assert f"Chapter I {title} > Article 1 Subject matter" in paths, paths
     assert "Chapter II SUPERVISION > Article 2 Supervision" in paths, paths
+
+
+def test_a_chapter_title_wrapped_over_two_lines_in_capitals_is_one_title(tmp_path: Path) -> None:
+    """A two-column page wraps a chapter's title ("CONSUMER INFORMATION FOR CONTRACTS OTHER THAN" / "DISTANCE OR
+    OFF-PREMISES CONTRACTS"): its second line goes on with it, not a heading over the chapters after it; a heading
+    in capitals after a finished title is a heading still."""
+    path = tmp_path / "act.txt"
+    path.write_text("DIRECTIVE 2099/1 OF THE PARLIAMENT\n\nHAVE ADOPTED THIS DIRECTIVE:\n\n"
+                    "CHAPTER II\nMINIMUM REST PERIODS \u2014 OTHER ASPECTS OF THE\nORGANISATION OF WORKING TIME\n\n"
+                    "Article 3\nDaily rest\n\nMember States shall take the measures necessary.\n\n"
+                    "CHAPTER III\nCONSUMER INFORMATION AND RIGHT OF WITHDRAWAL\nFOR DISTANCE CONTRACTS\n\n"
+                    "Article 6\nInformation requirements\n\nThe trader shall provide the information.\n\n"
+                    "CHAPTER IV\nFINAL PROVISIONS\n\nDEFINITIONS\n\nArticle 7\nRepeal\n\nDirective 1 is repealed.\n")
+    paths = [b.section_path for b in parse(path, path.read_bytes()).blocks]
+    assert ("Chapter II MINIMUM REST PERIODS \u2014 OTHER ASPECTS OF THE ORGANISATION OF WORKING TIME > Article 3 "
+            "Daily rest") in paths, paths
+    assert ("Chapter III CONSUMER INFORMATION AND RIGHT OF WITHDRAWAL FOR DISTANCE CONTRACTS > Article 6 "
+            "Information requirements") in paths, paths
+    assert not any(p.startswith("Chapter IV FINAL PROVISIONS DEFINITIONS") for p in paths), paths
+
+
+def test_a_rubric_over_an_acts_title_leaves_its_recitals_recitals() -> None:
+    """The Official Journal sets "DIRECTIVES" in heading type over the act's title: the preamble goes on under it,
+    each recital its own block, until the enacting terms' first chapter."""
+    text = ("DIRECTIVES\n\nDIRECTIVE 2099/1 OF THE PARLIAMENT\nWhereas:\n\n(1) Consumers should be informed.\n\n"
+            "(2) Traders should be clear.\n\nHAVE ADOPTED THIS DIRECTIVE:\n\nCHAPTER I\nSCOPE\n\n"
+            "Article 1\nSubject matter\n\nThis Directive applies to traders.\n")
+    builder = SectionBuilder(eu_style=eu_style(text), sized={"DIRECTIVES": 1})
+    feed_lines(builder, text)
+    paths = [b.section_path for b in builder.build("pdf", None).blocks]
+    assert paths[:3] == ["Preamble", "Recitals > Recital 1", "Recitals > Recital 2"], paths
+    assert paths[-1].endswith("Chapter I SCOPE > Article 1 Subject matter"), paths
 
 
 def test_several_top_level_headings_are_sections_not_a_title(tmp_path: Path) -> None:
