@@ -99,11 +99,18 @@ def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None =
     literal = {"eol": " ", "br": " "} if literal is None else literal
     pieces: list[str] = []
 
-    def walk(node: Any) -> None:
+    def add(text: str, glued: bool) -> None:
+        if glued and pieces:
+            pieces[-1] += text
+        else:
+            pieces.append(text)
+
+    def walk(node: Any, inline: bool = False) -> None:
         if node.text:
-            pieces.append(node.text)
+            add(node.text, inline)
         for child in node:
             name = local(child.tag)
+            glued = name in _INLINE
             if name == note and notes is not None:
                 label = mark(child, len(notes) + 1)
                 notes.append(f"({label}) {_clean(_text(child))}")
@@ -111,12 +118,18 @@ def _text(el: Any, skip: frozenset[str] = frozenset(), notes: list[str] | None =
             elif name in literal:
                 pieces.append(literal[name])
             elif name and name not in skip:
-                walk(child)
+                walk(child, glued)
             if child.tail:
-                pieces.append(child.tail)
+                add(child.tail, glued)
 
     walk(el)
     return _clean(" ".join(pieces))
+
+
+# Inline markup of Akoma Ntoso and USLM that a word runs through with no space of its own: a defined term in its
+# quotation marks ('"<term>dump</term>" means ...' is '"dump" means', not '" dump " means'), a reference, emphasis
+_INLINE = frozenset({"term", "def", "ref", "mref", "rref", "i", "b", "u", "span", "inline", "abbr", "concept",
+                     "shortTitle", "em", "strong"})
 
 
 def _first(el: Any, *names: str) -> Any | None:
@@ -126,12 +139,49 @@ def _first(el: Any, *names: str) -> Any | None:
 def _html_table(el: Any, text: Callable[[Any], str]) -> str:
     """An XHTML-style table (Akoma Ntoso, USLM): rows of th/td; the first row is the header when it is all th."""
     rows = [row for row in el.iter() if local(row.tag) == "tr"]
-    cells = [[text(c).replace("|", "/") for c in row if local(c.tag) in ("th", "td")] for row in rows]
+    cells = _spanned([[(text(c).replace("|", "/"), _span(c, "rowspan"), _span(c, "colspan")) for c in row
+                       if local(c.tag) in ("th", "td")] for row in rows])
     cells = [r for r in cells if any(r)]
     if not cells:
         return ""
     header = cells[0] if rows and all(local(c.tag) == "th" for c in rows[0] if local(c.tag) in ("th", "td")) else None
     return markdown_table(cells[1:] if header else cells, header)
+
+
+def _span(cell: Any, attribute: str) -> int:
+    value = str(cell.get(attribute) or "1")
+    return max(1, min(int(value), 50)) if value.isdigit() else 1
+
+
+def _spanned(rows: list[list[tuple[str, int, int]]]) -> list[list[str]]:
+    """Rows of (text, rowspan, colspan) as a grid: a cell that spans rows stands in each of them, in its column, as a
+    reader of the printed table reads it ("Section 15(1)" beside each of its five littering fines), and one that
+    spans columns fills the first and leaves the rest empty. Pure."""
+    grid: list[list[str]] = []
+    carried: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to fill)
+    for row in rows:
+        out: list[str] = []
+        cells = iter(row)
+        column = 0
+        while True:
+            if column in carried:
+                value, left = carried[column]
+                out.append(value)
+                carried = {**carried, column: (value, left - 1)} if left > 1 else {
+                    k: v for k, v in carried.items() if k != column}
+                column += 1
+                continue
+            cell = next(cells, None)
+            if cell is None:
+                break
+            value, down, across = cell
+            for offset in range(across):
+                out.append(value if offset == 0 else "")
+                if down > 1:
+                    carried[column + offset] = (value if offset == 0 else "", down - 1)
+            column += across
+        grid.append(out)
+    return grid
 
 
 def _joined(label: str, text: str) -> str:
@@ -386,7 +436,11 @@ class _Akn:
         if not label and name in ("attachment", "annex", "component", "schedule", "appendix"):
             # an annex is a document of its own, named in its preface: "ANNEX I", "Requirements ..."
             found = [next((t for t in el.iter() if local(t.tag) == tag), None) for tag in ("docNumber", "docTitle")]
-            label = " ".join(self.text_of(t) for t in found if t is not None) or name.capitalize()
+            # or, where its preface names nothing, the name its metadata gives it (Akoma Ntoso 2.0's components:
+            # <FRBRalias value="Schedule 1"/>)
+            alias = next((str(t.get("value")) for t in el.iter() if local(t.tag) == "FRBRalias" and t.get("value")),
+                         "")
+            label = " ".join(self.text_of(t) for t in found if t is not None) or alias or name.capitalize()
         if label:
             self.out.append(_heading(depth, label))
             depth += 1
@@ -397,6 +451,10 @@ class _Akn:
         heading, if it has one, runs in ("(a) In general.— ...")."""
         label = self.run_in(el) if local(el.tag) not in ("list", "blockList") else ""
         pending = " ".join(x for x in (pending, label) if x)
+        if _mixed(el):  # words of its own among inline markup ("ensure that the <term>waste</term> that ..."): one text
+            if text := self.text(el):
+                self.out.append(_joined(pending, text))
+            return
         leftover = self.children(el, depth, pending)
         if leftover:
             self.out.append(leftover)
@@ -429,6 +487,14 @@ class _Akn:
             else:
                 pending = self.children(child, depth, pending)
         return pending
+
+
+def _mixed(el: Any) -> bool:
+    """`el` holds words of its own beside its children, none of which is a block ("<listIntroduction>ensure that the
+    <term>waste</term> that they have generated ..."): its text reads as one, not child by child. Pure."""
+    kids = [c for c in el if local(c.tag) not in ("num", "heading", "subheading")]
+    own = (el.text or "").strip() or any((c.tail or "").strip() for c in kids)
+    return bool(own) and not any(local(c.tag) in _TEXT | _NUMBERED | _HEADED | {"table"} for c in kids)
 
 
 def _akn_title(root: Any) -> str | None:
@@ -476,7 +542,14 @@ def _akn(root: Any, drop: frozenset[str]) -> tuple[list[str], list[str]]:
     footnotes = _footnotes(root) if kind(root) == "uslm" else []
     render = _Akn(drop | {"preface"})
     render.notes.extend(footnotes)
-    render.children(root if local(root.tag) != "akomaNtoso" else next(iter(root), root), 2, "")
+    if local(root.tag) != "akomaNtoso":
+        render.children(root, 2, "")
+        return render.out, render.notes
+    documents = [el for el in root if local(el.tag)]
+    render.children(documents[0] if documents else root, 2, "")
+    for el in documents[1:]:
+        if local(el.tag) == "components":  # Akoma Ntoso 2.0 sets a document's schedules after it, as components
+            render.children(el, 2, "")
     return render.out, render.notes
 
 

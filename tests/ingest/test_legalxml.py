@@ -164,6 +164,45 @@ def test_akoma_ntoso_act_reads_as_the_eurlex_page_does(tmp_path: Path) -> None:
     assert "Having regard to the Treaty, (1)" in parsed.text and "Widget Regulation" not in parsed.text
 
 
+_AKN2 = """<akomaNtoso xmlns="http://www.akomantoso.org/2.0"><act contains="singleVersion">
+<meta><identification source="#slaw"><FRBRWork><FRBRalias value="Waste By-law"/></FRBRWork></identification></meta>
+<body><section id="section-1"><num>1.</num><heading>Definitions</heading><paragraph id="section-1.paragraph-1">
+<content><p>"<term refersTo="#term-dump" id="trm1">dump</term>" means to dispose of <term id="trm2">waste</term>
+unlawfully;</p></content></paragraph></section>
+<section id="section-4"><num>4.</num><heading>Obligations of waste generators</heading>
+<subsection id="section-4.1"><num>(1)</num><content><blockList id="section-4.1.list1">
+<listIntroduction>A <term id="trm3">waste generator</term> must&#8212;</listIntroduction>
+<item id="section-4.1.list1.k"><num>(k)</num><blockList id="section-4.1.list1.k.list1">
+<listIntroduction>ensure that the <term id="trm4">waste</term> not collected by the <term id="trm5">City</term> is
+recycled or disposed of</listIntroduction>
+<item id="section-4.1.list1.k.list1.i"><num>(i)</num><p>within a reasonable time, and</p></item>
+</blockList></item></blockList></content></subsection></section></body></act>
+<components><component id="component-schedule2"><doc name="schedule2"><meta><identification source="#slaw">
+<FRBRWork><FRBRalias value="Schedule 2"/></FRBRWork></identification></meta><mainBody>
+<article id="schedule2"><heading>Admission of Guilt Fines</heading><table id="schedule2.table0">
+<tr><th><p>Section</p></th><th><p>Offence</p></th><th><p>Fine</p></th></tr>
+<tr><td rowspan="2"><p>Section 12(b)</p></td><td><p>Spillage under 1m3</p></td><td><p>R500</p></td></tr>
+<tr><td><p>Spillage over 1m3 to 3m3</p></td><td><p>R1000</p></td></tr>
+</table></article></mainBody></doc></component></components></akomaNtoso>
+"""
+
+
+def test_akoma_ntoso_2_by_law_as_laws_africa_served_it(tmp_path: Path) -> None:
+    """A by-law in Akoma Ntoso 2.0 (Laws.Africa's archive): a defined term in its quotation marks reads as written
+    ('"dump" means', not '" dump " means'), a list's lead-in with terms in it is one text (it was its terms alone:
+    "(k) waste" / "City"), the schedules set after the act as components are read under the names their metadata
+    gives them, and a cell spanning rows stands in each row it spans."""
+    parsed = _parsed(tmp_path, "by-law.xml", _AKN2)
+    assert parsed.metadata["xml"] == "akn"
+    assert '"dump" means to dispose of waste unlawfully;' in parsed.text
+    assert ("(k) ensure that the waste not collected by the City is recycled or disposed of\n\n"
+            "(i) within a reasonable time, and") in parsed.text
+    schedule = next(b for b in parsed.blocks if b.section_path.startswith("Schedule 2"))
+    assert schedule.section_path == "Schedule 2 > Admission of Guilt Fines"
+    assert "| Section 12(b) | Spillage under 1m3 | R500 |\n| Section 12(b) | Spillage over 1m3 to 3m3 | R1000 |" in \
+        parsed.text[schedule.start:schedule.end]
+
+
 def test_formex_act_reads_as_the_eurlex_page_does(tmp_path: Path) -> None:
     parsed = _parsed(tmp_path, "32031R0077.xml", _FORMEX)
     assert parsed.metadata["xml"] == "formex" and parsed.title == "REGULATION (EU) 2031/77 on the safety of widgets"
