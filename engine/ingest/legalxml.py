@@ -393,6 +393,13 @@ _AKN_DROP = frozenset({"meta", "notes", "note", "sourceCredit", "noteRef", "rema
                        "componentRef", "documentRef", "img", "mod", "editorialNote", "signature"})
 
 
+# A unit numbered bare ("<section><num>12.</num>", "<chapter><num>IV</num>", as Laws.Africa and some parliaments
+# number them) is cited with its kind: "Section 12", "Chapter IV"
+_UNIT_WORDS = {name: name.capitalize() for name in ("article", "section", "chapter", "part", "subpart", "division",
+                                                      "subdivision", "title", "subtitle", "book", "schedule", "annex",
+                                                      "appendix", "rule")}
+
+
 class _Akn:
     """One document's rendering: its lines and the notes gathered on the way."""
 
@@ -408,8 +415,8 @@ class _Akn:
         num, heading = _first(el, "num"), _first(el, "heading")
         number = self.text_of(num)
         title = self.text_of(heading)
-        if local(el.tag) == "article" and re.fullmatch(r"\d+[a-z]?", number):
-            number = f"Article {number}"  # <num>5</num>, as some publishers number articles
+        if (word := _UNIT_WORDS.get(local(el.tag))) and re.fullmatch(r"(?:\d+[A-Za-z]{0,2}|[IVXLC]+)\.?", number):
+            number = f"{word} {number.rstrip('.')}"  # <num>5</num>, <num>12.</num>, <num>IV</num>: as it is cited
         if title:
             number = number.rstrip(".\u2014\u2013- ")  # "§ 552." or "Title 15—" before its heading: the number
             if title.islower():  # set in small capitals ("congressional findings and purpose", GPO's compilations)

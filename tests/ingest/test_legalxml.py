@@ -191,9 +191,13 @@ def test_akoma_ntoso_2_by_law_as_laws_africa_served_it(tmp_path: Path) -> None:
     """A by-law in Akoma Ntoso 2.0 (Laws.Africa's archive): a defined term in its quotation marks reads as written
     ('"dump" means', not '" dump " means'), a list's lead-in with terms in it is one text (it was its terms alone:
     "(k) waste" / "City"), the schedules set after the act as components are read under the names their metadata
-    gives them, and a cell spanning rows stands in each row it spans."""
+    gives them, a unit numbered bare ("<num>4.</num>") is cited with its kind, and a cell spanning rows stands in
+    each row it spans."""
     parsed = _parsed(tmp_path, "by-law.xml", _AKN2)
     assert parsed.metadata["xml"] == "akn"
+    # a section numbered "4." is cited as Section 4, its path says so too
+    assert {b.section_path for b in parsed.blocks if b.section_number.startswith("4")} == {
+        "Section 4 Obligations of waste generators"}
     assert '"dump" means to dispose of waste unlawfully;' in parsed.text
     assert ("(k) ensure that the waste not collected by the City is recycled or disposed of\n\n"
             "(i) within a reasonable time, and") in parsed.text
