@@ -78,6 +78,13 @@ def markdown_table(rows: list[list[str]], header: list[str] | None) -> str:
 
 
 _BREAK_AFTER = (".", ";", ":", "!", "?", "\u2014")
+# Marks that close a sentence's quotation after its stop (an amending article's inserted text ends ".\u2019")
+_CLOSING = "\u2019\u201d\"'"
+# The heading of a table of an act's provisions against another's, whose rows name articles: no heading below it
+_CORRELATION = re.compile(r"\bcorrelation\s+tables?\b|\btables?\s+of\s+(?:destinations|derivations|concordance)\b",
+                          re.IGNORECASE)
+# Kinds of heading that open a part of a document of their own, even under such a table ("ANNEX III")
+_DOCUMENT_PARTS = frozenset({"annex", "schedule", "appendix"})
 # Words a title does not end with, or open its second line with: it goes on ("... OTHER ASPECTS OF THE")
 _TITLE_GOES_ON = frozenset("the of and or for to in on at by with from than as a an \u2014 \u2013 -".split())
 _CONTINUES = (":", ";", ",", "\u2014", " and", " or")
@@ -292,6 +299,8 @@ class SectionBuilder:
 
     def _line_heading(self, line: str) -> Heading | None:
         parsed = parse_heading(line, in_provision=self.in_provision())
+        if parsed is not None and parsed.kind not in _DOCUMENT_PARTS and self._in_correlation_table():
+            return None  # "Article 5(2)  Article 3(3), point m": a row of the table, the articles of two acts
         level = self._sized(line)
         if parsed is not None and not parsed.kind and self.sized and level is None:
             return None  # "9. Many institutions are working within their existing": where the type tells headings
@@ -301,6 +310,11 @@ class SectionBuilder:
         if parsed is None and is_caps_heading(line) and not self.preamble:
             parsed = Heading("", "", line.strip(), 1)
         return parsed
+
+    def _in_correlation_table(self) -> bool:
+        """Under an act's correlation table (EU acts: "ANNEX II / Correlation table"; UK: "Table of Destinations"),
+        whose rows pair an old act's articles with the new one's: none of them opens a provision."""
+        return any(_CORRELATION.search(f"{h.title} {h.number}") for _, h in self.stack)
 
     def text_block(self, para: str) -> None:
         """A paragraph of plain text (TXT, PDF, DOCX): headings, heading titles, numbered paragraphs and
@@ -313,7 +327,7 @@ class SectionBuilder:
         lines = para.split("\n")
         width = wrap_width(lines)
         for i, line in enumerate(lines):
-            if body and not (body[-1].rstrip().endswith(_BREAK_AFTER) and self._opens(line)
+            if body and not (body[-1].rstrip().rstrip(_CLOSING).endswith(_BREAK_AFTER) and self._opens(line)
                              or self._sized(line) is not None):  # a heading by its type, after "plans.3"
                 body.append(line)
                 continue

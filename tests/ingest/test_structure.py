@@ -427,6 +427,24 @@ def test_a_chapter_title_wrapped_over_two_lines_in_capitals_is_one_title(tmp_pat
     assert not any(p.startswith("Chapter IV FINAL PROVISIONS DEFINITIONS") for p in paths), paths
 
 
+def test_an_amending_articles_quotation_ends_its_sentence_and_a_correlation_table_opens_no_article(
+        tmp_path: Path) -> None:
+    """"... stake holders on that information.\u2019" closes a sentence (the inserted article's), so "Article 34" on
+    the next line is a heading; the rows of an annex's correlation table ("Article 14  Article 4") are no articles,
+    and a provision asked about by its number is never found among them."""
+    path = tmp_path / "act.txt"
+    path.write_text("DIRECTIVE 2099/1 OF THE PARLIAMENT\n\nHAVE ADOPTED THIS DIRECTIVE:\n\n"
+                    "Article 33\nAmendment to Directive 1999/44/EC\nThe following Article is inserted:\n"
+                    "\u2018Article 8a\nReporting\nThe Commission shall consult on that information.\u2019\n"
+                    "Article 34\nEntry into force\nThis Directive shall enter into force on the 20th day.\n\n"
+                    "ANNEX II\nCorrelation table\n\nDirective 97/7/EC  This Directive\nArticle 14  Article 4\n"
+                    "Article 5(2)  Article 3(3), point m\n\nANNEX III\nModel form\n\nTo: [the trader]\n")
+    blocks = parse(path, path.read_bytes()).blocks
+    assert "Article 34 Entry into force" in [b.section_path for b in blocks]
+    assert not [b.section_path for b in blocks if "Correlation" in b.section_path and "Article" in b.section_path]
+    assert [b.section_path for b in blocks][-1] == "Annex III Model form"
+
+
 def test_a_rubric_over_an_acts_title_leaves_its_recitals_recitals() -> None:
     """The Official Journal sets "DIRECTIVES" in heading type over the act's title: the preamble goes on under it,
     each recital its own block, until the enacting terms' first chapter."""
