@@ -13,7 +13,7 @@ import re
 import warnings
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -904,13 +904,19 @@ def parse_csv(path: Path, data: bytes) -> ParsedDocument:
     return _sheets_document(path, [sheets.render(path.stem, rows)], "csv", None)
 
 
-def _unwrap_pdf(text: str) -> str:
+def _unwrap_pdf(text: str, sized: Mapping[str, int] | None = None) -> str:
     """Join hard-wrapped lines of extracted PDF text back into sentences."""
     text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
     text = re.sub(r"(?<![.!?:;\n])\n(?=[a-z(])", " ", text)
     # a line that breaks before a figure inside a sentence ("at least once every\n10 months"), not before a
-    # paragraph's number ("1. A provider ...")
-    return re.sub(r"(?<=[a-z,])\n(?=\d+\s)", " ", text)
+    # paragraph's number ("1. A provider ...") nor a clause's heading, set in its own type ("Wi-Fi Protected Setup" /
+    # "4 Implementation of the standard")
+
+    def joined(m: re.Match[str]) -> str:
+        line = text[m.end():text.find("\n", m.end()) % (len(text) + 1)]
+        return "\n" if sized and normalize_ws(line) in sized else " "
+
+    return re.sub(r"(?<=[a-z,])\n(?=\d+\s)", joined, text)
 
 
 # A page number on a line of its own: "5", "- 5 -", "Page 5", "Page 5 of 12", "5/12".
@@ -1214,10 +1220,11 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
-    text = spaced_apart(_unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages]))))
+    sized = headings_by_size(fragments)
+    text = spaced_apart(_unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages])), sized))
     if not text.strip():
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
-    builder = SectionBuilder(eu_style=eu_style(text), sized=headings_by_size(fragments))
+    builder = SectionBuilder(eu_style=eu_style(text), sized=sized)
     feed_lines(builder, text)
     builder.notes([spaced_apart(note) for note in notes])
     title = (info.title if info and info.title else None) or None

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.ingest.citations import format_citation
 from engine.ingest.sentences import wrap_width, wrapped_break
 from engine.ingest.structure import (
+    LABELLED,
+    NUMBERED_BASE,
     PROVISIONS,
     UNFINISHED,
     Heading,
@@ -24,6 +26,7 @@ from engine.ingest.structure import (
     is_centred_title,
     is_eu_style,
     is_title_line,
+    labelled_requirement,
     parse_heading,
     recital_number,
     titled_run_in,
@@ -337,6 +340,10 @@ class SectionBuilder:
             if self._title_goes_on(line):
                 continue
             parsed = self._line_heading(line)
+            if parsed is None and (label := labelled_requirement(line, self._labelled_level())) is not None:
+                self.heading(line, parsed=label, run_in=True)  # "Provision 5.1-1 Where passwords are used ..."
+                body, opens_section = [line], True
+                continue
             if parsed is None and (lead := _long_run_in(line, self.in_provision())) is not None:
                 self.heading(line, parsed=lead, run_in=True)  # "Section 3.1. Powers. The business ..." on one line
                 body, opens_section = [line], True
@@ -361,7 +368,11 @@ class SectionBuilder:
     def _opens(self, line: str) -> bool:
         parsed = parse_heading(line, in_provision=self.in_provision())
         return (parsed is not None and bool(parsed.kind)) or enumerator(line) is not None or (
-            self._sized(line) is not None)
+            self._sized(line) is not None) or labelled_requirement(line, 0) is not None
+
+    def _labelled_level(self) -> int:
+        """A labelled requirement's level: under the clause it stands in, beside the requirement before it."""
+        return next((level + 1 for level, h in reversed(self.stack) if h.kind not in LABELLED), NUMBERED_BASE + 1)
 
     def notes(self, notes: list[str]) -> None:
         """A document's footnotes and endnotes ("(1) OJ C 155, ..."), each a paragraph under a heading of their own,

@@ -23,7 +23,10 @@ RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapt
 NUMBERED_BASE = 5
 LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
           "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
-          "regulation": "Regulation", "§": "§", "control": "", "guideline": "Guideline"}
+          "regulation": "Regulation", "§": "§", "control": "", "guideline": "Guideline", "provision": "Provision",
+          "requirement": "Requirement", "recommendation": "Recommendation"}
+# Kinds of a requirement a standard labels in its text (`labelled_requirement`)
+LABELLED = frozenset({"provision", "requirement", "recommendation"})
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
 PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 
@@ -145,6 +148,23 @@ def control_heading(line: str, level: int = RANKS["control"]) -> Heading | None:
     if match is None or not _title_ok(match.group("title")):
         return None
     return Heading("control", match.group("num"), match.group("title").strip(), level)
+
+
+# A requirement's label that opens its statement, as standards number theirs in the text: "Provision 5.1-1 Where
+# passwords are used ... shall be unique per device ...", "Requirement 4.2.1 The vendor shall ...". The statement
+# states a duty or a permission; a table row that lists the labels ("Provision 5.1-1  M  C (1)") does not.
+_LABELLED = re.compile(r"^(?P<word>Provision|Requirement|Recommendation)\s+"
+                       r"(?P<num>\d{1,3}(?:\.\d{1,3})*(?:-\d{1,3})?[A-Z]{0,2})\s+(?P<text>[A-Z(\"'\u2018\u201c].*)$")
+_STATES = re.compile(r"\b(?:shall|should|must|may|will|can|is|are)\b")
+
+
+def labelled_requirement(line: str, level: int) -> Heading | None:
+    """The requirement a line opens with its label ("Provision 5.1-1 Where passwords are used ..."), as a heading
+    at `level` whose text is the line itself (run in); None for any other line. Pure."""
+    found = _LABELLED.match(line.strip())
+    if found is None or len(found.group("text").split()) < 4 or not _STATES.search(found.group("text")):
+        return None
+    return Heading(found.group("word").lower(), found.group("num"), "", level)
 
 
 def is_caps_heading(line: str) -> bool:

@@ -897,6 +897,31 @@ def test_pdf_headings_set_in_larger_type_are_sections(tmp_path: Path) -> None:
         "Part B Internal Capital Adequacy Assessment Process")
 
 
+def test_a_standards_labelled_provisions_are_sections_cited_by_their_labels(tmp_path: Path) -> None:
+    # an ETSI-style standard: a clause heading in larger type after a line that ends in lower case (it was read into
+    # "WPS Wi-Fi Protected Setup 4 Implementation of the standard"), provisions labelled in their text, each with its
+    # notes; a table row that lists the labels states nothing and opens none
+    html = ("<style>p { font-size: 10pt } .h { font-size: 16pt } .h2 { font-size: 14pt }</style>"
+            "<p class='h'>3 Abbreviations</p><p>WAN Wide Area Network</p><p>WPS Wi-Fi Protected Setup</p>"
+            "<p class='h'>4 Implementation of the standard</p><p>The implementation is informed by risk assessment.</p>"
+            "<p class='h'>5 Cyber security provisions</p><p class='h2'>5.1 No universal default passwords</p>"
+            "<p>Provision 5.1-1 Where passwords are used, all device passwords shall be unique per device.</p>"
+            "<p>NOTE 1: Pairing codes are not passwords.</p>"
+            "<p>Provision 5.1-2 Pre-installed passwords shall be generated with a mechanism that reduces the risk "
+            "of attacks.</p><p class='h'>Annex B (informative): Conformance</p><p>Provision 5.1-1 M C (1)</p>")
+    path = write_pdf(tmp_path / "standard.pdf", html)
+    parsed = parse(path, path.read_bytes())
+    found = {parsed.text[b.start:b.end].split("\n")[0][:29]: (b.section_path, b.metadata.get("citation"))
+             for b in parsed.blocks}
+    assert found["The implementation is informe"][0] == "4 Implementation of the standard"
+    assert found["Provision 5.1-1 Where passwor"] == (
+        "5 Cyber security provisions > 5.1 No universal default passwords > Provision 5.1-1", "Provision 5.1-1")
+    assert found["Provision 5.1-2 Pre-installed"][1] == "Provision 5.1-2"
+    assert "NOTE 1: Pairing codes are not passwords." in next(
+        parsed.text[b.start:b.end] for b in parsed.blocks if b.section_number == "5.1-1")
+    assert found["Provision 5.1-1 M C (1)"][0].startswith("Annex B")
+
+
 def test_a_docx_table_of_contents_names_headings_and_is_none(tmp_path: Path) -> None:
     # Word's contents entries ("toc 1", "toc 2" styles: "3.10 Governance<tab>13") were read as numbered headings, so
     # the guide's first sections sat under "Table of Contents > 2 Terms and Definitions 7"
