@@ -198,9 +198,10 @@ _FIGURES = {  # a fee or a fine may be a share of something ("up to 1 % of the a
     "penalty": rf"{_CURRENCY}|{_PERCENTAGE}",
     "share": _PERCENTAGE,
 }
-# "How much does it cost / do we pay / is charged ...": money, whatever noun follows.
-_HOW_MUCH_MONEY = re.compile(r"\bhow\s+much\s+(?:\w+\s+){0,6}?(?:cost|costs|pay|paid|charge|charged|charges|spend|"
-                             r"owe)\b", re.IGNORECASE)
+# "How much does it cost / do we pay / is charged ...": money, whatever noun follows; not "How much paid holiday
+# must each employee get", where "paid" is the leave's kind and the amount asked is time off
+_HOW_MUCH_MONEY = re.compile(r"\bhow\s+much\s+(?!paid\s)(?:\w+\s+){0,6}?(?:cost|costs|pay|paid|charge|charged|charges|"
+                             r"spend|owe)\b", re.IGNORECASE)
 
 
 # A word between "what" and the noun asked that modifies it ("the filing fee", "minimum own funds ratio"),

@@ -22,6 +22,9 @@ from agents.verify import Rejection, decide
     # company policies and their regulation
     ("What fine can the Authority impose if we file our incident notification late?", "penalty"),
     ("What uptime percentage do we promise customers in our service level agreement?", "share"),
+    # an EU directive: "paid" names the leave, the amount asked is time off
+    ("How much paid holiday must each employee get a year, and can we pay it out in cash instead?", None),
+    ("How much is paid to a worker who is called in at night?", "money"),
     ("What must happen to the costs and approvals of a new vendor?", None),  # costs and more
     # US regulation
     ("What is the maximum civil money penalty per violation category each year?", "penalty"),
