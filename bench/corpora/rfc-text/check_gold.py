@@ -31,7 +31,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
-TYPES = {"paraphrase", "broad", "two-part", "conflict", "out-of-scope", "provision"}
+sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
+from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
 
 FOOTER = re.compile(r"^\S.*\s\[Page \d+\]\s*$")
 HEADER = re.compile(r"^RFC \d{4}  .*\S\s*$")
@@ -141,19 +142,8 @@ def main() -> int:
     data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
     errors: list[str] = []
 
-    if data.get("corpus") != HERE.name:
-        errors.append(f"corpus is {data.get('corpus')!r}, folder is {HERE.name!r}")
-
-    listed = [d["file"] for d in data.get("documents", [])]
-    on_disk = sorted(p.name for p in DOCS.iterdir() if p.is_file())
-    for f in on_disk:
-        if f not in listed:
-            errors.append(f"docs/{f} not listed in documents")
-    for f in listed:
-        if f not in on_disk:
-            errors.append(f"documents lists {f}, not under docs/")
-    if len(listed) != len(set(listed)):
-        errors.append("a document is listed twice")
+    found, on_disk = documents_errors(HERE, data)
+    errors += found
 
     parsed = {f: parse(DOCS / f) for f in on_disk if f.endswith(".txt")}
     segs = {f: segments(lines) for f, lines in parsed.items()}
@@ -167,16 +157,8 @@ def main() -> int:
         ids[qid] += 1
         qtype = q.get("type")
         types[qtype] += 1
-        if qtype not in TYPES:
-            errors.append(f"{qid}: bad type {qtype!r}")
-        if not str(q.get("question", "")).strip():
-            errors.append(f"{qid}: empty question")
+        errors += question_errors(q)
         gold = q.get("gold") or []
-        if (qtype == "out-of-scope") != (len(gold) == 0):
-            errors.append(f"{qid}: out-of-scope must have no gold, others at least one")
-        if qtype == "broad" and len(gold) < 2:
-            errors.append(f"{qid}: broad question with fewer than two golds")
-        parts = set()
         for g in gold:
             n_gold += 1
             doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
@@ -184,17 +166,7 @@ def main() -> int:
             if doc not in parsed:
                 errors.append(f"{where}: unknown doc")
                 continue
-            if not isinstance(g.get("binding"), bool):
-                errors.append(f"{where}: binding must be true or false")
-            nw = len(text.split())
-            if not 6 <= nw <= 40:
-                errors.append(f"{where}: {nw} words (6-40)")
-            if qtype == "two-part":
-                if g.get("part") not in (1, 2):
-                    errors.append(f"{where}: two-part gold without part 1/2")
-                parts.add(g.get("part"))
-            elif "part" in g:
-                errors.append(f"{where}: part given on a {qtype} question")
+            errors += gold_errors(g, qtype, where)
             if sec not in sections[doc]:
                 errors.append(f"{where}: no section {sec!r} in {doc}")
                 continue
@@ -224,12 +196,8 @@ def main() -> int:
                     hint = (f"found in section(s) {others}" if others else
                             "crosses a page break" if across else "not found")
                     errors.append(f"{where}: not in section {sec}: {hint}")
-        if qtype == "two-part" and parts != {1, 2}:
-            errors.append(f"{qid}: two-part question needs golds for part 1 and part 2 (has {sorted(parts)})")
 
-    for qid, n in ids.items():
-        if n > 1:
-            errors.append(f"{qid}: id used {n} times")
+    errors += id_errors(data.get("questions", []))
 
     print(f"{sum(ids.values())} questions, {n_gold} gold texts, {len(parsed)} documents")
     print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))

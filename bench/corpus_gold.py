@@ -1,0 +1,82 @@
+"""The rules every corpus's questions.yaml keeps (bench/corpora/README.md), checked the same way for each.
+
+A corpus's own `check_gold.py` reads its documents as their format prints them and checks that each gold text
+stands in its named section; the rules of the file itself live here, so that each checker states them once:
+
+    from corpus_gold import documents_errors, gold_errors, id_errors, question_errors
+
+(each checker puts `bench/` on its path: it runs from any directory.) Pure, apart from listing `docs/`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+TYPES = {"paraphrase", "broad", "two-part", "conflict", "out-of-scope", "provision"}
+SOURCE_TYPES = {"statute", "regulation", "guidance", "policy", "standard", "contract"}
+
+
+def documents_errors(folder: Path, data: dict[str, Any], *, titled: bool = False) -> tuple[list[str], list[str]]:
+    """The file's `corpus` is its folder's name and its `documents` are the files under `docs/`, each listed once
+    with a known source type (and, `titled`, a title). Returns (errors, the files under docs/ by name)."""
+    errors: list[str] = []
+    if data.get("corpus") != folder.name:
+        errors.append(f"corpus is {data.get('corpus')!r}, folder is {folder.name!r}")
+    docs = data.get("documents", [])
+    listed = [d["file"] for d in docs]
+    on_disk = sorted(p.name for p in (folder / "docs").iterdir() if p.is_file())
+    errors += [f"docs/{f} not listed in documents" for f in on_disk if f not in listed]
+    errors += [f"documents lists {f}, not under docs/" for f in listed if f not in on_disk]
+    if len(listed) != len(set(listed)):
+        errors.append("a document is listed twice")
+    if titled:
+        for d in docs:
+            if d.get("source_type") not in SOURCE_TYPES:
+                errors.append(f"{d.get('file')}: bad source_type {d.get('source_type')!r}")
+            if not str(d.get("title", "")).strip():
+                errors.append(f"{d.get('file')}: no title")
+    return errors, on_disk
+
+
+def question_errors(q: dict[str, Any]) -> list[str]:
+    """A question's own rules: a known type and some words; an out-of-scope question has no gold and every other
+    one has some, a broad one two at least; a two-part one golds for part 1 and part 2, and no other a part."""
+    qid, qtype, gold = q.get("id", "?"), q.get("type"), q.get("gold") or []
+    errors = []
+    if qtype not in TYPES:
+        errors.append(f"{qid}: bad type {qtype!r}")
+    if not str(q.get("question", "")).strip():
+        errors.append(f"{qid}: empty question")
+    if (qtype == "out-of-scope") != (len(gold) == 0):
+        errors.append(f"{qid}: out-of-scope must have no gold, others at least one")
+    if qtype == "broad" and len(gold) < 2:
+        errors.append(f"{qid}: broad question with fewer than two golds")
+    parts = {g.get("part") for g in gold}
+    if qtype == "two-part" and parts != {1, 2}:
+        errors.append(f"{qid}: two-part question needs golds for part 1 and part 2 (has {sorted(parts, key=str)})")
+    return errors
+
+
+def gold_errors(g: dict[str, Any], qtype: str | None, where: str) -> list[str]:
+    """One gold's own rules (`where` names it in each message): binding true or false, 6-40 words, a part 1 or 2
+    on a two-part question's gold and on no other."""
+    errors = []
+    if not isinstance(g.get("binding"), bool):
+        errors.append(f"{where}: binding must be true or false")
+    words = len(str(g.get("text", "")).split())
+    if not 6 <= words <= 40:
+        errors.append(f"{where}: {words} words (6-40)")
+    if qtype == "two-part":
+        if g.get("part") not in (1, 2):
+            errors.append(f"{where}: two-part gold without part 1/2")
+    elif "part" in g:
+        errors.append(f"{where}: part given on a {qtype} question")
+    return errors
+
+
+def id_errors(questions: list[dict[str, Any]]) -> list[str]:
+    """Each id names one question."""
+    ids = Counter(q.get("id", "?") for q in questions)
+    return [f"{qid}: id used {n} times" for qid, n in ids.items() if n > 1]
