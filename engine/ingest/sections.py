@@ -189,6 +189,8 @@ class SectionBuilder:
             parsed = parsed._replace(level=level)
         while self.stack and self.stack[-1][0] >= parsed.level:
             self.stack.pop()
+        if self.preamble and self.stack and (parsed.kind or parsed.number):
+            self.stack = []  # the rubric over the act ends with its preamble: "Chapter I ...", not "DIRECTIVES > ..."
         self.stack.append((parsed.level, parsed))
         # the enacting terms begin with a chapter or an article; a heading of neither that opens the document
         # (the Official Journal's "DIRECTIVES" over an act's title) leaves its recitals recitals
