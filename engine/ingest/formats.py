@@ -1041,12 +1041,13 @@ def spaced_apart(text: str) -> str:
     words = dictionary_words()
     word = [_a_word(r.group(), words) for r in runs]
 
-    def ends(run: re.Match[str]) -> bool:
+    def ends(run: re.Match[str], after_word: bool) -> bool:
         return run.end() == len(text) or not re.match(r"[\w'\u2019(-]", text[run.end()]) and not (
-            len(run.group()) == 1 and text[run.end()] in ".)")  # a point's label: "and d) APRA will"
+            after_word and len(run.group()) == 1 and text[run.end()] in ".)")  # a point's label: "and d) APRA
+        # will", not a word's last letter before a bracket: "(as appropriat e) to meet"
 
     joins = [b.start() == a.end() + 1 and text[a.end()] == " " and not (word[i] and word[i + 1])
-             and _opens(text, a.start()) and ends(b) and b.group().islower()
+             and _opens(text, a.start()) and ends(b, word[i]) and b.group().islower()
              and is_word((a.group() + b.group()).lower(), words, endings=False)
              for i, (a, b) in enumerate(zip(runs, runs[1:], strict=False))]
     out, last, i = [], 0, 0
@@ -1068,8 +1069,13 @@ def _opens(text: str, start: int) -> bool:
 
 
 def _a_word(letters: str, words: frozenset[str]) -> bool:
-    """A word of its own: English, and of one letter only "a" or "I" (a dictionary lists every letter)."""
-    return letters.lower() in ("a", "i") if len(letters) == 1 else is_word(letters.lower(), words)
+    """A word of its own: English, and of one letter only "a" or "I" (a dictionary lists every letter), nor two or
+    three small letters without a vowel ("nd" of "a nd", "th": the dictionary lists those too)."""
+    if len(letters) == 1:
+        return letters.lower() in ("a", "i")
+    if len(letters) <= 3 and letters.islower() and not set(letters) & set("aeiouy"):
+        return False
+    return is_word(letters.lower(), words)
 
 
 def _type_size(size: float) -> float:

@@ -836,10 +836,13 @@ _KERNED = [("Sco pe 1 refers to all direct emissions", "Scope 1 refers to all di
            ("Climate-related Finan cial Disclosures", "Climate-related Financial Disclosures"),
            ("APRA i s seeking to ensure", "APRA is seeking to ensure"),
            ("a specific outcome that a n institution wants", "a specific outcome that an institution wants"),
-           ("senior management w ith input from the board", "senior management with input from the board")]
+           ("senior management w ith input from the board", "senior management with input from the board"),
+           # a word's last letter before a bracket, no point's label; a dictionary's "nd" no word of its own
+           ("the ability (as appropriat e) to meet", "the ability (as appropriate) to meet"),
+           ("with policies a nd activities to address", "with policies and activities to address")]
 _TWO_WORDS = ["direct and in direct emissions", "a rate of 5 per cent", "Corvid Labs employees must",
               "generate a C array that is", "replaces GNOME’s and ROX’s ext/regex fields",
-              "as discussed below; and d) APRA",
+              "as discussed below; and d) APRA", "under point (a) e) the trader shall",
               "the value for der .", "warming of 3˚C or more", "Customer and Users must protect"]
 
 
