@@ -904,9 +904,20 @@ def parse_csv(path: Path, data: bytes) -> ParsedDocument:
     return _sheets_document(path, [sheets.render(path.stem, rows)], "csv", None)
 
 
-def _unwrap_pdf(text: str, sized: Mapping[str, int] | None = None) -> str:
-    """Join hard-wrapped lines of extracted PDF text back into sentences."""
-    text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)
+def unwrap_pdf(text: str, sized: Mapping[str, int] | None = None) -> str:
+    """Join hard-wrapped lines of extracted PDF text back into sentences: a word hyphenated at a line's end is one
+    word where it is one in English ("infor-" / "mation"), and keeps its hyphen where its two halves are words and
+    together they are none ("re-" / "performed", "off-" / "premises"), or where it follows an acronym ("ICT-" /
+    "related")."""
+    words = dictionary_words()
+
+    def dehyphenated(m: re.Match[str]) -> str:
+        head, tail = m.group(1), m.group(2)
+        kept = not is_word((head + tail).lower(), words) and (all(
+            _a_word(half, words) for half in (head.lower(), tail)) or len(head) > 1 and head.isupper())
+        return f"{head}-{tail}" if kept else head + tail
+
+    text = re.sub(r"(\w+)-\n([a-z]+)", dehyphenated, text)
     text = re.sub(r"(?<![.!?:;\n])\n(?=[a-z(])", " ", text)
     # a line that breaks before a figure inside a sentence ("at least once every\n10 months"), not before a
     # paragraph's number ("1. A provider ...") nor a clause's heading, set in its own type ("Wi-Fi Protected Setup" /
@@ -967,7 +978,7 @@ def without_furniture(pages: list[str]) -> list[str]:
 
 def _join_pages(pages: list[str]) -> str:
     """The pages' text in one: a page break ends a paragraph where the page ends a sentence or a heading, and is a
-    line break (which `_unwrap_pdf` joins where the next page opens in lower case) where a sentence runs on. Pure."""
+    line break (which `unwrap_pdf` joins where the next page opens in lower case) where a sentence runs on. Pure."""
     text = ""
     for page in (p.strip("\n") for p in pages):
         if text and page:
@@ -1227,7 +1238,7 @@ def parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         raise IngestError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {_one_line(exc)})",
                           "check the file opens in a PDF viewer, or export it again") from exc
     sized = headings_by_size(fragments)
-    text = spaced_apart(_unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages])), sized))
+    text = spaced_apart(unwrap_pdf(_join_pages(without_furniture([normalize(p) for p in pages])), sized))
     if not text.strip():
         raise IngestError(str(path), "the PDF has no extractable text (scanned images?)", "OCR it first")
     builder = SectionBuilder(eu_style=eu_style(text), sized=sized)

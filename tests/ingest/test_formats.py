@@ -11,7 +11,7 @@ from docx.enum.style import WD_STYLE_TYPE
 
 from engine.errors import IngestError
 from engine.ingest.chunking import chunk_document
-from engine.ingest.formats import heading_of, joined_on_the_line, marks_raised, parse, spaced_apart
+from engine.ingest.formats import heading_of, joined_on_the_line, marks_raised, parse, spaced_apart, unwrap_pdf
 from engine.ingest.numbering import formatted
 from engine.ingest.sentences import split_sentences
 from engine.text import normalize_ws
@@ -844,6 +844,19 @@ _TWO_WORDS = ["direct and in direct emissions", "a rate of 5 per cent", "Corvid 
               "generate a C array that is", "replaces GNOME’s and ROX’s ext/regex fields",
               "as discussed below; and d) APRA", "under point (a) e) the trader shall",
               "the value for der .", "warming of 3˚C or more", "Customer and Users must protect"]
+
+
+@pytest.mark.parametrize(("wrapped", "text"), [
+    # a word hyphenated at a line's end: one word where English has it, else its halves kept apart by the hyphen
+    # (EIOPA's "re-performed", the Consumer Rights Directive's "off-premises", APRA's "board-approved", "ICT-related")
+    ("Each institu-\ntion must act.", "Each institution must act."),
+    ("risk assessment should be re-\nperformed.", "risk assessment should be re-performed."),
+    ("distance or off-\npremises contracts", "distance or off-premises contracts"),
+    ("a board-\napproved plan", "a board-approved plan"),
+    ("its ICT-\nrelated incidents", "its ICT-related incidents"),
+])
+def test_a_word_hyphenated_at_a_pdf_lines_end_is_read_as_written(wrapped: str, text: str) -> None:
+    assert unwrap_pdf(wrapped) == text
 
 
 @pytest.mark.parametrize(("kerned", "text"), _KERNED)
