@@ -924,8 +924,8 @@ def unwrap_pdf(text: str, sized: Mapping[str, int] | None = None) -> str:
     # "4 Implementation of the standard")
 
     def joined(m: re.Match[str]) -> str:
-        line = text[m.end():text.find("\n", m.end()) % (len(text) + 1)]
-        return "\n" if sized and normalize_ws(line) in sized else " "
+        end = text.find("\n", m.end())
+        return "\n" if sized and normalize_ws(text[m.end():end if end >= 0 else None]) in sized else " "
 
     return re.sub(r"(?<=[a-z,])\n(?=\d+\s)", joined, text)
 

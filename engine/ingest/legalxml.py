@@ -165,10 +165,10 @@ def _spanned(rows: list[list[tuple[str, int, int]]]) -> list[list[str]]:
         column = 0
         while True:
             if column in carried:
-                value, left = carried[column]
+                value, left = carried.pop(column)
                 out.append(value)
-                carried = {**carried, column: (value, left - 1)} if left > 1 else {
-                    k: v for k, v in carried.items() if k != column}
+                if left > 1:
+                    carried[column] = (value, left - 1)
                 column += 1
                 continue
             cell = next(cells, None)
