@@ -213,10 +213,8 @@ class SectionBuilder:
         joined = f"{self.heading_line} {normalize_ws(line)}"
         if joined not in self.sized:
             return False
-        level, top = self.stack[-1]
-        self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}".strip()))
+        self._title_more(line)
         self.heading_line = joined
-        self._add(line.strip())
         return True
 
     def _retitle(self, text: str) -> None:
@@ -239,8 +237,9 @@ class SectionBuilder:
         return bool(title) and (title[-1].lower() in _TITLE_GOES_ON or line.split()[0].lower() in _TITLE_GOES_ON)
 
     def _title_more(self, line: str) -> None:
+        """`line` goes on with the open heading's title: the title takes it, kept in the text."""
         level, top = self.stack[-1]
-        self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}"))
+        self.stack[-1] = (level, top._replace(title=f"{top.title} {line.strip()}".strip()))
         self._add(line.strip())
 
     def title_line(self, text: str) -> None:
