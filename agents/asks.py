@@ -13,6 +13,11 @@ which answers only with more than it says (`requires_inference`).
   in so many words ("no fee", "liable to a fine", "the spot rate"), as the source states it. A text that
   shares the question's subject but states no such thing is not its answer ("What fine can the
   Authority impose if we report late?" against the reporting deadline alone).
+* A count or a length: "How many failed attempts ...?", "What is the minimum number of ...?", "How big must the
+  modulus be?" (`asks_count`: "count") is answered only by a quote that states a number that counts (not
+  "Section 19" nor "one of these sites") or the measure the rule sets instead ("the minimum set of permissions");
+  "What minimum password length ...?", "How long must a PIN be?" ("length") only by a figure of a length's unit
+  ("12 characters", "2048 bits", "six digits") or a measure of length ("sufficient length").
 
 Each rule asks only where the thing is the one thing asked: "the fees and disclosures a firm must
 make" and "the level and frequency of training" ask for more, and a quote that answers the rest
@@ -57,6 +62,11 @@ _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often
 # frequency and circumstances under which ..."), nor for "when would it be necessary to ...", which asks for
 # circumstances: a quote that answers the rest answers the question in part, and says so by its words.
 _TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|intervals?)"
+# "How long does a password have to be (at minimum)?" asks a length, not a time; but "How long must the notice period
+# be?" asks one
+_HOW_LONG_BE = (r"\bhow\s+long\s+(?:must|should|shall|does|do|is|are|has|have|can|needs?)\b"
+                r"(?:(?!\b(?:period|term|duration|notice|retention|interval|window|delay|timeout|session|suspension|"
+                r"lockout|gap)s?\b)[^?.]){0,60}?\bbe(?:\s+at\s+(?:a\s+|the\s+)?(?:minimum|least|most))?\s*(?:\?|$)")
 _NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
                             rf"\b\w+\s+(?:and|or)\s+{_TIME_NOUN}\b|"
                             r"^\W*when\s+(?:would|should|could|might|will|is|does)\s+(?:it|this|that)\s+be\s+"
@@ -64,12 +74,8 @@ _NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+
                             # "When is a firm permitted to ...": the circumstances, not a time
                             r"^\W*when\s+(?:is|are)\s+(?:\w+\s+){1,8}?(?:permitted|allowed|entitled|eligible|exempt(?:ed)?)"
                             r"\b|"
-                            # "How long does a password have to be (at minimum)?": a length, not a time; but "How long
-                            # must the notice period be?" asks one
-                            r"\bhow\s+long\s+(?:must|should|shall|does|do|is|are|has|have|can|needs?)\b"
-                            r"(?:(?!\b(?:period|term|duration|notice|retention|interval|window|delay|timeout|session|"
-                            r"suspension|lockout|gap)s?\b)[^?.]){0,60}?\bbe"
-                            r"(?:\s+at\s+(?:a\s+|the\s+)?(?:minimum|least|most))?\s*(?:\?|$)", re.IGNORECASE)
+                            # "How long does a password have to be (at minimum)?": a length, not a time
+                            rf"{_HOW_LONG_BE}", re.IGNORECASE)
 
 
 def asks_time(question: str) -> bool:
@@ -270,6 +276,62 @@ def states_amount(text: str, kind: str) -> bool:
     return bool(_STATES_AMOUNT[kind].search(text))
 
 
+# --- counts and lengths ---------------------------------------------------------------------------------
+
+# "How many failed attempts ...?", "What minimum password length ...?", "How long must a PIN be?", "How big must the
+# modulus be?": a count or a size, not a time, nor money (asked above), nor "how many times" (how often). A quote
+# answers it with a figure; a length, with a figure of its unit ("12 characters", "2048 bits", "six digits") or the
+# measure the rule sets instead ("sufficient length", "the minimum set of permissions").
+_ASKS_LENGTH = re.compile(rf"{_HOW_LONG_BE}|^\W*(?:what|which)\s+(?:is\s+|are\s+)?(?:the\s+|a\s+)?"
+                          r"(?:[\w'-]+\s+){0,3}?lengths?\b|\b(?:minimum|maximum|min|max|shortest|longest)\s+(?:[\w-]+\s+){0,2}?lengths?\b",
+                          re.IGNORECASE)
+# ... and a count or a size in any terms ("500,000 client IP addresses", "not less than five (5)")
+_ASKS_COUNT = re.compile(r"\bhow\s+(?:many\b(?!\s+times\b)|big|large|small)\b|"
+                         r"^\W*(?:what|which)\s+(?:is\s+|are\s+)?(?:the\s+|a\s+)?(?:[\w'-]+\s+){0,3}?"
+                         r"(?:number\s+of|sizes?)\b", re.IGNORECASE)
+# ... and not when it is one of several things asked ("the minimum password length and complexity", "how many
+# directors, and are they paid": a quote that answers the rest answers in part)
+_NOT_ONLY_COUNT = re.compile(r"\b(?:length|size)s?\s+(?:and|or|\+|&)\s+\w+|\b\w+\s+(?:and|or)\s+(?:\w+\s+)?"
+                             r"(?:length|size)s?\b", re.IGNORECASE)
+_COUNT_MEASURE = (r"both|none|majority|quorum|minimal|as\s+few\s+as|minimum\s+(?:set|number)|such\s+(?:a\s+)?number|"
+                  r"(?:sufficient|adequate|appropriate)\s+number|no\s+more\s+than\s+(?:is\s+|are\s+)?"
+                  r"(?:necessary|needed|required)")
+_LENGTH_MEASURE = r"(?:sufficient|adequate|appropriate|minimum|maximum|required)\s+(?:[\w-]+\s+)?(?:length|size)"
+_LENGTH_UNITS = (r"characters?|chars?|bits?|bytes?|digits?|letters?|symbols?|words?|numbers?|pages?|lines?|"
+                 r"(?:milli|centi|kilo)?(?:metres?|meters?)|mm|cm|km|inch(?:es)?|feet|foot|ft|pixels?|px|points?|pt")
+_STATES_LENGTH = re.compile(rf"(?:\b\d[\d,.]*|\b(?:{NUMBER_WORDS})\b)(?:\s*\(\d+\))?[\s-]*(?:[\w-]+\s+){{0,2}}?"
+                            rf"(?:{_LENGTH_UNITS})\b|\b(?:\d[\d,.]*|{NUMBER_WORDS})\b[^.;]{{0,30}}\b(?:in\s+length|long)\b|"
+                            rf"\b{_LENGTH_MEASURE}\b", re.IGNORECASE)
+# A number that counts, not one that cites ("Section 19", "Article 5(2)", "Level 2", "§ 4", "MSTG-PLATFORM-1") nor
+# "one of"
+_NUMBER_STATED = re.compile(rf"(?<![-/.§\w])(?:\d[\d,.]*|\b(?:{NUMBER_WORDS})(?!\s+(?:of|another|or\s+other)\b))\b|"
+                            rf"\b(?:twice|thrice|single|double|dozen|half|{_COUNT_MEASURE})\b",
+                            re.IGNORECASE)
+_CITES = re.compile(r"(?:\b(?:section|article|rule|regulation|paragraph|clause|part|chapter|schedule|annex|appendix|"
+                    r"level|version|no|page|table|figure|item|point)\.?|§)\s*$", re.IGNORECASE)
+
+
+def asks_count(question: str) -> str | None:
+    """"length" where the question asks how long or large a thing must be ("What minimum password length ...?",
+    "How long must a PIN be?"), "count" where it asks how many ("How many failed attempts ...?", "What is the
+    minimum number of directors?"), each only where it is the one thing asked and no time or amount; else None.
+    Pure."""
+    if asks_time(question) or asks_amount(question) is not None or _NOT_ONLY_COUNT.search(question):
+        return None
+    if _ASKS_LENGTH.search(question):
+        return "length"
+    return "count" if _ASKS_COUNT.search(question) else None
+
+
+def states_count(text: str, kind: str) -> bool:
+    """The quote states the count or length (`asks_count`'s kind) asked: a figure (of a length's unit), or the
+    measure the rule sets instead ("the minimum set", "such number ... as", "sufficient length"); not a number that
+    cites ("Section 19", "Level 2") nor "one of". Pure."""
+    if kind == "length":
+        return _STATES_LENGTH.search(text) is not None
+    return any(not _CITES.search(text[max(0, m.start() - 14):m.start()]) for m in _NUMBER_STATED.finditer(text))
+
+
 # The words of an amount question that are not what kind of amount it is: "what is the", "how big can the",
 # "maximum".
 # Nor a qualifier that names no kind ("the prescribed penalties", "the applicable fee", "the total cost").
@@ -306,6 +368,8 @@ def unstated(question: str, quote: str) -> str | None:
         named, noun = _kind_words(question, kind)
         if named and not set(key_terms(" ".join(named))) & set(key_terms(quote)):
             return f"the question asks for the {' '.join(named)} {noun}; the quote gives no figure and names another"
+    if (counted := asks_count(question)) is not None and not states_count(quote, counted):
+        return f"the question asks for a {'length or size' if counted == 'length' else 'number'}; the quote states none"
     if asks_party(question) and not names_party(quote):
         return "the question asks who; the quote names no one"
     return None
@@ -430,8 +494,8 @@ def _names_a_thing(tokens: list[str], i: int) -> bool:
 
 
 def asks_typed(question: str) -> bool:
-    """The question asks only for a time or only for an amount (what `unstated` holds a quote to)."""
-    return asks_time(question) or asks_amount(question) is not None
+    """The question asks only for a time, an amount or a count (what `unstated` holds a quote to)."""
+    return asks_time(question) or asks_amount(question) is not None or asks_count(question) is not None
 
 
 def states_what_is_asked(questions: list[str], text: str) -> bool:

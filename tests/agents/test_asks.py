@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from agents.asks import asked_action, asks_amount, asks_party, asks_time, names_party, states_amount, unstated
+from agents.asks import (
+    asked_action,
+    asks_amount,
+    asks_count,
+    asks_party,
+    asks_time,
+    asks_typed,
+    names_party,
+    states_amount,
+    states_count,
+    unstated,
+)
 from agents.duties import asked_family, states_family, unasked_action
 from agents.verify import Rejection, decide
 
@@ -411,3 +422,67 @@ def test_an_amount_to_hold_is_answered_by_a_figure_or_a_measure(quote: str, answ
     assert (missing is None) is answers
     if not answers:
         assert missing == "the question asks for an amount; the quote states none"
+
+
+# --- counts and lengths: questions and quotes from policies (policies-3, policies-4), a standard (OWASP ASVS), a US
+# state statute (html-gov), an association's bylaws (odt-published), a control catalogue (oscal-catalog), a mobile
+# checklist (sheet-controls) and ObliQA
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many wrong password attempts are allowed before an account gets locked?", "count"),
+    ("How many directors may the board have?", "count"),
+    ("How many permissions may the app ask the user for?", "count"),
+    ("What is the minimum number of years of security updates the standard says we must offer?", "count"),
+    ("If we use classic Diffie-Hellman for session keys, how big must the modulus be?", "count"),
+    ("We run a public DNS resolver. At what size does that make us an essential service in the UK?", None),
+    ("What minimum password length must maintainers use for their accounts?", "length"),
+    ("How long does a password for a service account have to be?", "length"),
+    ("What's the minimum length for a random password that I keep in the password manager?", "length"),
+    # a time, money or how often is asked by its own rule
+    ("How many days do we have to reply to an access request?", None),
+    ("How many times a year do we have to rehearse our incident response plan?", None),
+    ("How much does it cost to register a trademark?", None),
+    # one of several things asked, or a yes/no question that mentions a number
+    ("What minimum password length and complexity must an important entity enforce?", None),
+    ("Is there a regulatory requirement for a minimum number of Board members to be physically present?", None),
+    ("How long must the notice period be?", None),
+])
+def test_asks_count(question: str, kind: str | None) -> None:
+    assert asks_count(question) == kind
+    assert asks_typed(question) is (kind is not None or asks_time(question) or asks_amount(question) is not None)
+
+
+@pytest.mark.parametrize(("quote", "kind", "states"), [
+    ("A system shall lock an account once five consecutive sign-in attempts have been made against it.", "count", True),
+    ("The Board of Directors shall be composed of not less than five (5) nor more than nine (9) members.", "count",
+     True),
+    ("The app only requests the minimum set of permissions necessary.", "count", True),
+    ("The Persons providing the oversight function should hold such number of meetings during every annual "
+     "accounting period as are considered appropriate.", "count", True),
+    ("Consider the event that one of these sites has its security compromised.", "count", False),
+    ("Under Section 19 the City may collect the refuse.", "count", False),
+    ("Verify that user set passwords are at least 12 characters in length.", "length", True),
+    ("A mobile device shall be protected by a numeric PIN of at least six digits.", "length", True),
+    ("When using DH, a modulus of at least 2048 bits is used.", "length", True),
+    ("Passwords must be of sufficient length to resist guessing.", "length", True),
+    ("* Level 2: for any code project that has at least 2 maintainers and a small number of users", "length", False),
+    ("c) privileged access rights: undertakings should implement strong controls over privileged access", "length",
+     False),
+])
+def test_states_count(quote: str, kind: str, states: bool) -> None:
+    assert states_count(quote, kind) is states
+
+
+def test_the_gate_refuses_a_quote_that_states_no_count() -> None:
+    question = "How many wrong password attempts are allowed before an account gets locked out?"
+    verified, reason, rationale = decide(question, "It is important not to use the same password for multiple "
+                                                   "services or accounts.", 0.9, 0.5)
+    assert (verified, reason) == (False, Rejection.INFERENCE)
+    assert rationale == "the question asks for a number; the quote states none"
+    assert decide(question, "Accounts are locked after at most 10 (ten) consecutive failed attempts.", 0.9, 0.5)[0]
+    assert unstated("What minimum password length must maintainers use?", "Maintainers must enable MFA.") == \
+        "the question asks for a length or size; the quote states none"
+
+
+def test_an_identifier_states_no_count() -> None:
+    assert not states_count("Testing Procedure(s): Testing App Permissions (MSTG-PLATFORM-1)", "count")
+    assert states_count("at most 10 (ten) consecutive failed attempts", "count")
