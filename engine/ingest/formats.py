@@ -44,7 +44,7 @@ FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "txt", "xml", "obl
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv", ".html": "html",
     ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
-    ".yaml": "oscal", ".yml": "oscal", ".xml": "xml",
+    ".yaml": "oscal", ".yml": "oscal", ".xml": "xml", ".dita": "xml",
 }
 
 
@@ -373,8 +373,59 @@ def md_html_tables(text: str) -> str:
     return _HTML_TABLE.sub(table, text)
 
 
+# Front matter: the metadata block a static-site generator reads before the page (Jekyll's and Hugo's YAML between
+# "---" lines, Hugo's TOML between "+++"): the page's settings, not its text; its title names the page.
+_FRONT_MATTER = re.compile(r"\A\ufeff?(---|\+\+\+)[ \t]*\r?\n(.*?)\r?\n\1[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_TITLE = re.compile(r"^title[ \t]*[:=][ \t]*(.+?)[ \t]*$", re.MULTILINE)
+
+
+def md_front_matter(text: str) -> tuple[str, str | None]:
+    """(the page without its front matter, the title it gives or None). A block whose lines are not settings
+    ("key: value", "key = value", a list item, a comment) is no front matter but the page's own text (a horizontal
+    rule). Pure."""
+    found = _FRONT_MATTER.match(text)
+    if found is None or not all(re.match(r"^\s*(?:#|-\s|[\w.-]+\s*[:=]|$)", line) or line[:1].isspace()
+                                for line in found.group(2).splitlines()):
+        return text, None
+    title = _FRONT_TITLE.search(found.group(2))
+    value = title.group(1).strip().strip("'\"") if title else ""
+    return text[found.end():], html.unescape(value) or None
+
+
+# HTML set in Markdown, as a renderer shows it (GitHub, Jekyll): a heading tag is a heading, a list item a list item,
+# a line break a line's end, a script, a style sheet or a button nothing, and any other tag (<strong>, <sup>, <div>,
+# <ul>) only its text; not inside a code fence or a code span, nor an autolink ("<https://...>").
+_MD_HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+_MD_HTML_ITEM = re.compile(r"<li\b[^>]*>(.*?)</li\s*>", re.IGNORECASE | re.DOTALL)
+_MD_HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_MD_HTML_HIDDEN = re.compile(r"<(script|style|button|noscript|template)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_MD_HTML_TAG = re.compile(r"</?(?:a|abbr|b|big|center|cite|code|dd|details|div|dl|dt|em|font|i|img|ins|kbd|mark|nav|ol|"
+                          r"p|s|section|small|span|strong|sub|summary|sup|u|ul)\b(?:\s[^<>]*)?/?>", re.IGNORECASE)
+
+
+def md_html(text: str) -> str:
+    """Markdown with the HTML set in it read as a renderer shows it (`_MD_HTML_HEADING` ...), code left as it is.
+    Pure."""
+    def inline(fragment: str) -> str:
+        return normalize_ws(html.unescape(_MD_HTML_TAG.sub("", fragment)))
+
+    def rendered(piece: str) -> str:
+        if "<" not in piece:
+            return piece
+        piece = _MD_HTML_HIDDEN.sub("", piece)
+        piece = _MD_HTML_HEADING.sub(lambda m: f"\n\n{'#' * int(m.group(1))} {inline(m.group(2))}\n\n", piece)
+        piece = _MD_HTML_ITEM.sub(lambda m: f"\n* {inline(m.group(1))}\n" if inline(m.group(1)) else "\n", piece)
+        return _MD_HTML_TAG.sub("", _MD_HTML_BREAK.sub("\n", piece))
+
+    # fenced code blocks and code spans keep their tags: split them out, render the rest
+    code = r"(^[ \t]*(?:```|~~~).*?^[ \t]*(?:```|~~~)[ \t]*$|`[^`\n]+`)"
+    parts = re.split(code, text, flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if i % 2 else rendered(part) for i, part in enumerate(parts))
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
-    text, notes = md_footnotes(_anchored_clauses(md_html_tables(_check_text(path, data))))
+    text, named = md_front_matter(_check_text(path, data))
+    text, notes = md_footnotes(md_html(_anchored_clauses(md_html_tables(text))))
     # an act whose articles are Markdown headings ("### Article 3 ...") is read as one whose articles are lines
     builder = SectionBuilder(eu_style=eu_style(re.sub(r"(?m)^#{1,6}[ \t]+", "", _unbold(text))))
     title = None
@@ -412,7 +463,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
             para.append(line)
     flush()
     builder.notes([_as_rendered(note) for note in notes])
-    return builder.build("md", title)
+    return builder.build("md", title or named)
 
 
 _HTML_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -429,7 +480,8 @@ def _html_text(el: Any) -> str:
 
 
 # A footnote or endnote as HTML marks it: a class ("note", "footnote", "endnotes", EUR-Lex's "oj-note") or an ARIA
-# role ("doc-footnote", "doc-endnotes") on it or around it.
+# role ("doc-footnote", "doc-endnotes") on it or around it; not a note set in a box in the text (`_box`), which
+# belongs to the section it stands in.
 _NOTE_CLASS = re.compile(r"(?:^|[-_])(?:foot|end)?notes?$", re.IGNORECASE)
 _NOTE_ROLES = ("doc-footnote", "doc-endnote", "doc-endnotes", "doc-footnotes")
 _NOTES_HEADING = (-1, NOTES)
@@ -438,11 +490,53 @@ _NOTES_HEADING = (-1, NOTES)
 def _note(el: Any) -> bool:
     """The element is, or is inside, a footnote or endnote. Pure."""
     for node in [el, *el.parents]:
-        if getattr(node, "name", None) in (None, "body", "html", "[document]"):
+        if getattr(node, "name", None) in (None, "body", "html", "[document]") or _box(node):
             return False
         if node.get("role") in _NOTE_ROLES or any(_NOTE_CLASS.search(c) for c in node.get("class") or []):
             return True
     return False
+
+
+# A box's marker: the few words that open a note or example set apart in the text ("Note", "Note 2", "Example"),
+# marked by the ARIA role "heading" or a class ("marker", "note-title", MkDocs' and Sphinx's "admonition-title").
+_MARKER_CLASS = re.compile(r"(?:^|[-_])(?:marker|title)$", re.IGNORECASE)
+_MARKER_WORDS = 4
+
+
+def _marker(box: Any) -> Any:
+    """The marker that opens the box, or None. Pure."""
+    found = box.find(lambda t: t.get("role") == "heading" or any(_MARKER_CLASS.search(c) for c in t.get("class") or []))
+    if found is None:
+        return None
+    text = found.get_text(" ", strip=True)
+    opens = box.get_text(" ", strip=True).startswith(text)
+    return found if opens and 0 < len(text.split()) <= _MARKER_WORDS else None
+
+
+def _box(node: Any) -> bool:
+    """A note or example set in a box within the text: the ARIA role "note" (W3C's specifications set a "Note" box
+    inside each success criterion), an admonition (MkDocs, Sphinx: class "admonition note"), or an aside that opens
+    with a marker ("Example"). Pure."""
+    return (node.get("role") == "note" or "admonition" in (node.get("class") or [])
+            or node.name == "aside" and _marker(node) is not None)
+
+
+def _boxes_labelled(soup: Any, text_type: type) -> None:
+    """Read each box's marker as the label of the text it opens ("Note" above "For requirements related to color,
+    ..." -> "Note: For requirements related to color, ..."), as the box sets it apart: its first paragraph is then
+    told a note or an example by its opening words, as a text-format note is ("NOTE: ..."). `text_type`: bs4's
+    NavigableString."""
+    for box in soup.find_all(_box):
+        if (marker := _marker(box)) is None:
+            continue
+        text = marker.get_text(" ", strip=True)
+        label = text if text.endswith((":", ".")) else f"{text}:"
+        first = marker.find_next(_HTML_BLOCKS)
+        if first is not None and box in first.parents and first.name not in _HTML_HEADINGS:
+            first.insert(0, text_type(f"{label} "))
+            marker.decompose()
+        else:
+            marker.replace_with(text_type(f"{label} "))
 
 
 def _list_label(item: Any) -> str | None:
@@ -629,6 +723,7 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
         warnings.warn(f"{len(deleted)} passage(s) marked deleted (<del>) not read, as if the changes were accepted",
                       UserWarning, stacklevel=1)
     title = _html_title(soup)
+    _boxes_labelled(soup, NavigableString)
     _loose_text(soup, NavigableString)
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
     skip: set[int] = set()
@@ -1290,13 +1385,13 @@ def parse_oscal(path: Path, data: bytes) -> ParsedDocument:
 
 
 _XML_KINDS = ("read are legislation in eCFR, Federal Register, Akoma Ntoso (LegalDocML), USLM, legislation.gov.uk "
-              "(CLML), Justice Canada or EUR-Lex (Formex) XML, and OSCAL catalogs; save another document as text, "
-              "HTML or PDF")
+              "(CLML), Justice Canada or EUR-Lex (Formex) XML, DITA topics, and OSCAL catalogs; save another "
+              "document as text, HTML or PDF")
 
 
 def parse_xml(path: Path, data: bytes) -> ParsedDocument:
     """Legislation as its publisher's XML (engine.ingest.legalxml: eCFR, Federal Register, Akoma Ntoso, USLM, CLML,
-    Justice Canada, Formex), read as the Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal);
+    Justice Canada, Formex, DITA), read as the Markdown it renders to, or an OSCAL catalog in XML (engine.ingest.oscal);
     parsed without DTDs' entities or external references (defusedxml)."""
     try:
         root = SafeElementTree.fromstring(data)

@@ -172,6 +172,28 @@ def test_markdown_html_tables_are_read_as_tables(tmp_path: Path) -> None:
     assert "<" not in parsed.text.replace(">50%", "")
 
 
+def test_markdown_front_matter_is_no_text_and_its_html_reads_as_rendered(tmp_path: Path) -> None:
+    """A page as Jekyll serves it (GSA's Section508.gov, OpenSSF's baseline): its front matter is metadata whose title
+    names the page; an HTML heading set in the Markdown is a heading, an HTML list's items are items, inline tags
+    are only their text, a script or a button is not read; code keeps its tags. A leading rule with prose under it
+    is no front matter."""
+    parsed = parsed_file(tmp_path / "request.md", "---\nlayout: page\ntitle: 'Request Accessibility Information'"
+                         "\naudience:\n- Buyers\n---\n\nIntro text for buyers.\n\n<ul style=\"x\">\n  <li>\n"
+                         "    <a href=\"#0\">Required items</a>\n  </li>\n</ul>\n\n<h2 id=\"0\">\n  <strong><em>"
+                         "Required </em></strong><strong>for Standard ICT Items</strong>\n</h2>\n\nA written ACR "
+                         "based on the Template (<sup>&trade;</sup>) must be complete.<br>It is checked.\n\n"
+                         "<script>\nlet top = 1;\n</script>\n<button onclick=\"toTop()\">to top</button>\n\n"
+                         "Use `<b>` for bold.\n")
+    assert parsed.title == "Request Accessibility Information"
+    assert "layout" not in parsed.text and "let top" not in parsed.text and "to top" not in parsed.text
+    sections = {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+    assert sections["Required for Standard ICT Items"] == ("A written ACR based on the Template (\u2122) must "
+                                                                    "be complete.\nIt is checked.\n\nUse <b> for bold.")
+    assert "* Required items" in parsed.text
+    ruled = parsed_file(tmp_path / "notes.md", "---\nThis page has no settings, only prose.\n---\n\n# Notes\n")
+    assert "only prose" in ruled.text
+
+
 def test_docx_headings(tmp_path: Path) -> None:
     path = write_docx(tmp_path / "std.docx")
     parsed = parse(path, path.read_bytes())
@@ -401,6 +423,30 @@ _EURLEX = (
     '<div id="003.002"><p class="oj-normal">2.\u00a0\u00a0\u00a0The officer shall report to the board.</p></div>'
     '<hr class="oj-note"/><p class="oj-note">(<a href="#n1">1</a>)\u00a0\u00a0OJ C 155, 30.4.2031, p. 38.</p>'
     '</body></html>')
+
+
+def test_html_note_and_example_boxes_stay_in_their_section_labelled(tmp_path: Path) -> None:
+    """A W3C specification's "Note" box inside a success criterion (the ARIA role "note", its marker a role="heading"
+    div) and its "Example" aside, and a MkDocs admonition, belong to the section they stand in, opened by their
+    marker ("Note: ..."), so that they read as a note or an example; the sections after them are not filed under
+    the footnotes' heading."""
+    page = ('<html><body><h1>Guidelines</h1><section><h4>Success Criterion 1.3.3 Sensory Characteristics</h4>'
+            '<p>Instructions do not rely solely on sensory characteristics.</p>'
+            '<div class="note" role="note"><div role="heading" class="note-title marker" aria-level="5"><span>Note'
+            '</span></div><p class="">For requirements related to color, refer to Guideline 1.4.</p></div></section>'
+            '<section><h4>5.2.3 Complete processes</h4><p>All web pages in the process conform.</p>'
+            '<aside class="example"><div class="marker">Example</div><p>An online store has a series of pages.</p>'
+            '</aside></section><section><h4>Success Criterion 1.3.4 Orientation</h4>'
+            '<div class="admonition note"><p class="admonition-title">Note</p><p>Essential cases are rare.</p></div>'
+            '<p>Content does not restrict its view.</p></section></body></html>')
+    parsed = parsed_file(tmp_path / "wcag.html", page)
+    sections = {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+    assert sections["Guidelines > Success Criterion 1.3.3 Sensory Characteristics"].endswith(
+        "\n\nNote: For requirements related to color, refer to Guideline 1.4.")
+    assert sections["Guidelines > 5.2.3 Complete processes"].endswith("Example: An online store has a series of pages.")
+    assert sections["Guidelines > Success Criterion 1.3.4 Orientation"] == ("Note: Essential cases are rare.\n\n"
+                                                                           "Content does not restrict its view.")
+    assert not any("Notes" in path for path in sections)
 
 
 def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
