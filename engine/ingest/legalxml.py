@@ -1,6 +1,6 @@
 """Legislation published as XML, read as a document. Pure: no I/O (the caller parses the bytes).
 
-Six schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
+Seven schemas that publishers of legislation use, each rendered to Markdown and read like any Markdown
 document (as OSCAL catalogs are, `engine.ingest.oscal`), so that a section is cited as the plain text of the
 same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
 
@@ -25,6 +25,11 @@ same act would be ("§ 164.308(a)", "Art. 5(1)", "Recital 12"):
 * **Formex 4** (what EUR-Lex serves as an act's XML: `ACT`, `CONS.ACT`, an `ANNEX` on its own): the preamble's
   citations and recitals (`CONSID`), `DIVISION` and `ARTICLE` titles as headings, `PARAG` and list items as
   numbered paragraphs, footnotes (`NOTE`) under "Notes", quotation marks (`QUOT.START`) as marks.
+
+* **DITA** (OASIS; the Federal Acquisition Regulation as GSA publishes it, one topic a section): a topic's title
+  is a heading ("33.103 Protests to the agency."), paragraphs and list items with their labels ("(a) ...")
+  paragraphs, notes after their type ("Note: ..."), definitions after their term; an empty cross-reference stands
+  for its target's number; prologs, index terms and editors' comments and processing instructions are left out.
 
 Tables are Markdown tables (a header row when the source marks one), one row a line.
 """
@@ -57,12 +62,15 @@ def _namespace(tag: Any) -> str:
 
 def kind(root: Any) -> str | None:
     """Which schema a document's root element belongs to: 'ecfr', 'fedreg', 'akn', 'uslm', 'clml', 'lims', 'formex',
-    'oscal', or None."""
+    'dita', 'oscal', or None."""
     name, namespace = local(root.tag), _namespace(root.tag)
     if namespace.startswith(_OSCAL_NS) or (not namespace and name in ("catalog", "profile")):
         return "oscal"
     if name == "akomaNtoso":
         return "akn"
+    if name in _DITA_ROOTS and (name == "dita" or str(root.get("class") or "").startswith("- topic/")
+                                or _first(root, "title") is not None):
+        return "dita"
     if namespace.startswith(_USLM_NS) or name in ("uscDoc", "lawDoc"):
         return "uslm"
     if namespace == _CLML_NS or name == "Legislation":
@@ -842,6 +850,137 @@ def _lims_title(root: Any) -> str | None:
     return next((title for el in heads if (title := _text(el, _LIMS_DROP))), None)
 
 
+# --- DITA -----------------------------------------------------------------------------------------------------
+
+# DITA (OASIS Darwin Information Typing Architecture: the US Federal Acquisition Regulation as GSA publishes it,
+# and technical documentation and policies in general): each element's base type is the first token of its class
+# attribute ('class="- topic/li task/step "' is a list item), else its name (a file written without its DTD's
+# defaults), so that a specialisation (`concept`, `task`, `step`, `conbody`) is read as what it specialises.
+_DITA_ROOTS = frozenset({"dita", "topic", "concept", "task", "reference", "glossentry", "glossgroup",
+                         "troubleshooting"})
+_DITA_DROP = frozenset({"prolog", "related-links", "titlealts", "draft-comment", "required-cleanup", "indexterm",
+                        "index-base", "data", "data-about", "foreign", "unknown", "object", "image", "colspec",
+                        "navtitle", "searchtitle"})
+_DITA_BLOCKS = frozenset({"p", "shortdesc", "abstract", "lq", "pre", "lines", "ol", "ul", "sl", "dl", "note",
+                          "table", "simpletable", "fig", "section", "example", "li", "sli", "dlentry", "topic",
+                          "body", "bodydiv", "sectiondiv", "div", "itemgroup", "figgroup"})
+_DITA_LABEL = re.compile(r"^\(?[0-9a-zA-Z]{1,6}[.)]$")  # a paragraph that is only its label: "(b)", "1."
+
+
+# ... and the base types of the common specialisations, for a file without those attributes
+_DITA_NAMES = {"concept": "topic", "task": "topic", "reference": "topic", "glossentry": "topic",
+               "troubleshooting": "topic", "conbody": "body", "taskbody": "body", "refbody": "body",
+               "glossBody": "body", "troublebody": "body", "refsyn": "section", "context": "section",
+               "result": "section", "prereq": "section", "postreq": "section", "steps": "ol", "steps-unordered": "ul",
+               "substeps": "ol", "step": "li", "substep": "li", "cmd": "ph", "info": "itemgroup",
+               "stepresult": "itemgroup", "glossterm": "title", "glossdef": "abstract"}
+
+
+def _dita_base(el: Any) -> str:
+    tokens = str(el.get("class") or "").split()
+    base = next((t for t in tokens if "/" in t), "")
+    return base.split("/", 1)[1] if base else _DITA_NAMES.get(local(el.tag), local(el.tag))
+
+
+def _dita_text(el: Any, notes: list[str]) -> str:
+    """The inline text under `el` (blocks inside it are read apart); a cross-reference with no text of its own
+    stands for its target's name as its address gives it ("52.233-2.dita#FAR_52_233_2" -> "52.233-2"), as a
+    processor prints the target's number; a footnote (`fn`) is its mark, its text kept in `notes`."""
+    pieces: list[str] = [el.text or ""]
+    for child in el:
+        base = _dita_base(child)
+        if base in _DITA_BLOCKS or base in _DITA_DROP or not local(child.tag):
+            pass
+        elif base == "fn":
+            notes.append(f"({len(notes) + 1}) {_dita_text(child, notes)}")
+            pieces.append(f"({len(notes)})")
+        elif base == "xref" and not "".join(child.itertext()).strip():
+            target = str(child.get("href") or "").split("#", 1)[0].rsplit("/", 1)[-1]
+            pieces.append(target.rsplit(".", 1)[0] if "." in target else target)
+        else:
+            pieces.append(_dita_text(child, notes))
+        pieces.append(child.tail or "")
+    return _clean("".join(pieces))
+
+
+def _dita(el: Any, depth: int, out: list[str], notes: list[str]) -> None:
+    """Render one DITA element: a topic's title (and a section's or an example's) a heading over what follows, a
+    paragraph or a list item its text (a label alone, "(b)", opens the text after it), a note its text after
+    its type ("Note: ...", "Important: ..."), a definition its term before its description, a table its rows."""
+    base = _dita_base(el)
+    if base in _DITA_DROP or not local(el.tag):
+        return
+    if base in ("topic", "section", "example", "fig") and (title := _first_base(el, "title")) is not None:
+        out.append(_heading(depth, _dita_text(title, notes)))
+        for child in el:
+            if child is not title:
+                _dita(child, depth + 1 if base == "topic" else depth, out, notes)
+        return
+    if base in ("table", "simpletable"):
+        _dita_table(el, out, notes)
+        return
+    if base == "dlentry":
+        term = " ".join(_dita_text(c, notes) for c in el if _dita_base(c) == "dt")
+        for child in el:
+            if _dita_base(child) == "dd":
+                start = len(out)
+                _dita(child, depth, out, notes)
+                if start < len(out) and term:
+                    out[start] = f"{term}{'' if term.endswith((':', '.')) else ':'} {out[start]}"
+        return
+    start = len(out)
+    if text := _dita_text(el, notes):
+        out.append(text)
+    for child in el:
+        if _dita_base(child) in _DITA_BLOCKS or _dita_base(child) in ("dd", "dt"):
+            _dita(child, depth, out, notes)
+    if base == "note" and start < len(out):
+        kind = str(el.get("type") or "note")
+        label = str(el.get("othertype") or "Note") if kind == "other" else kind.capitalize()
+        out[start] = f"{label}: {out[start]}"
+    # a paragraph that is only its label opens the text after it ("(b)" above "(1) The contracting officer ...")
+    if start + 1 < len(out) and _DITA_LABEL.match(out[start]) and not out[start + 1].startswith("#"):
+        out[start:start + 2] = [f"{out[start]} {out[start + 1]}"]
+
+
+def _first_base(el: Any, base: str) -> Any | None:
+    return next((child for child in el if _dita_base(child) == base), None)
+
+
+def _dita_table(el: Any, out: list[str], notes: list[str]) -> None:
+    """A DITA table (CALS: tgroup, thead, tbody, row, entry) or simple table (sthead, strow, stentry): its title,
+    then its rows under their header row (the head's rows, else none)."""
+    if (title := _first_base(el, "title")) is not None and (text := _dita_text(title, notes)):
+        out.append(text)
+    def cell(entry: Any) -> str:
+        paragraphs: list[str] = []
+        _dita(entry, 7, paragraphs, notes)
+        return " ".join(paragraphs).replace("|", "/")
+
+    def headed(row: Any) -> bool:  # a head row, or a first row whose every cell is styled a heading
+        return all("head" in str(c.get("outputclass") or "").lower() for c in row if local(c.tag))
+
+    heads = {id(row) for part in el.iter() if _dita_base(part) == "thead" for row in part}
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    for row in el.iter():
+        base = _dita_base(row)
+        if base in ("row", "sthead", "strow"):
+            cells = [cell(c) for c in row if _dita_base(c) in ("entry", "stentry")]
+            if header is None and not rows and (base == "sthead" or id(row) in heads or headed(row)):
+                header = cells
+            elif cells:
+                rows.append(cells)
+    if rows:
+        out.append(markdown_table(rows, header))
+
+
+def _dita_title(root: Any) -> str | None:
+    topic = root if _dita_base(root) == "topic" else next((c for c in root if _dita_base(c) == "topic"), None)
+    title = _first_base(topic, "title") if topic is not None else None
+    return _dita_text(title, []) if title is not None else None
+
+
 # --- entry point ----------------------------------------------------------------------------------------------
 
 
@@ -878,6 +1017,11 @@ def to_markdown(root: Any, schema: str) -> tuple[str, str | None]:
             render.out.append(_heading(2, render.title(head) or "Annex"))
         left = render.render(doc, 3 if local(doc.tag) in ("ANNEX", "CONS.ANNEX") else 2)
         out, notes = render.out + ([left] if left else []), render.notes
+    elif schema == "dita":
+        out = []
+        for topic in ([root] if local(root.tag) != "dita" else list(root)):
+            _dita(topic, 2, out, notes)
+        title = _dita_title(root)
     else:
         raise ValueError(f"not a legislation schema: {schema}")
     if notes:

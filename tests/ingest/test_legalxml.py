@@ -410,6 +410,60 @@ def test_a_canadian_act_as_justice_canada_publishes_it_is_cited_by_its_sections(
         assert parsed.text[chunk.char_start:chunk.char_end] == chunk.text
 
 
+# FAR 33.106 and 32.904(f) in the shape GSA exports them as DITA (class attributes as the DTD sets them, a list item's
+# label in an autonumber phrase, an empty cross-reference, an editor's processing instruction, a table whose head row
+# is styled, not marked), and a topic written without its DTD's class attributes
+_DITA = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE dita PUBLIC "-//OASIS//DTD DITA Composite//EN" "ditabase.dtd">
+<dita>
+ <concept id="FAR_33_106" class="- topic/topic concept/concept ">
+  <title class="- topic/title "><ph props="autonumber" class="- topic/ph ">33.106</ph> Solicitation provision.</title>
+  <prolog class="- topic/prolog "><author>GSA</author></prolog>
+  <conbody class="- topic/body concept/conbody ">
+   <ol class="- topic/ol ">
+    <li class="- topic/li "><p class="- topic/p "><ph props="autonumber" class="- topic/ph ">(a)</ph>
+      The contracting officer shall insert the provision at <xref href="52.233-2.dita#FAR_52_233_2"
+      class="- topic/xref "/>, Service of Protest, in <?FM MARKER [Why] Amend by adding text?>solicitations.</p></li>
+    <li class="- topic/li "><p class="- topic/p "><ph props="autonumber" class="- topic/ph ">(b)</ph></p>
+     <ol class="- topic/ol "><li class="- topic/li "><p class="- topic/p ">(1) Payment is due in
+      30 days.</p></li></ol></li>
+   </ol>
+   <note type="important" class="- topic/note ">Interest is paid from the due date.</note>
+   <table class="- topic/table "><tgroup cols="2" class="- topic/tgroup "><tbody class="- topic/tbody ">
+    <row class="- topic/row "><entry outputclass="CellHeading_Ctr" class="- topic/entry ">Items</entry>
+     <entry outputclass="CellHeading_Ctr" class="- topic/entry ">Due</entry></row>
+    <row class="- topic/row "><entry class="- topic/entry "><p class="- topic/p ">(1) <i>Meat</i>.</p></entry>
+     <entry class="- topic/entry ">7th day after delivery.</entry></row>
+   </tbody></tgroup></table>
+  </conbody>
+ </concept>
+</dita>
+"""
+_DITA_BARE = """<?xml version="1.0"?>
+<concept id="retention"><title>Retention</title><conbody><p>Records must be kept for six years.</p>
+<dl><dlentry><dt>Record</dt><dd><p>Any document that evidences a transaction.</p></dd></dlentry></dl></conbody>
+</concept>
+"""
+
+
+def test_dita_topics_read_as_their_sections(tmp_path: Path) -> None:
+    parsed = _parsed(tmp_path, "33.106.dita", _DITA)
+    assert (parsed.format, parsed.metadata["xml"]) == ("xml", "dita")
+    assert parsed.title == "33.106 Solicitation provision."
+    assert {b.section_number for b in parsed.blocks} == {"33.106(a)", "33.106(b)"}  # cited to the paragraph
+    text = "\n\n".join(_sections(parsed).values())
+    assert "(a) The contracting officer shall insert the provision at 52.233-2, Service of Protest, in " \
+           "solicitations." in text
+    assert "(b) (1) Payment is due in 30 days." in text  # the label alone opens its list's first item
+    assert "Important: Interest is paid from the due date." in text
+    assert "| Items | Due |\n|---|---|\n| (1) Meat. | 7th day after delivery. |" in text
+    assert "GSA" not in parsed.text and "Amend" not in parsed.text
+    bare = _parsed(tmp_path, "retention.dita", _DITA_BARE)
+    assert bare.title == "Retention" and bare.metadata["xml"] == "dita"
+    assert "Record: Any document that evidences a transaction." in bare.text
+    assert detect_format(Path("33.106.dita"), _DITA.encode()) == "xml"
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('<?xml version="1.0"?><invoice><total>5</total></invoice>', "root element is <invoice>.*eCFR, Federal Register"),
     ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY e SYSTEM "file:///etc/passwd">]><DIV8><HEAD>x</HEAD><P>&e;</P></DIV8>',
