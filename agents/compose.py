@@ -116,10 +116,26 @@ class ComposedAnswer(BaseModel):
         return "\n".join(lines)
 
 
+# A document that is one provision of a larger act, its title the act's name and the provision's number ("FAR 33.103
+# Protests to the agency.", "HIPAA § 164.308 ...") or the number alone, as the provision heads itself ("33.103
+# Protests to the agency."): not a version ("Standard Terms Version 2.1") nor a year-numbered act ("Regulation (EU)
+# 2022/2554"), nor a title that opens with a code's title number ("45 CFR Part 164 ...").
+_PROVISION_TITLE = re.compile(r"^\s*(?:([A-Za-z][\w&'-]*(?:\s+(?!(?:version|v|release|edition|revision|rev)\b)"
+                              r"[A-Za-z(][\w&'()-]*){0,5}?)\s+)?(?:§+\s*)?\d+(?:[.-]\d+)+(?![\w/])", re.IGNORECASE)
+
+
+def act_of(title: str) -> str | None:
+    """The act a document is one provision of, by its title ("far" of "FAR 32.904 Determining payment due dates.",
+    "" of "32.904 Determining payment due dates.": an act it does not name), or None. Pure."""
+    found = _PROVISION_TITLE.match(title)
+    return (found.group(1) or "").lower() if found else None
+
+
 def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None = None, *,
                    overlap: float = _ANSWER.same_duty_overlap, questions: list[str] | None = None) -> list[Conflict]:
-    """Pairs of requirements of different documents, in the same part, that impose the same duty with
-    different figures (two retention periods for the same records), or opposite force; and, where the part's
+    """Pairs of requirements of different documents (not two provisions of one act, `act_of`), in the same part,
+    that impose the same duty with different figures (two retention periods for the same records), or opposite
+    force; and, where the part's
     question (`questions`, by part) asks only for a time, a law's and a policy's different answers to it.
     `overlap`: see `AnswerSettings.same_duty_overlap`."""
     part_of = part_of or {}
@@ -134,6 +150,9 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
             continue
         if a.requirement_id[4] == b.requirement_id[4] and other_bearers(a.exact_quote, b.exact_quote):
             continue  # two laws (or two policies) binding two parties: two rules, however their figures differ
+        if (a.requirement_id[4] == b.requirement_id[4] and (act := act_of(a.document_title)) is not None
+                and act == act_of(b.document_title)):
+            continue  # two provisions of one act, each a file of its own (FAR 33.103, FAR 33.104): two rules
         differ = conflicting_figures(a.exact_quote, b.exact_quote, overlap, same_question=True) or answers_apart(
             a.exact_quote, b.exact_quote, questions[part] if questions and part < len(questions) else None,
             families_differ=a.requirement_id[4] != b.requirement_id[4])

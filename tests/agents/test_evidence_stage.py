@@ -539,6 +539,28 @@ def test_two_laws_on_two_parties_are_no_conflict(first: str, second: str, confli
     assert [c.reason for c in find_conflicts(reqs)] == ([conflict] if conflict else [])
 
 
+@pytest.mark.parametrize(("first_title", "second_title", "conflict"), [
+    # the FAR as GSA publishes it, one section a file: 33.103's 35 days to decide a protest and 33.104's 30 days for
+    # the agency's report to GAO are two rules of one act
+    ("FAR 33.103 Protests to the agency.", "FAR 33.104 Protests to GAO.", None),
+    ("33.103 Protests to the agency.", "33.104 Protests to GAO.", None),  # as the files title themselves
+    ("FAR 33.103 Protests to the agency.", "DFARS 233.104 Protests to GAO.", "35 days vs 30 days"),  # two acts
+    ("Regulation (EU) 2022/2554 (DORA)", "Directive (EU) 2022/2555 (NIS2)", "35 days vs 30 days"),
+    ("45 CFR Part 164 Subpart D, HIPAA Breach Notification Rule", "16 CFR Part 314 (Safeguards Rule)",
+     "35 days vs 30 days"),
+], ids=["far-sections", "untitled-sections", "two-acts", "two-eu-acts", "two-cfr-parts"])
+def test_two_provisions_of_one_act_are_no_conflict(first_title: str, second_title: str, conflict: str | None) -> None:
+    from agents.compose import act_of, find_conflicts
+
+    first = "The agency shall decide a protest within 35 days after it is filed."
+    second = "The agency shall decide a protest within 30 days after it is filed."
+    reqs = [_req("REQ-S001", first).model_copy(update={"document_title": first_title}),
+            _req("REQ-S002", second).model_copy(update={"document_id": "other", "document_title": second_title})]
+    assert [c.reason for c in find_conflicts(reqs)] == ([conflict] if conflict else [])
+    assert act_of("OWASP ASVS 4.0.3, V9 Communication") == "owasp asvs"
+    assert act_of("Common Paper Cloud Service Agreement Standard Terms Version 2.1") is None
+
+
 @pytest.mark.parametrize(("question", "law", "policy", "conflict"), [
     # policies beside their regulation: the same duty in other words
     ("How often do we need to test our disaster recovery plan?",
