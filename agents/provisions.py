@@ -51,13 +51,22 @@ _HOLDER = re.compile(r"\b(?i:schedules?|annex(?:es)?|appendix|appendices|parts?|
 # A clause number written alone, three levels deep or more, as standards number clauses ("What does 3.4.2 of the 1.1
 # specification say?"); two levels ("1.1") are as often a version
 BARE_CLAUSE = re.compile(r"(?<![\w.§(])\d{1,3}(?:\.\d{1,3}){2,}(?![\w.(]|\.\d)")
+# ... or a code's section number, part and section, five digits or more ("33.212", "164.308", "500.11", "52.204-21"),
+# written alone or after its act's initials ("FAR 33.209", "DFARS 252.204-7012"), as US regulations are cited: no
+# version is numbered so
+CODE_NUMBER = re.compile(r"(?:\b(?-i:[A-Z]{2,6})\s+(?:§{1,2}\s*)?)?(?<![\w.§(-])(?P<num>\d{2,3}\.\d{2,4}(?:-\d{1,4})?)"
+                         r"(?![\w.(-]|\.\d)")
+# A provision named by the kind a standard gives it ("Success Criterion 1.4.3", "SC 2.4.7", "Guideline 1.1",
+# "conformance requirement 5.2.4"): its number
+KIND_NUMBER = re.compile(r"\b(?:(?i:success\s+criteri(?:on|a)|criteri(?:on|a)|guidelines?|(?:conformance\s+)?"
+                         r"requirements?|provisions?|principles?)|(?-i:SC))\s+(?P<num>\d+(?:\.\d+)*)(?![\w.(]|\.\d)")
 # What a question says around a provision it asks about whole: asking for its text, not for something in it
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
     "requirements provide provides provided provision provisions set out lay down mean means cover covers contain "
     "contains oblige obliges obligation obligations duty duties text content contents summarise summarize ask asks "
     "asking expect expects expected summary explain describe tell exactly full whole all under according us me we our "
-    "clause clauses control controls about allow allows permit permits prohibit prohibits"))
+    "clause clauses control controls about allow allows permit permits prohibit prohibits call calls"))
 # A year, which names the text a provision is of ("clause 3.1.4 of the 2021 reference guide", "the 2018 Regulations")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
@@ -82,6 +91,10 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     found += [(m.group(0), m.group("num")) for m in ROMAN.finditer(question)]
+    found += [(m.group(0), m.group("num")) for m in KIND_NUMBER.finditer(question)
+              if not any(m.group("num") in words for words, _ in found)]
+    found += [(m.group(0), m.group("num")) for m in CODE_NUMBER.finditer(question)
+              if sum(c.isdigit() for c in m.group("num")) >= 5 and not any(m.group("num") in w for w, _ in found)]
     found += [(m.group(0), m.group(0)) for m in BARE_CLAUSE.finditer(question)
               if not any(m.group(0) in words for words, _ in found)]
     return found

@@ -1,6 +1,7 @@
 """The structure of legislation and standards in plain text. Pure functions, no I/O.
 
-* Headings: `Article 33`, `CHAPTER IV`, `Section 2`, `TITLE II`, `PART 990—CLIENT RECORDS`,
+* Headings: `Article 33`, `CHAPTER IV`, `Section 2`, `TITLE II`, `PART 990—CLIENT RECORDS`, `Guideline 1.4` and
+  `Success Criterion 1.4.3` (W3C's accessibility guidelines),
   `Subpart B—Retention`, `§ 990.21 Retention of transaction records.`, `ANNEX I`, `Annex A (normative)`,
   `Schedule 1`, `Rule 11.2.1`, and the numbered forms `4.2 Retention periods`, `1. Purpose`, `A.5.1 Retention`.
   A heading without a title on its line (`Article 33`) takes the next short line as its title.
@@ -19,12 +20,13 @@ from typing import NamedTuple
 # Rank of each kind of heading in a plain-text document: a heading closes every open heading of the
 # same or a deeper rank. Numbered headings without a word rank below all of them, by depth.
 RANKS = {"part": 1, "annex": 1, "schedule": 1, "appendix": 1, "title": 2, "chapter": 3, "subpart": 3,
-         "section": 4, "guideline": 4, "article": 5, "rule": 5, "regulation": 5, "§": 5, "control": 5}
+         "section": 4, "guideline": 4, "article": 5, "rule": 5, "regulation": 5, "§": 5, "control": 5,
+         "success criterion": 5}
 NUMBERED_BASE = 5
 LABELS = {"part": "Part", "annex": "Annex", "schedule": "Schedule", "appendix": "Appendix", "title": "Title",
           "chapter": "Chapter", "subpart": "Subpart", "section": "Section", "article": "Article", "rule": "Rule",
           "regulation": "Regulation", "§": "§", "control": "", "guideline": "Guideline", "provision": "Provision",
-          "requirement": "Requirement", "recommendation": "Recommendation"}
+          "requirement": "Requirement", "recommendation": "Recommendation", "success criterion": "Success Criterion"}
 # Kinds of a requirement a standard labels in its text (`labelled_requirement`)
 LABELLED = frozenset({"provision", "requirement", "recommendation"})
 # Kinds inside which "1." starts a numbered paragraph, never a heading.
@@ -35,7 +37,8 @@ PROVISIONS = frozenset({"article", "§", "section", "rule", "regulation"})
 _NUMBER = (r"(?:\d+(?:\.\d+)*-\d+(?:\.\d+)*|\d+(?:\.\d+)*(?:(?-i:[A-Z]{1,2})|[a-z])?|[IVXLCDM]+|"
            r"(?-i:[A-Z]{1,2})\d+(?-i:[A-Z]{0,2})|(?-i:[A-Z])(?:\.\d+)*)")
 _WORD_HEADING = re.compile(
-    r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|guideline|annex|schedule|appendix|§)"
+    r"^(?P<word>part|title|subpart|chapter|section|sec\.|article|rule|regulation|guideline|success\s+criterion|annex|"
+    r"schedule|appendix|§)"
     r"(?:(?<=§)\s*|\s+)"
     rf"(?P<num>{_NUMBER})(?!\w|\.\w)\.?(?:\s*(?:--|[-\u2013\u2014:.])\s*|\s+)?(?P<title>.*)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(?P<num>\d+(?:\.\d+)*[A-Za-z]?|[A-Z]\.\d+(?:\.\d+)*)(?P<dot>\.?)(?:\s*[-\u2013:]\s*|\s+)"
@@ -108,7 +111,8 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
         return None
     match = _WORD_HEADING.match(line)
     if match and _title_ok(match.group("title").strip()):
-        kind = {"sec.": "section"}.get(match.group("word").lower(), match.group("word").lower())  # "SEC. 3."
+        word = " ".join(match.group("word").lower().split())
+        kind = {"sec.": "section"}.get(word, word)  # "SEC. 3."
         number, title = match.group("num"), match.group("title").strip()
         run_in = titled_run_in(title) if title.endswith(".") else None  # "Section 3 -- License Conditions."
         if run_in is not None and run_in == title.rstrip("."):

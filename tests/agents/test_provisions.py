@@ -61,6 +61,26 @@ def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_n
 
 
 @pytest.mark.parametrize(("question", "numbers"), [
+    # a US regulation's section by its act's initials or alone, as the FAR is cited; a standard's success criterion,
+    # guideline or conformance requirement by its kind (W3C's accessibility guidelines)
+    ("What does FAR 33.209 require?", ["33.209"]),
+    ("What is required under 33.212?", ["33.212"]),
+    ("What does DFARS 252.204-7012 say?", ["252.204-7012"]),
+    ("What does Success Criterion 1.3.4 require?", ["1.3.4"]),
+    ("What does SC 2.4.7 say?", ["2.4.7"]),
+    ("What does Guideline 1.1 call for?", ["1.1"]),
+    ("What does conformance requirement 5.2.4 say?", ["5.2.4"]),
+    # counter-examples: a version, something asked of the provision
+    ("What changed in WCAG 2.2?", []),
+    ("What does version 10.15 say?", []),
+    ("Under FAR 33.209, how soon must a fraud be reported?", []),
+    ("What does SC 1.3.5 ask of our forms?", []),
+])
+def test_a_code_section_or_a_criterion_is_named_as_its_publisher_numbers_it(question: str, numbers: list[str]) -> None:
+    assert asked_provisions(question, frozenset(key_terms("Federal Acquisition Regulation (FAR) WCAG"))) == numbers
+
+
+@pytest.mark.parametrize(("question", "numbers"), [
     # the text named by its kind ("specification", "bylaws", "policy") and by the names its title gives ("ODF" of
     # "Open Document Format ..."): a standard's clause, a policy's section, an act's article
     ("What does section 3.8 of the ODF packages specification require?", ["3.8"]),
