@@ -124,7 +124,7 @@ def main() -> int:
     n_binding = Counter()
     per_doc = Counter()
     words = 0
-    for label, blocks in parsed.values():
+    for _label, blocks in parsed.values():
         words += sum(len(b.split()) for b in blocks)
     for q in data.get("questions", []):
         qid = q.get("id", "?")

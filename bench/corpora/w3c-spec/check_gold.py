@@ -43,7 +43,8 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-from lxml import etree, html as lhtml
+from lxml import etree
+from lxml import html as lhtml
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
@@ -54,7 +55,7 @@ BLOCK_TAGS = {
     "html", "body", "p", "li", "dt", "dd", "td", "th", "caption", "figcaption", "figure", "h1", "h2", "h3",
     "h4", "h5", "h6", "pre", "blockquote", "div", "section", "aside", "nav", "header", "footer", "main",
     "article", "ol", "ul", "dl", "table", "thead", "tbody", "tfoot", "tr", "details", "summary", "hr", "br",
-    "details", "form", "fieldset", "address",
+    "form", "fieldset", "address",
 }
 SKIP_TAGS = {"head", "script", "style", "template", "noscript"}
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
@@ -226,7 +227,8 @@ def main() -> int:
                     errors.append(f"{where}: not in {sec}; found in {sorted({b['label'] for b in hits})}")
                 else:
                     whole = norm(" ".join(b["text"] for b in parsed[doc] if b["label"] == sec))
-                    hint = "spans two blocks (items, paragraphs, cells, note marker)" if needle in whole else "not found"
+                    hint = ("spans two blocks (items, paragraphs, cells, note marker)" if needle in whole
+                            else "not found")
                     errors.append(f"{where}: {hint}")
                 continue
             if not any(b["order"] == sec for b in good):
