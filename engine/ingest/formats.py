@@ -24,7 +24,7 @@ from defusedxml import ElementTree as SafeElementTree
 from defusedxml.common import DefusedXmlException
 
 from engine.errors import IngestError, printable
-from engine.ingest import legalxml, odt, oscal, sheets
+from engine.ingest import legalxml, odt, oscal, rst, sheets
 from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import (
     NOTES,
@@ -40,11 +40,11 @@ from engine.ingest.structure import Heading, enumerator, is_caps_heading, parse_
 from engine.search.spelling import dictionary_words, is_word
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "txt", "xml", "obliqa", "oscal")
+FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "rst", "txt", "xml", "obliqa", "oscal")
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv", ".html": "html",
     ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
-    ".yaml": "oscal", ".yml": "oscal", ".xml": "xml", ".dita": "xml",
+    ".yaml": "oscal", ".yml": "oscal", ".xml": "xml", ".dita": "xml", ".rst": "rst", ".rest": "rst",
 }
 
 
@@ -1463,9 +1463,18 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
                           metadata={"obliqa_document_id": next(iter(doc_ids))})
 
 
+def parse_rst(path: Path, data: bytes) -> ParsedDocument:
+    """reStructuredText (engine.ingest.rst), read as the Markdown it renders to; no file it includes is read."""
+    markdown, title, notes = rst.to_markdown(_check_text(path, data))
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=1)
+    parsed = parse_md(path, markdown.encode("utf-8"))
+    return parsed.model_copy(update={"format": "rst", "title": title or parsed.title})
+
+
 PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "xlsx": parse_xlsx, "csv": parse_csv,
-           "html": parse_html, "md": parse_md, "txt": parse_txt, "xml": parse_xml, "obliqa": parse_obliqa,
-           "oscal": parse_oscal}
+           "html": parse_html, "md": parse_md, "rst": parse_rst, "txt": parse_txt, "xml": parse_xml,
+           "obliqa": parse_obliqa, "oscal": parse_oscal}
 
 
 _HINTS = {"pdf": "check the file opens in a PDF viewer, or export it again",
