@@ -179,7 +179,8 @@ def states_frequency(text: str) -> bool:
 
 # The nouns of each kind of amount a question can ask for, as they are asked ...
 _ASKED_NOUNS = {
-    "money": r"fees?|prices?|costs?|charges?|levy|levies|tariffs?|royalt(?:y|ies)",
+    "money": r"fees?|prices?|costs?|charges?|levy|levies|tariffs?|royalt(?:y|ies)|"
+             r"(?:dollar|euro|pound|monetary|cash)\s+(?:amounts?|values?|figures?|thresholds?|limits?|caps?)",
     "penalty": r"fines?|penalt(?:y|ies)|sanctions?",
     "share": r"rates?|percentages?|percent|per\s+cent|ratios?|proportions?",
 }

@@ -26,6 +26,8 @@ from agents.verify import Rejection, decide
 
 
 @pytest.mark.parametrize(("question", "kind"), [
+    # an amount named by its currency (the FAR's "simplified acquisition threshold" is a dollar figure)
+    ("What is the current dollar amount of the simplified acquisition threshold?", "money"),
     # licences
     ("How much does it cost to register a trademark for our project's name?", "money"),
     ("What is the filing fee for a patent application on a software invention?", "money"),
