@@ -665,6 +665,22 @@ def _hidden(el: Any) -> bool:
             or any(c in _HIDDEN_CLASSES for c in el.get("class") or []))
 
 
+# A row of links and nothing else but the marks between them ("Understanding Contrast (Minimum) | How to Meet Contrast
+# (Minimum)" under each of W3C's success criteria, a breadcrumb "Home › Policies › Access"): the page's navigation to
+# other pages, not its text
+_LINK_SEPARATORS = re.compile(r"^[\s|\u00b7\u2022/\u203a\u00bb>\u2013\u2014-]*$")
+
+
+def _link_row(el: Any) -> bool:
+    """The element holds two links or more and nothing but separators between them. Pure."""
+    if el.name not in ("div", "p", "nav", "span") or len(links := el.find_all("a")) < 2:
+        return False
+    text = el.get_text(" ")
+    for link in links:
+        text = text.replace(link.get_text(" "), " ", 1)
+    return _LINK_SEPARATORS.match(text) is not None
+
+
 _BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
 
 
@@ -713,6 +729,8 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     # what the page hides is not on it (a sign-in form, a select list's duplicate, a heading for screen layouts): the
     # hidden attribute, an inline style that hides the element, or the class that common stylesheets hide it by
     for tag in soup.find_all(_hidden):
+        tag.decompose()
+    for tag in soup.find_all(_link_row):
         tag.decompose()
     # text marked deleted (<del>, as an edit history or a draft's changes shows it) is no longer the document's:
     # read as its reader would take it, every change accepted, <ins> kept
