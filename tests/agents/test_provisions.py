@@ -70,7 +70,9 @@ def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_n
     ("What does SC 2.4.7 say?", ["2.4.7"]),
     ("What does Guideline 1.1 call for?", ["1.1"]),
     ("What does conformance requirement 5.2.4 say?", ["5.2.4"]),
-    # counter-examples: a version, something asked of the provision
+    ("What does Check-Identity-01 require?", ["Check-Identity-01"]),  # a checklist's check (OpenStack's guide)
+    # counter-examples: a version, something asked of the provision, a name with a number
+    ("How did Covid-19 change the rules?", []),
     ("What changed in WCAG 2.2?", []),
     ("What does version 10.15 say?", []),
     ("Under FAR 33.209, how soon must a fraud be reported?", []),

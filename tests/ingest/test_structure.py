@@ -373,15 +373,18 @@ def test_sentences_after_a_number_are_no_titles(line: str) -> None:
     ("PR.AC-1 Identities and credentials are managed", "PR.AC-1", "Identities and credentials are managed"),
     ("V2.1.1 Password length", "V2.1.1", "Password length"),  # an application security standard
     ("CC6.1 Logical access security", "CC6.1", "Logical access security"),  # trust services criteria
-], ids=["control", "enhancement", "colon", "dotted-family", "letter-number", "criteria"])
+    ("Check-Identity-01: Is user/group ownership of config files set to keystone?", "Check-Identity-01",
+     "Is user/group ownership of config files set to keystone?"),  # OpenStack's security checklists
+], ids=["control", "enhancement", "colon", "dotted-family", "letter-number", "criteria", "checklist"])
 def test_control_headings_name_their_id(line: str, number: str, title: str) -> None:
     heading = control_heading(line)
     assert heading is not None and (heading.number, heading.title, heading.label) == (number, title, number)
 
 
 @pytest.mark.parametrize("line", ["Account Management", "GDPR compliance", "Purpose and Scope", "2FA setup",
-                                  "AC-2 is reviewed yearly", "Article 5 Principles"],
-                         ids=["words", "acronym", "policy-heading", "digit-first", "sentence", "article"])
+                                  "AC-2 is reviewed yearly", "Article 5 Principles", "Covid-19 response"],
+                         ids=["words", "acronym", "policy-heading", "digit-first", "sentence", "article",
+                              "name-with-number"])
 def test_headings_without_a_control_id(line: str) -> None:
     assert control_heading(line) is None
 
