@@ -539,6 +539,12 @@ def _boxes_labelled(soup: Any, text_type: type) -> None:
             marker.replace_with(text_type(f"{label} "))
 
 
+def _described(term: Any) -> Any:
+    """The description (`dd`) right after a definition list's term (`dt`), or None (another term follows). Pure."""
+    following = term.find_next_sibling(["dt", "dd"])
+    return following if following is not None and following.name == "dd" else None
+
+
 def _list_label(item: Any) -> str | None:
     """The marker a browser shows before a list item, which its text lacks: "1.", "b.", "iv." in an ordered list (its
     `type` and `start`, the item's `value`), "\u2022" in an unordered one. Pure."""
@@ -758,6 +764,11 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             items.append((0, point))
         elif el.name in _HTML_HEADINGS:
             items.append((int(el.name[1]), _html_text(el)))
+        elif el.name == "dt" and (term := _html_text(el)) and (described := _described(el)) is not None:
+            # a term and its description as one item ("Large Text: Large-scale text ... at least 3:1;"), as a
+            # glossary entry or a named exception reads
+            skip.add(id(described))
+            items.append((0, f"{term}{'' if term.endswith((':', '.')) else ':'} {_html_text(described)}"))
         elif el.name == "li" and (label := _list_label(el)) is not None and (text := _html_text(el)):
             items.append((0, f"{label} {text}"))  # the item with the marker a browser shows
         elif (bold := _bold_heading(el)) is not None:

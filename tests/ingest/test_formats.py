@@ -463,6 +463,19 @@ def test_html_rows_of_links_are_navigation_not_text(tmp_path: Path) -> None:
     assert "See Guideline 1.4 and Guideline 1.3 for more." in parsed.text and "Conformance" in parsed.text
 
 
+def test_html_definition_terms_open_their_descriptions(tmp_path: Path) -> None:
+    """A definition list's term and its description are one item (a WCAG criterion's named exceptions, a glossary's
+    entries), so a quote of the exception names it; a term without a description stays a line of its own."""
+    page = ('<html><body><h4>Success Criterion 1.4.3 Contrast (Minimum)</h4><p>Text has a contrast ratio of at '
+            'least 4.5:1, except for the following:</p><dl><dt>Large Text</dt><dd><p>Large-scale text has a contrast '
+            'ratio of at least 3:1;</p></dd><dt>Logotypes:</dt><dd>Text that is part of a logo has no contrast '
+            'requirement.</dd><dt>Unexplained</dt></dl></body></html>')
+    parsed = parsed_file(tmp_path / "wcag.html", page)
+    assert "Large Text: Large-scale text has a contrast ratio of at least 3:1;" in parsed.text
+    assert "Logotypes: Text that is part of a logo has no contrast requirement." in parsed.text
+    assert parsed.text.rstrip().endswith("Unexplained")
+
+
 def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     path = tmp_path / "act.html"
     path.write_text(_EURLEX, encoding="utf-8")
