@@ -687,6 +687,51 @@ def _link_row(el: Any) -> bool:
     return _LINK_SEPARATORS.match(text) is not None
 
 
+# A section's number set in bold to open its first paragraph, its marginal note in a short paragraph above ("Security"
+# / "<b>12 </b>(1) A health information custodian shall ..."), as Ontario's e-Laws and other legislatures' sites set
+# an act: read as the section's heading ("Section 12 Security") over its text, where a page numbers three sections
+# so; a Part's or a Schedule's line among them ("PART I ...") is a heading too.
+_BOLD_NUMBER = re.compile(r"^\s*(\d{1,4}(?:\.\d{1,3})*)\.?\s*$")
+_RUN_IN_SECTIONS = 3
+_MARGINAL_NOTE_WORDS = 12
+
+
+def _bold_number(el: Any) -> str | None:
+    """The section number a paragraph opens with in bold, text following it; None for any other paragraph. Pure."""
+    if el.name != "p":
+        return None
+    first: Any = next((c for c in el.children
+                       if (c.get_text(strip=True) if getattr(c, "name", None) else str(c).strip())), None)
+    if getattr(first, "name", None) not in ("b", "strong") or (found := _BOLD_NUMBER.match(first.get_text())) is None:
+        return None
+    return found.group(1) if _html_text(el)[len(first.get_text(strip=True)):].strip() else None
+
+
+def _run_in_sections(items: list[tuple[int, str, str | None]]) -> list[tuple[int, str]]:
+    """Items (level, text, the bold number a paragraph opens with) with each numbered paragraph read as its
+    section's heading and its text, the short paragraph above it (its marginal note) the heading's title; a Part's,
+    Chapter's or Schedule's line a heading above them. Unchanged where fewer than `_RUN_IN_SECTIONS` paragraphs
+    open with a number. Pure."""
+    if sum(1 for _, _, number in items if number) < _RUN_IN_SECTIONS:
+        return [(level, text) for level, text, _ in items]
+    out: list[tuple[int, str]] = []
+    for level, text, number in items:
+        heading = parse_heading(text) if level == 0 and not number else None
+        if heading is not None and heading.kind in ("part", "chapter", "schedule", "annex", "division"):
+            out.append((_BOLD_HEADING_LEVEL - 1, text))
+            continue
+        if not number:
+            out.append((level, text))
+            continue
+        title = ""
+        if out and out[-1][0] == 0 and len(out[-1][1].split()) <= _MARGINAL_NOTE_WORDS and not out[-1][1].rstrip(
+                ).endswith((".", ";", ":", ",")):
+            title = out.pop()[1]
+        out.append((_BOLD_HEADING_LEVEL, f"Section {number} {title}".strip()))
+        out.append((0, text.split(None, 1)[1] if text.split(None, 1)[0].rstrip(".") == number else text))
+    return out
+
+
 _BOLD_HEADING_LEVEL = 7  # deeper than any heading tag: a bold line's section nests under the page's headings
 
 
@@ -750,12 +795,17 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     _boxes_labelled(soup, NavigableString)
     _loose_text(soup, NavigableString)
     items: list[tuple[int, str]] = []  # (heading level, 0 for a block of text, -1 for the notes' heading; its text)
+    numbered: dict[int, str | None] = {}  # items that open with a section number in bold (`_bold_number`)
     skip: set[int] = set()
     noted = False
-    for el in (soup.body or soup).find_all(_HTML_BLOCKS):
+    elements = (soup.body or soup).find_all(_HTML_BLOCKS)
+    # footnotes and endnotes are the notes after the page's last text that is none: a paragraph classed "footnote"
+    # among the text (Ontario's e-Laws set each amendment's citation so) is read where it stands
+    body_end = max((i for i, el in enumerate(elements) if el.get_text(strip=True) and not _note(el)), default=-1)
+    for position, el in enumerate(elements):
         if id(el) in skip or (el.find_parent(_HTML_BLOCKS[6:]) is not None and el.name not in _HTML_HEADINGS):
             continue
-        if not noted and _note(el):
+        if not noted and position > body_end and _note(el):
             # footnotes under a heading of their own, not read as the last article's paragraphs ("(1) OJ L 119 ...")
             items.append(_NOTES_HEADING)
             noted = True
@@ -775,7 +825,9 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
             items.append((_BOLD_HEADING_LEVEL, bold))
         else:
             items.append((0, _html_text(el)))
-    items = _labels_joined(_unmarked(items))
+            numbered[len(items) - 1] = _bold_number(el)
+    items = _labels_joined(_unmarked(_run_in_sections(
+        [(level, text, numbered.get(i)) for i, (level, text) in enumerate(items)])))
     builder = SectionBuilder(eu_style=eu_style("\n\n".join(text for _, text in items)))
     tagged = any(level > 0 for level, _ in items)
     for level, text in items:

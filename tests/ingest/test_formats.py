@@ -476,6 +476,31 @@ def test_html_definition_terms_open_their_descriptions(tmp_path: Path) -> None:
     assert parsed.text.rstrip().endswith("Unexplained")
 
 
+def test_html_act_with_bold_section_numbers_and_marginal_notes(tmp_path: Path) -> None:
+    """An act as Ontario's e-Laws set it, in paragraphs classed by role (no heading tags for its provisions): a
+    section's number in bold opens its first paragraph, its marginal note the short paragraph above; a Part's line
+    heads the sections under it; an amendment's citation classed "footnote" among the text is read where it stands,
+    and the sections after it are no notes."""
+    section = '<p class="headnote">{note}</p><p class="section"><a name="x"></a><b>{n} </b>{text}</p>'
+    page = ('<html><body><h1>Health Information Act</h1><p class="partnum">PART I<br>INTERPRETATION</p>'
+            + section.format(note="Purposes", n=1, text="The purposes of this Act are set out here.")
+            + '<p class="footnote">2016, c. 6, s. 1.</p>'
+            + section.format(note="Security", n=12, text="(1) A custodian shall protect personal health information.")
+            + '<p class="headnote">Notice to individual</p><p class="subsection">(2) The custodian shall notify the '
+              'individual at the first reasonable opportunity.</p>'
+            + section.format(note="Retention", n="12.1", text="Records shall be kept for 30 days.")
+            + '</body></html>')
+    parsed = parsed_file(tmp_path / "phipa.html", page)
+    paths = {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+    under = "Health Information Act > Part I INTERPRETATION > "
+    assert paths[under + "Section 1 Purposes"].startswith("The purposes of this Act are set out here.")
+    assert "Notice to individual\n\n(2) The custodian shall notify" in parsed.text
+    assert [b.metadata.get("citation") for b in parsed.blocks if b.section_path == under + "Section 12 Security"] == [
+        "Section 12(1)", "Section 12(2)"]
+    assert paths[under + "Section 12.1 Retention"] == "Records shall be kept for 30 days."
+    assert not any(path.endswith("Notes") or "Notes >" in path for path in paths)
+
+
 def test_html_act_as_eurlex_publishes_it(tmp_path: Path) -> None:
     path = tmp_path / "act.html"
     path.write_text(_EURLEX, encoding="utf-8")
