@@ -775,7 +775,9 @@ def parse_html(path: Path, data: bytes) -> ParsedDocument:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(_check_text(path, data), "lxml")
-    for tag in soup(["script", "style", "noscript", "template"]):
+    # nor the page's navigation: HTML's <nav> (a site's menu, a specification's table of contents), which names the
+    # text's headings and other pages, its words read where they stand
+    for tag in soup(["script", "style", "noscript", "template", "nav"]):
         tag.decompose()
     # what the page hides is not on it (a sign-in form, a select list's duplicate, a heading for screen layouts): the
     # hidden attribute, an inline style that hides the element, or the class that common stylesheets hide it by

@@ -451,15 +451,19 @@ def test_html_note_and_example_boxes_stay_in_their_section_labelled(tmp_path: Pa
 
 def test_html_rows_of_links_are_navigation_not_text(tmp_path: Path) -> None:
     """A row of links and separators only (W3C's "Understanding ... | How to Meet ..." under each criterion, a site's
-    menu, a breadcrumb) is the page's navigation; a sentence with a link in it, or a single link, is text."""
+    menu, a breadcrumb) and a <nav> (a specification's table of contents) are the page's navigation; a sentence
+    with a link in it, or a single link, is text."""
     page = ('<html><body><nav><ul><li><a href="/">Download</a></li><li><a href="/gh">GitHub</a></li></ul></nav>'
-            '<h1>Guidelines</h1><h4>Success Criterion 1.4.3 Contrast (Minimum)</h4><div class="doclinks">'
+            '<nav id="toc"><h2>Table of Contents</h2><ol><li><a href="#p1">1. Perceivable</a></li></ol></nav>'
+            '<div class="menu"><a href="/a">Code of Virginia</a> | <a href="/b">Charters</a></div><h1>Guidelines</h1>'
+            '<h4>Success Criterion 1.4.3 Contrast (Minimum)</h4><div class="doclinks">'
             '<a href="u.html">Understanding Contrast (Minimum)</a> <span class="screenreader">|</span> <br>'
             '<a href="q.html">How to Meet Contrast (Minimum)</a></div><p>Text has a contrast ratio of at least 4.5:1.'
             '</p><p>See <a href="#a">Guideline 1.4</a> and <a href="#b">Guideline 1.3</a> for more.</p>'
             '<p><a href="#c">Conformance</a></p></body></html>')
     parsed = parsed_file(tmp_path / "wcag.html", page)
     assert "Understanding" not in parsed.text and "How to Meet" not in parsed.text and "GitHub" not in parsed.text
+    assert "Table of Contents" not in parsed.text and "Perceivable" not in parsed.text and "Charters" not in parsed.text
     assert "See Guideline 1.4 and Guideline 1.3 for more." in parsed.text and "Conformance" in parsed.text
 
 
