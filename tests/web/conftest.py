@@ -21,11 +21,13 @@ from engine.web.backend import Backend
 PASSWORDS = {"vera": "viewer-password-1", "alice": "analyst-password-1", "rita": "reviewer-password-1",
              "bob": "reviewer-password-2", "adam": "admin-password-123"}
 ROLES = {"vera": "viewer", "alice": "analyst", "rita": "reviewer", "bob": "reviewer", "adam": "admin"}
+# A document whose stored text holds markup the pages must escape: in a code span, which Markdown keeps as text (a
+# script set straight in Markdown is not read, as a renderer does not show it)
 HOSTILE_DOC = """# Hostile Notice
 
 ## 1. Scope
 
-This notice applies to every vendor <script>alert('x')</script> that stores client records.
+This notice applies to every vendor `<script>alert('x')</script>` that stores client records.
 
 ## 2. Retention
 
