@@ -80,3 +80,30 @@ def id_errors(questions: list[dict[str, Any]]) -> list[str]:
     """Each id names one question."""
     ids = Counter(q.get("id", "?") for q in questions)
     return [f"{qid}: id used {n} times" for qid, n in ids.items() if n > 1]
+
+
+def placement_errors(where: str, section: str, needle: str, blocks: list[tuple[str, str]],
+                     spans: str = "items, paragraphs or cells") -> list[str]:
+    """A gold text (`needle`, normalised as `blocks` are) stands whole in one of its document's blocks ((label,
+    normalised text), in document order) labelled `section`: else where it stands instead, or whether it spans two
+    blocks of its section (`spans` names what a block is in that format) or is not there at all."""
+    if section not in {label for label, _ in blocks}:
+        return [f"{where}: no unit labelled {section!r}"]
+    hits = [label for label, block in blocks if needle in block]
+    if section in hits:
+        return []
+    if hits:
+        return [f"{where}: not in {section!r}; found in {sorted(set(hits))}"]
+    whole = " ".join(block for label, block in blocks if label == section)
+    return [f"{where}: {f'spans two blocks ({spans})' if needle in whole else 'not found'}"]
+
+
+def report(errors: list[str]) -> int:
+    """Print the errors (or OK) after a checker's summary lines; the checker's exit status."""
+    if errors:
+        print(f"\n{len(errors)} error(s):")
+        for e in errors:
+            print("  " + e)
+        return 1
+    print("OK")
+    return 0

@@ -26,7 +26,14 @@ HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/
 
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import (  # noqa: E402
+    documents_errors,
+    gold_errors,
+    id_errors,
+    placement_errors,
+    question_errors,
+    report,
+)
 
 SKIP = {"script", "style", "svg", "noscript", "template"}
 SECTION_CLASSES = {"section", "Ysection"}
@@ -114,7 +121,6 @@ def main() -> int:
     errors += found
 
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
-    labels = {f: {lab for lab, _ in bl} for f, bl in parsed.items()}
 
     types: Counter = Counter()
     n_gold = 0
@@ -137,19 +143,7 @@ def main() -> int:
             errors += gold_errors(g, qtype, where)
             if isinstance(g.get("binding"), bool):
                 n_binding[g["binding"]] += 1
-            if sec not in labels[doc]:
-                errors.append(f"{where}: no unit labelled {sec!r} in {doc}")
-                continue
-            needle = norm(text)
-            hits = [lab for lab, block in parsed[doc] if needle in block]
-            if sec in hits:
-                continue
-            if hits:
-                errors.append(f"{where}: not in {sec}; found in {sorted(set(hits))}")
-            else:
-                whole = norm(" ".join(b for lab, b in parsed[doc] if lab == sec))
-                hint = "spans two blocks (paragraphs, items or a heading)" if needle in whole else "not found"
-                errors.append(f"{where}: {hint}")
+            errors += placement_errors(where, sec, norm(text), parsed[doc], "paragraphs, items or a heading")
         for d in docs_here:
             per_doc[d] += 1
     errors += id_errors(questions)
@@ -160,13 +154,7 @@ def main() -> int:
     for f, bl in parsed.items():
         secs = [lab for lab in dict.fromkeys(lab for lab, _ in bl) if lab.startswith("Section")]
         print(f"{f}: {len(bl)} text blocks, {len(secs)} sections, asked about in {per_doc[f]} questions")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,14 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import (  # noqa: E402
+    documents_errors,
+    gold_errors,
+    id_errors,
+    placement_errors,
+    question_errors,
+    report,
+)
 
 ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*$""")
 LIST_ITEM = re.compile(r"^(\s*)([-*+\u2022]|\d+[.)]|\(\d+\)|#\.|[a-zA-Z][.)])\s+\S")
@@ -173,7 +180,6 @@ def main() -> int:
         parsed[f], outline[f] = blocks_of(DOCS / f)
         if not outline[f]:
             errors.append(f"docs/{f}: no section title found")
-    labels = {f: set(ls) for f, ls in outline.items()}
 
     types = Counter()
     n_gold = 0
@@ -197,20 +203,8 @@ def main() -> int:
             errors += gold_errors(g, qtype, where)
             if isinstance(g.get("binding"), bool):
                 n_binding[g["binding"]] += 1
-            if sec not in labels[doc]:
-                errors.append(f"{where}: no section labelled {sec!r} in {doc}")
-                continue
-            needle = norm(text)
-            hits = [lab for lab, block in parsed[doc] if needle in block]
-            if sec in hits:
-                continue
-            if hits:
-                errors.append(f"{where}: not in {sec!r}; found in {sorted(set(hits))}")
-            else:
-                whole = norm(" ".join(b for lab, b in parsed[doc] if lab == sec))
-                hint = "spans two blocks (list items, paragraphs, term and definition)" if needle in whole \
-                    else "not found"
-                errors.append(f"{where}: {hint}")
+            errors += placement_errors(where, sec, norm(text), parsed[doc],
+                                       "list items, paragraphs, term and definition")
         for d in docs_here:
             per_doc[d] += 1
 
@@ -227,13 +221,7 @@ def main() -> int:
             print(f"\n{f}: {len(bl)} blocks, asked about in {per_doc[f]} questions")
             for lab in outline[f]:
                 print(f"    {lab}")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":

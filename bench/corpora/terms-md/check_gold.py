@@ -44,7 +44,14 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import (  # noqa: E402
+    documents_errors,
+    gold_errors,
+    id_errors,
+    placement_errors,
+    question_errors,
+    report,
+)
 
 try:
     from markdown_it import MarkdownIt
@@ -200,7 +207,6 @@ def main() -> int:
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
     raw = {f: norm((DOCS / f).read_text(encoding="utf-8")) for f in on_disk}
     across_markup: list[str] = []  # golds that stand in the rendered text only (they cross **, _, [..](..))
-    labels = {f: {lab for lab, _ in bl} for f, bl in parsed.items()}
 
     ids = Counter()
     types = Counter()
@@ -226,21 +232,10 @@ def main() -> int:
             errors += gold_errors(g, qtype, where)
             if isinstance(g.get("binding"), bool):
                 n_binding[g["binding"]] += 1
-            if sec not in labels[doc]:
-                errors.append(f"{where}: no heading labelled {sec!r} in {doc}")
-                continue
-            needle = norm(text)
-            hits = [lab for lab, block in parsed[doc] if needle in block]
-            if sec in hits:
-                if needle not in raw[doc]:
-                    across_markup.append(where)
-                continue
-            if hits:
-                errors.append(f"{where}: not in {sec!r}; found in {sorted(set(hits))}")
-            else:
-                whole = norm(" ".join(b for lab, b in parsed[doc] if lab == sec))
-                hint = "spans two blocks (items, paragraphs, cells or a heading)" if needle in whole else "not found"
-                errors.append(f"{where}: {hint}")
+            placed = placement_errors(where, sec, norm(text), parsed[doc], "items, paragraphs, cells or a heading")
+            errors += placed
+            if not placed and norm(text) not in raw[doc]:
+                across_markup.append(where)
         for d in docs_here:
             per_doc[d] += 1
 
@@ -256,13 +251,7 @@ def main() -> int:
         dup = sorted(lab for lab, n in Counter(lab for lab, t in bl if lab == t).items() if n > 1)
         extra = f", repeated headings {dup}" if dup else ""
         print(f"{f}: {len(bl)} text blocks, {len(secs)} headings, asked about in {per_doc[f]} questions{extra}")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":
