@@ -4,4 +4,4 @@
 carries it, beside the settings hash and the models' hashes.
 """
 
-__version__ = "0.6.29"
+__version__ = "0.6.30"
