@@ -107,3 +107,43 @@ def report(errors: list[str]) -> int:
         return 1
     print("OK")
     return 0
+
+
+class Tally:
+    """Every question of a questions.yaml checked against its documents: the file's own rules
+    (`question_errors`, `gold_errors`, `id_errors`) and, for each gold whose document was read, `place(where, doc,
+    section, text)`'s errors (whether the text stands in its section, as the format prints it). Counts what the
+    checkers print: questions by type, gold texts, binding ones, and the questions that ask about each document."""
+
+    def __init__(self, data: dict[str, Any], documents: Any, place: Any) -> None:
+        self.errors: list[str] = []
+        self.types: Counter[Any] = Counter()
+        self.binding: Counter[bool] = Counter()
+        self.per_doc: Counter[str] = Counter()
+        self.golds = 0
+        self.questions = data.get("questions", [])
+        for q in self.questions:
+            qid, qtype = q.get("id", "?"), q.get("type")
+            self.types[qtype] += 1
+            self.errors += question_errors(q)
+            docs_here = set()
+            for g in q.get("gold") or []:
+                self.golds += 1
+                doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
+                where = f"{qid} [{doc} {sec}] {text[:50]!r}"
+                docs_here.add(doc)
+                if doc not in documents:
+                    self.errors.append(f"{where}: unknown doc")
+                    continue
+                self.errors += gold_errors(g, qtype, where)
+                if isinstance(g.get("binding"), bool):
+                    self.binding[g["binding"]] += 1
+                self.errors += place(where, doc, sec, text)
+            self.per_doc.update(docs_here)
+        self.errors += id_errors(self.questions)
+
+    def summary(self, documents: int) -> str:
+        """The checkers' first two lines: questions, gold texts (binding or not), documents; questions by type."""
+        by_type = ", ".join(f"{t} {n}" for t, n in sorted(self.types.items(), key=lambda kv: str(kv[0])))
+        return (f"{len(self.questions)} questions, {self.golds} gold texts ({self.binding[True]} binding, "
+                f"{self.binding[False]} not), {documents} documents\nby type: {by_type}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -39,14 +38,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import (  # noqa: E402
-    documents_errors,
-    gold_errors,
-    id_errors,
-    placement_errors,
-    question_errors,
-    report,
-)
+from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
 
 BLOCKS = {"p", "listIntroduction", "listWrapUp", "heading", "subheading", "td", "th"}
 AKN_NAMESPACES = (
@@ -137,39 +129,10 @@ def main() -> int:
         except (etree.XMLSyntaxError, ValueError) as exc:
             errors.append(str(exc))
 
-    ids = Counter()
-    types = Counter()
-    n_gold = 0
-    n_binding = Counter()
-    per_doc = Counter()
-    for q in data.get("questions", []):
-        qid = q.get("id", "?")
-        ids[qid] += 1
-        qtype = q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        gold = q.get("gold") or []
-        docs_here = set()
-        for g in gold:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            errors += placement_errors(where, sec, norm(text), parsed[doc])
-        for d in docs_here:
-            per_doc[d] += 1
-
-    errors += id_errors(data.get("questions", []))
-
-    print(f"{sum(ids.values())} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(where, sec, norm(text), parsed[doc]))
+    errors += tally.errors
+    per_doc = tally.per_doc
+    print(tally.summary(len(parsed)))
     for f, bl in parsed.items():
         secs = [lab for lab in dict.fromkeys(lab for lab, _ in bl)]
         print(f"{f}: {len(bl)} text blocks, {len(secs)} labelled units, asked about in {per_doc[f]} questions")

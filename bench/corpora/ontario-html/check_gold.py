@@ -16,7 +16,6 @@ itself come from bench/corpus_gold.py.
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -26,14 +25,7 @@ HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/
 
-from corpus_gold import (  # noqa: E402
-    documents_errors,
-    gold_errors,
-    id_errors,
-    placement_errors,
-    question_errors,
-    report,
-)
+from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
 
 SKIP = {"script", "style", "svg", "noscript", "template"}
 SECTION_CLASSES = {"section", "Ysection"}
@@ -122,35 +114,11 @@ def main() -> int:
 
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
 
-    types: Counter = Counter()
-    n_gold = 0
-    n_binding: Counter = Counter()
-    per_doc: Counter = Counter()
-    questions = data.get("questions", [])
-    for q in questions:
-        qid, qtype = q.get("id", "?"), q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        docs_here = set()
-        for g in q.get("gold") or []:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            errors += placement_errors(where, sec, norm(text), parsed[doc], "paragraphs, items or a heading")
-        for d in docs_here:
-            per_doc[d] += 1
-    errors += id_errors(questions)
-
-    print(f"{len(questions)} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} document(s)")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items(), key=lambda kv: str(kv[0]))))
+    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(
+        where, sec, norm(text), parsed[doc], "paragraphs, items or a heading"))
+    errors += tally.errors
+    per_doc = tally.per_doc
+    print(tally.summary(len(parsed)))
     for f, bl in parsed.items():
         secs = [lab for lab in dict.fromkeys(lab for lab, _ in bl) if lab.startswith("Section")]
         print(f"{f}: {len(bl)} text blocks, {len(secs)} sections, asked about in {per_doc[f]} questions")

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -44,14 +43,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import (  # noqa: E402
-    documents_errors,
-    gold_errors,
-    id_errors,
-    placement_errors,
-    question_errors,
-    report,
-)
+from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
 
 ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*$""")
 LIST_ITEM = re.compile(r"^(\s*)([-*+\u2022]|\d+[.)]|\(\d+\)|#\.|[a-zA-Z][.)])\s+\S")
@@ -181,38 +173,11 @@ def main() -> int:
         if not outline[f]:
             errors.append(f"docs/{f}: no section title found")
 
-    types = Counter()
-    n_gold = 0
-    n_binding = Counter()
-    per_doc = Counter()
-    questions = data.get("questions", [])
-    for q in questions:
-        qid = q.get("id", "?")
-        qtype = q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        docs_here = set()
-        for g in q.get("gold") or []:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            errors += placement_errors(where, sec, norm(text), parsed[doc],
-                                       "list items, paragraphs, term and definition")
-        for d in docs_here:
-            per_doc[d] += 1
-
-    errors += id_errors(questions)
-
-    print(f"{len(questions)} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items(), key=lambda x: str(x[0]))))
+    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(
+        where, sec, norm(text), parsed[doc], "list items, paragraphs, term and definition"))
+    errors += tally.errors
+    per_doc = tally.per_doc
+    print(tally.summary(len(parsed)))
     asked = sum(1 for f in parsed if per_doc[f])
     print(f"{asked} of {len(parsed)} documents asked about; "
           f"{sum(len(b) for b in parsed.values())} text blocks, {sum(len(o) for o in outline.values())} titles")

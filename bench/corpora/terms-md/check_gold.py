@@ -44,14 +44,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import (  # noqa: E402
-    documents_errors,
-    gold_errors,
-    id_errors,
-    placement_errors,
-    question_errors,
-    report,
-)
+from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
 
 try:
     from markdown_it import MarkdownIt
@@ -208,44 +201,19 @@ def main() -> int:
     raw = {f: norm((DOCS / f).read_text(encoding="utf-8")) for f in on_disk}
     across_markup: list[str] = []  # golds that stand in the rendered text only (they cross **, _, [..](..))
 
-    ids = Counter()
-    types = Counter()
-    n_gold = 0
-    n_binding = Counter()
-    per_doc = Counter()
-    for q in data.get("questions", []):
-        qid = q.get("id", "?")
-        ids[qid] += 1
-        qtype = q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        gold = q.get("gold") or []
-        docs_here = set()
-        for g in gold:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            placed = placement_errors(where, sec, norm(text), parsed[doc], "items, paragraphs, cells or a heading")
-            errors += placed
-            if not placed and norm(text) not in raw[doc]:
-                across_markup.append(where)
-        for d in docs_here:
-            per_doc[d] += 1
+    def place(where: str, doc: str, sec: str, text: str) -> list[str]:
+        placed = placement_errors(where, sec, norm(text), parsed[doc], "items, paragraphs, cells or a heading")
+        if not placed and norm(text) not in raw[doc]:
+            across_markup.append(where)
+        return placed
 
-    errors += id_errors(data.get("questions", []))
-
+    tally = Tally(data, parsed, place)
+    errors += tally.errors
+    per_doc = tally.per_doc
     reader = "markdown-it-py" if MarkdownIt is not None else "fallback line reader"
-    print(f"{sum(ids.values())} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents, read with {reader}")
+    print(tally.summary(len(parsed)))
+    print(f"read with {reader}")
     print(f"{len(across_markup)} gold texts cross inline markup (they match the rendered text, not the raw bytes)")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
     for f, bl in parsed.items():
         secs = list(dict.fromkeys(lab for lab, _ in bl))
         dup = sorted(lab for lab, n in Counter(lab for lab, t in bl if lab == t).items() if n > 1)
