@@ -46,7 +46,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
 
 BLOCKS = {"p", "entry"}
 # elements whose content is laid out as blocks of their own, never run into the surrounding text
@@ -170,13 +170,7 @@ def main() -> int:
     unasked = [f for f in parsed if not per_doc[f]]
     print(f"documents asked about: {len(parsed) - len(unasked)} of {len(parsed)}"
           + (f" (not: {', '.join(unasked)})" if unasked else ""))
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":

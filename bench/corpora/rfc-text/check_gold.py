@@ -32,7 +32,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
 
 FOOTER = re.compile(r"^\S.*\s\[Page \d+\]\s*$")
 HEADER = re.compile(r"^RFC \d{4}  .*\S\s*$")
@@ -205,13 +205,7 @@ def main() -> int:
         secs = [s for s in dict.fromkeys(s for s, _, _ in lines)]
         footers = sum(1 for ln in (DOCS / f).read_text(encoding="ascii").split("\n") if FOOTER.match(ln))
         print(f"{f}: {footers} pages, {len(secs)} section blocks")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from lxml import html as lhtml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
 
 BLOCK_TAGS = {
     "html", "body", "p", "li", "dt", "dd", "td", "th", "caption", "figcaption", "figure", "h1", "h2", "h3",
@@ -245,13 +245,7 @@ def main() -> int:
     print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
     for f, bl in parsed.items():
         print(f"{f}: {len(bl)} text blocks, {len(labels[f])} labelled units, asked about in {per_doc[f]} questions")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors  # noqa: E402
+from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
 
 WORD_RE = re.compile(
     r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>')
@@ -331,13 +331,7 @@ def main() -> int:
         provs = [s for s in secs if s.startswith("Provision ")]
         pages = max(ln.page for ln in lines)
         print(f"{f}: {pages} pages, {len(secs)} sections ({len(provs)} provisions), {len(lines)} rows")
-    if errors:
-        print(f"\n{len(errors)} error(s):")
-        for e in errors:
-            print("  " + e)
-        return 1
-    print("OK")
-    return 0
+    return report(errors)
 
 
 if __name__ == "__main__":
