@@ -116,12 +116,14 @@ class _Renderer:
     """A doctree's blocks as Markdown blocks, appended to `out`."""
 
     def __init__(self, out: list[str]) -> None:
+        from docutils import nodes  # loaded with the first .rst file, as each format's reader is
+
         self.out = out
+        self.nodes = nodes
 
     def inline(self, node: Any) -> str:
         """A text element's words as a page shows them: markup gone, a footnote reference its mark."""
-        from docutils import nodes
-
+        nodes = self.nodes
         parts: list[str] = []
         for child in node.children:
             if isinstance(child, nodes.Text):
@@ -147,8 +149,7 @@ class _Renderer:
             self.block(child, depth)
 
     def block(self, node: Any, depth: int, label: str = "") -> None:
-        from docutils import nodes
-
+        nodes = self.nodes
         start = len(self.out)
         if isinstance(node, (nodes.comment, nodes.substitution_definition, nodes.target, nodes.system_message,
                              nodes.raw, nodes.transition, nodes.pending, nodes.title, nodes.subtitle,
@@ -218,8 +219,7 @@ class _Renderer:
             self.block(child, depth, mark if i == 0 else "")
 
     def table(self, node: Any) -> None:
-        from docutils import nodes
-
+        nodes = self.nodes
         header: list[str] | None = None
         rows: list[list[str]] = []
         for group in node.traverse(nodes.tgroup):
