@@ -21,12 +21,13 @@ from typing import Any
 from agents.crossref import REFERENCE
 from agents.naming import GENERIC
 from agents.parts import is_broad
+from engine.ingest.structure import CHECK_ID
 from engine.terms import key_terms
 
 # A control's or requirement's id: letters, a hyphen, a number, an enhancement in brackets ("AC-2(1)", "ISM-1784"),
 # letters in several pieces ("MSTG-STORAGE-14", "A&A-01") and a sub-number ("OSPS-AC-01.01"), or capitalised words
 # joined before the number ("Check-Identity-01", as OpenStack's checklists number their checks)
-CONTROL_ID = re.compile(r"(?<![\w-])((?:[A-Z][A-Z&]{1,11}-)+\d{1,5}(?:\.\d{1,3})?|[A-Z][a-z]+(?:-[A-Z][a-z]+)+-\d{1,5})"
+CONTROL_ID = re.compile(rf"(?<![\w-])((?:[A-Z][A-Z&]{{1,11}}-)+\d{{1,5}}(?:\.\d{{1,3}})?|{CHECK_ID})"
                         r"(?:\s*\((\d{1,3})\))?(?![\w-])")
 # A section of a code cited by its title and section, as US law is: "45 CFR 164.308", "23 NYCRR 500.11", "15 U.S.C.
 # 6801", "12 C.F.R. § 1026.19(e)": the section number its heading carries

@@ -141,8 +141,8 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
 # A catalogue's control id: capitals and digits in pieces joined by '-' or '.', with a digit, and any
 # enhancement numbers in brackets ("AC-2", "AC-2(1)", "ISM-1234", "PR.AC-1", "V2.1.1", "CC6.1", "A&A-01"), or two
 # capitalised words or more before the number, as a checklist numbers its checks ("Check-Identity-01": OpenStack's).
-_CONTROL_ID = (r"(?=[A-Z0-9&.\-]*\d)[A-Z][A-Z0-9&]*(?:[.\-][A-Z0-9]+)+(?:\(\d+\))*|"
-              r"[A-Z][a-z]+(?:-[A-Z][a-z]+)+-\d{1,5}")
+CHECK_ID = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)+-\d{1,5}"  # a checklist's check, as headings and questions name it
+_CONTROL_ID = rf"(?=[A-Z0-9&.\-]*\d)[A-Z][A-Z0-9&]*(?:[.\-][A-Z0-9]+)+(?:\(\d+\))*|{CHECK_ID}"
 _CONTROL = re.compile(rf"^(?P<num>{_CONTROL_ID})(?:\s*[:\u2013\u2014-]\s*|\s+|$)(?P<title>.*)$")
 
 
