@@ -679,7 +679,7 @@ _LINK_SEPARATORS = re.compile(r"^[\s|\u00b7\u2022/\u203a\u00bb>\u2013\u2014-]*$"
 
 def _link_row(el: Any) -> bool:
     """The element holds two links or more and nothing but separators between them. Pure."""
-    if el.name not in ("div", "p", "nav", "span") or len(links := el.find_all("a")) < 2:
+    if el.name not in ("div", "p", "span") or len(links := el.find_all("a")) < 2:
         return False
     text = el.get_text(" ")
     for link in links:
@@ -717,7 +717,7 @@ def _run_in_sections(items: list[tuple[int, str, str | None]]) -> list[tuple[int
     out: list[tuple[int, str]] = []
     for level, text, number in items:
         heading = parse_heading(text) if level == 0 and not number else None
-        if heading is not None and heading.kind in ("part", "chapter", "schedule", "annex", "division"):
+        if heading is not None and heading.kind in ("part", "chapter", "schedule", "annex"):
             out.append((_BOLD_HEADING_LEVEL - 1, text))
             continue
         if not number:
