@@ -112,7 +112,7 @@ def report(errors: list[str]) -> int:
 class Tally:
     """Every question of a questions.yaml checked against its documents: the file's own rules
     (`question_errors`, `gold_errors`, `id_errors`) and, for each gold whose document was read, `place(where, doc,
-    section, text)`'s errors (whether the text stands in its section, as the format prints it). Counts what the
+    section, text, gold)`'s errors (whether the text stands in its section, as the format prints it). Counts what the
     checkers print: questions by type, gold texts, binding ones, and the questions that ask about each document."""
 
     def __init__(self, data: dict[str, Any], documents: Any, place: Any) -> None:
@@ -138,7 +138,7 @@ class Tally:
                 self.errors += gold_errors(g, qtype, where)
                 if isinstance(g.get("binding"), bool):
                     self.binding[g["binding"]] += 1
-                self.errors += place(where, doc, sec, text)
+                self.errors += place(where, doc, sec, text, g)
             self.per_doc.update(docs_here)
         self.errors += id_errors(self.questions)
 

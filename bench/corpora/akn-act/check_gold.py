@@ -129,7 +129,8 @@ def main() -> int:
         except (etree.XMLSyntaxError, ValueError) as exc:
             errors.append(str(exc))
 
-    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(where, sec, norm(text), parsed[doc]))
+    tally = Tally(data, parsed, lambda where, doc, sec, text, _gold: placement_errors(
+        where, sec, norm(text), parsed[doc]))
     errors += tally.errors
     per_doc = tally.per_doc
     print(tally.summary(len(parsed)))

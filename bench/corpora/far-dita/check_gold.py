@@ -46,7 +46,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
+from corpus_gold import Tally, documents_errors, report  # noqa: E402
 
 BLOCKS = {"p", "entry"}
 # elements whose content is laid out as blocks of their own, never run into the surrounding text
@@ -118,55 +118,26 @@ def main() -> int:
     by_label = Counter(label for label, _ in parsed.values())
     errors += [f"section {lab} is the title of {n} files" for lab, n in by_label.items() if n > 1]
 
-    ids = Counter()
-    types = Counter()
-    n_gold = 0
-    n_binding = Counter()
-    per_doc = Counter()
-    words = 0
-    for _label, blocks in parsed.values():
-        words += sum(len(b.split()) for b in blocks)
-    for q in data.get("questions", []):
-        qid = q.get("id", "?")
-        ids[qid] += 1
-        qtype = q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        docs_here = set()
-        for g in q.get("gold") or []:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            label, blocks = parsed[doc]
-            if sec != label:
-                errors.append(f"{where}: {doc} is section {label!r}, not {sec!r}")
-                continue
-            needle = norm(text)
-            if any(needle in b for b in blocks):
-                continue
-            elsewhere = sorted(lab for f, (lab, bl) in parsed.items() if f != doc and any(needle in b for b in bl))
-            if elsewhere:
-                errors.append(f"{where}: not in {doc}; found in section(s) {elsewhere}")
-            elif needle in " ".join(blocks):
-                errors.append(f"{where}: spans two blocks (paragraphs, list items, cells or title)")
-            else:
-                errors.append(f"{where}: not found")
-        for d in docs_here:
-            per_doc[d] += 1
+    words = sum(len(b.split()) for _label, blocks in parsed.values() for b in blocks)
 
-    errors += id_errors(data.get("questions", []))
+    def place(where: str, doc: str, sec: str, text: str, _gold: dict) -> list[str]:
+        label, blocks = parsed[doc]
+        if sec != label:
+            return [f"{where}: {doc} is section {label!r}, not {sec!r}"]
+        needle = norm(text)
+        if any(needle in b for b in blocks):
+            return []
+        elsewhere = sorted(lab for f, (lab, bl) in parsed.items() if f != doc and any(needle in b for b in bl))
+        if elsewhere:
+            return [f"{where}: not in {doc}; found in section(s) {elsewhere}"]
+        if needle in " ".join(blocks):
+            return [f"{where}: spans two blocks (paragraphs, list items, cells or title)"]
+        return [f"{where}: not found"]
 
-    print(f"{sum(ids.values())} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents, "
-          f"{words} words in text blocks")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items(), key=lambda kv: str(kv[0]))))
+    tally = Tally(data, parsed, place)
+    errors += tally.errors
+    per_doc = tally.per_doc
+    print(f"{tally.summary(len(parsed))}\n{words} words in text blocks")
     unasked = [f for f in parsed if not per_doc[f]]
     print(f"documents asked about: {len(parsed) - len(unasked)} of {len(parsed)}"
           + (f" (not: {', '.join(unasked)})" if unasked else ""))

@@ -114,7 +114,7 @@ def main() -> int:
 
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
 
-    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(
+    tally = Tally(data, parsed, lambda where, doc, sec, text, _gold: placement_errors(
         where, sec, norm(text), parsed[doc], "paragraphs, items or a heading"))
     errors += tally.errors
     per_doc = tally.per_doc

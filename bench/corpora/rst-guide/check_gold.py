@@ -173,7 +173,7 @@ def main() -> int:
         if not outline[f]:
             errors.append(f"docs/{f}: no section title found")
 
-    tally = Tally(data, parsed, lambda where, doc, sec, text: placement_errors(
+    tally = Tally(data, parsed, lambda where, doc, sec, text, _gold: placement_errors(
         where, sec, norm(text), parsed[doc], "list items, paragraphs, term and definition"))
     errors += tally.errors
     per_doc = tally.per_doc

@@ -201,7 +201,7 @@ def main() -> int:
     raw = {f: norm((DOCS / f).read_text(encoding="utf-8")) for f in on_disk}
     across_markup: list[str] = []  # golds that stand in the rendered text only (they cross **, _, [..](..))
 
-    def place(where: str, doc: str, sec: str, text: str) -> list[str]:
+    def place(where: str, doc: str, sec: str, text: str, _gold: dict) -> list[str]:
         placed = placement_errors(where, sec, norm(text), parsed[doc], "items, paragraphs, cells or a heading")
         if not placed and norm(text) not in raw[doc]:
             across_markup.append(where)

@@ -39,7 +39,6 @@ from __future__ import annotations
 import html
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -49,7 +48,7 @@ from lxml import html as lhtml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import documents_errors, gold_errors, id_errors, question_errors, report  # noqa: E402
+from corpus_gold import Tally, documents_errors, report  # noqa: E402
 
 BLOCK_TAGS = {
     "html", "body", "p", "li", "dt", "dd", "td", "th", "caption", "figcaption", "figure", "h1", "h2", "h3",
@@ -194,55 +193,31 @@ def main() -> int:
             errors.append(f"{f}: {exc}")
     labels = {f: {b["label"] for b in bl} for f, bl in parsed.items()}
 
-    ids, types, n_binding, per_doc = Counter(), Counter(), Counter(), Counter()
-    n_gold = 0
-    for q in data.get("questions", []):
-        qid = q.get("id", "?")
-        ids[qid] += 1
-        qtype = q.get("type")
-        types[qtype] += 1
-        errors += question_errors(q)
-        docs_here = set()
-        for g in q.get("gold") or []:
-            n_gold += 1
-            doc, sec, text = g.get("doc"), str(g.get("section")), str(g.get("text", ""))
-            where = f"{qid} [{doc} {sec}] {text[:50]!r}"
-            docs_here.add(doc)
-            if doc not in parsed:
-                errors.append(f"{where}: unknown doc")
-                continue
-            errors += gold_errors(g, qtype, where)
-            if isinstance(g.get("binding"), bool):
-                n_binding[g["binding"]] += 1
-            if sec not in labels[doc]:
-                errors.append(f"{where}: no unit labelled {sec!r} in {doc}")
-                continue
-            needle = norm(text)
-            if raw[doc] is not None and needle not in raw[doc]:
-                errors.append(f"{where}: not verbatim in the raw Markdown (crosses **, _, [link] or other markup)")
-            hits = [b for b in parsed[doc] if needle in b["text"]]
-            good = [b for b in hits if b["label"] == sec]
-            if not good:
-                if hits:
-                    errors.append(f"{where}: not in {sec}; found in {sorted({b['label'] for b in hits})}")
-                else:
-                    whole = norm(" ".join(b["text"] for b in parsed[doc] if b["label"] == sec))
-                    hint = ("spans two blocks (items, paragraphs, cells, note marker)" if needle in whole
-                            else "not found")
-                    errors.append(f"{where}: {hint}")
-                continue
-            if not any(b["order"] == sec for b in good):
-                errors.append(f"{where}: the nearest heading above in document order is {good[0]['order']!r}")
-            if g.get("binding") is True and all(b["nonbinding"] for b in good):
-                errors.append(f"{where}: binding: true but the text is in a note, example or informative section")
-        for d in docs_here:
-            per_doc[d] += 1
+    def place(where: str, doc: str, sec: str, text: str, gold: dict) -> list[str]:
+        if sec not in labels[doc]:
+            return [f"{where}: no unit labelled {sec!r} in {doc}"]
+        needle = norm(text)
+        found: list[str] = []
+        if raw[doc] is not None and needle not in raw[doc]:
+            found.append(f"{where}: not verbatim in the raw Markdown (crosses **, _, [link] or other markup)")
+        hits = [b for b in parsed[doc] if needle in b["text"]]
+        good = [b for b in hits if b["label"] == sec]
+        if not good:
+            if hits:
+                return [*found, f"{where}: not in {sec}; found in {sorted({b['label'] for b in hits})}"]
+            whole = norm(" ".join(b["text"] for b in parsed[doc] if b["label"] == sec))
+            hint = "spans two blocks (items, paragraphs, cells, note marker)" if needle in whole else "not found"
+            return [*found, f"{where}: {hint}"]
+        if not any(b["order"] == sec for b in good):
+            found.append(f"{where}: the nearest heading above in document order is {good[0]['order']!r}")
+        if gold.get("binding") is True and all(b["nonbinding"] for b in good):
+            found.append(f"{where}: binding: true but the text is in a note, example or informative section")
+        return found
 
-    errors += id_errors(data.get("questions", []))
-
-    print(f"{sum(ids.values())} questions, {n_gold} gold texts "
-          f"({n_binding[True]} binding, {n_binding[False]} not), {len(parsed)} documents")
-    print("by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    tally = Tally(data, parsed, place)
+    errors += tally.errors
+    per_doc = tally.per_doc
+    print(tally.summary(len(parsed)))
     for f, bl in parsed.items():
         print(f"{f}: {len(bl)} text blocks, {len(labels[f])} labelled units, asked about in {per_doc[f]} questions")
     return report(errors)
