@@ -3,9 +3,14 @@
 A corpus's own `check_gold.py` reads its documents as their format prints them and checks that each gold text
 stands in its named section; the rules of the file itself live here, so that each checker states them once:
 
-    from corpus_gold import documents_errors, gold_errors, id_errors, question_errors
+    data, errors, on_disk = opened(HERE)        # questions.yaml read, its head's rules checked
+    tally = Tally(data, parsed, place)          # every question and gold; place(where, doc, section, text, gold)
+    errors += tally.errors                      # placement_errors is the usual `place` over (label, text) blocks
+    print(tally.summary(len(parsed)))
+    return report(errors)
 
-(each checker puts `bench/` on its path: it runs from any directory.) Pure, apart from listing `docs/`.
+(each checker puts `bench/` on its path: it runs from any directory.) Pure, apart from reading questions.yaml and
+listing `docs/`.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 TYPES = {"paraphrase", "broad", "two-part", "conflict", "out-of-scope", "provision"}
 SOURCE_TYPES = {"statute", "regulation", "guidance", "policy", "standard", "contract"}
@@ -147,3 +154,12 @@ class Tally:
         by_type = ", ".join(f"{t} {n}" for t, n in sorted(self.types.items(), key=lambda kv: str(kv[0])))
         return (f"{len(self.questions)} questions, {self.golds} gold texts ({self.binding[True]} binding, "
                 f"{self.binding[False]} not), {documents} documents\nby type: {by_type}")
+
+
+def opened(folder: Path) -> tuple[dict[str, Any], list[str], list[str]]:
+    """A corpus's questions.yaml read, and the rules of its head: a description, every document under docs/ listed
+    once with a source type and a title. Returns (the file's data, errors, the files under docs/ by name)."""
+    data = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
+    errors = [] if str(data.get("description", "")).strip() else ["description is empty"]
+    found, on_disk = documents_errors(folder, data, titled=True)
+    return data, errors + found, on_disk

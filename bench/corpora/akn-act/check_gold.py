@@ -32,13 +32,12 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
 from lxml import etree
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
 
 BLOCKS = {"p", "listIntroduction", "listWrapUp", "heading", "subheading", "td", "th"}
 AKN_NAMESPACES = (
@@ -114,13 +113,7 @@ def blocks_of(path: Path):
 
 
 def main() -> int:
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed = {}
     for f in on_disk:

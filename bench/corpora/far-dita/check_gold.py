@@ -40,13 +40,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import yaml
 from lxml import etree
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, documents_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, report  # noqa: E402
 
 BLOCKS = {"p", "entry"}
 # elements whose content is laid out as blocks of their own, never run into the surrounding text
@@ -101,13 +100,7 @@ def blocks_of(path: Path) -> tuple[str, list[str]]:
 
 
 def main() -> int:
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed: dict[str, tuple[str, list[str]]] = {}
     for f in on_disk:

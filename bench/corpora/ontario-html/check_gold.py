@@ -19,13 +19,11 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/
 
-from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
 
 SKIP = {"script", "style", "svg", "noscript", "template"}
 SECTION_CLASSES = {"section", "Ysection"}
@@ -105,12 +103,7 @@ def blocks_of(path: Path) -> list[tuple[str, str]]:
 
 
 def main() -> int:
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
 

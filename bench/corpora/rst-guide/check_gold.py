@@ -38,12 +38,10 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
 
 ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*$""")
 LIST_ITEM = re.compile(r"^(\s*)([-*+\u2022]|\d+[.)]|\(\d+\)|#\.|[a-zA-Z][.)])\s+\S")
@@ -155,13 +153,7 @@ def blocks_of(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
 
 
 def main() -> int:
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed: dict[str, list[tuple[str, str]]] = {}
     outline: dict[str, list[str]] = {}

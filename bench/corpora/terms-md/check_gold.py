@@ -44,7 +44,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, documents_errors, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
 
 try:
     from markdown_it import MarkdownIt
@@ -189,13 +189,7 @@ def main() -> int:
             print(f"[{lab}] {text}")
         return 0
 
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed = {f: blocks_of(DOCS / f) for f in on_disk}
     raw = {f: norm((DOCS / f).read_text(encoding="utf-8")) for f in on_disk}

@@ -48,7 +48,7 @@ from lxml import html as lhtml
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, documents_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, report  # noqa: E402
 
 BLOCK_TAGS = {
     "html", "body", "p", "li", "dt", "dd", "td", "th", "caption", "figcaption", "figure", "h1", "h2", "h3",
@@ -175,12 +175,7 @@ def main() -> int:
             print(f"[{b['label']}]{'' if b['label'] == b['order'] else ' {' + b['order'] + '}'} {flag} | {b['text']}")
         return 0
 
-    data = yaml.safe_load((HERE / "questions.yaml").read_text(encoding="utf-8"))
-    errors: list[str] = []
-    if not str(data.get("description", "")).strip():
-        errors.append("description is empty")
-    found, on_disk = documents_errors(HERE, data, titled=True)
-    errors += found
+    data, errors, on_disk = opened(HERE)
 
     parsed, raw = {}, {}
     for f in on_disk:
