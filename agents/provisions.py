@@ -63,6 +63,9 @@ CODE_NUMBER = re.compile(r"(?:\b(?-i:[A-Z]{2,6})\s+(?:§{1,2}\s*)?)?(?<![\w.§(-
 # "conformance requirement 5.2.4"): its number
 KIND_NUMBER = re.compile(r"\b(?:(?i:success\s+criteri(?:on|a)|criteri(?:on|a)|guidelines?|(?:conformance\s+)?"
                          r"requirements?|provisions?|principles?)|(?-i:SC))\s+(?P<num>\d+(?:\.\d+)*)(?![\w.(]|\.\d)")
+# A section labelled by a capital letter or a Roman numeral, as agreements letter theirs, with any numbers within it
+# ("Section O.2", "Section P", "section II.1"): ingest numbers such headings so (engine.ingest.sections)
+LETTERED = re.compile(r"\b(?i:sections?)\s+(?P<num>(?:[A-Z]|[IVX]{2,5})(?:\.\d{1,3})*)(?![\w.(]|\.\d)")
 # What a question says around a provision it asks about whole: asking for its text, not for something in it
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "
@@ -94,6 +97,9 @@ def named_provisions(question: str) -> list[tuple[str, str]]:
     found += [(m.group(0), m.group(1) + (f"({m.group(2)})" if m.group(2) else ""))
               for m in CONTROL_ID.finditer(question)]
     found += [(m.group(0), m.group("num")) for m in ROMAN.finditer(question)]
+    found += [(m.group(0), m.group("num")) for m in LETTERED.finditer(question)
+              if not re.match(r"I\s+(?:should|need|must|can|could|would|will|have|am|think|want|do|may|might)\b",
+                              question[m.start("num"):])]  # "the section I should read"
     found += [(m.group(0), m.group("num")) for m in KIND_NUMBER.finditer(question)
               if not any(m.group("num") in words for words, _ in found)]
     found += [(m.group(0), m.group("num")) for m in CODE_NUMBER.finditer(question)

@@ -423,6 +423,21 @@ def md_html(text: str) -> str:
     return "".join(part if i % 2 else rendered(part) for i, part in enumerate(parts))
 
 
+def _list_ordinal(number: str, listed: list[int]) -> str:
+    """The number a rendered page shows for a clause that is an item of an ordered list: CommonMark numbers a list
+    from its first item's number on, whatever the later items write ("1." "1." "1." is shown 1, 2, 3), so a
+    clause of a list open (`listed`: its first number and its items so far, updated in place) is numbered on; a
+    dotted number ("4.2") is the clause's own. Pure but for `listed`."""
+    if not number.isdigit():
+        listed.clear()
+        return number
+    if listed:
+        listed[1] += 1
+        return str(listed[0] + listed[1] - 1)
+    listed.extend([int(number), 1])
+    return number
+
+
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
     text, named = md_front_matter(_check_text(path, data))
     text, notes = md_footnotes(md_html(_anchored_clauses(md_html_tables(text))))
@@ -433,11 +448,15 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
 
     def flush() -> None:
         if para:
+            listed: list[int] = []  # the list of clauses open: its first number and how many items it has had
             for chunk in re.split(r"\n\s*\n", "\n".join(para)):
                 clause = _BOLD_CLAUSE.match(chunk.lstrip())
+                if clause is None and not chunk[:1].isspace():
+                    listed = []  # a paragraph at the margin ends the list; an indented one goes on with its item
                 chunk = _unescaped(_unbold(_delinked(chunk)))
                 if clause is not None:  # the clause names its section and opens its text
                     number, name = clause.group("number"), _unescaped(_unbold(clause.group("title"))).strip()
+                    number = _list_ordinal(number, listed)
                     builder.heading(chunk.strip().split("\n")[0], parsed=Heading(
                         "", number, name, _RUN_IN_BASE + number.count(".")), run_in=True)
                     builder.paragraph(chunk, opens_section=True)
@@ -458,7 +477,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
                 title = _as_rendered(match.group(2))
                 builder.title_line(title)
             else:
-                builder.heading(_as_rendered(match.group(2)), level)
+                builder.heading(_as_rendered(match.group(2)), level, letters=True)
         elif not LINK_DEFINITION.match(line):
             para.append(line)
     flush()

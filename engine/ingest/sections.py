@@ -173,22 +173,25 @@ class SectionBuilder:
         return bool(self.stack) and self.stack[-1][1].kind in PROVISIONS
 
     def heading(self, text: str, level: int | None = None, number: str = "", *,
-                parsed: Heading | None = None, run_in: bool = False) -> None:
+                parsed: Heading | None = None, run_in: bool = False, letters: bool = False) -> None:
         """A heading line, kept in the text as it is; `level` from the format (Markdown, DOCX) or its kind.
         `run_in`: the line also opens the section's first sentence ("6. Trademarks. This License does not
-        grant ..."), so it is left to the body (the caller adds it) and only names the section."""
+        grant ..."), so it is left to the body (the caller adds it) and only names the section. `letters`: a
+        heading labelled by a letter or a Roman numeral ("O. Defense of Claims") is numbered so (Markdown, where
+        the heading is marked as one: `_lettered_heading`)."""
         self._close()
         text = normalize(text)
         if not text:
             return
         if parsed is None:
             parsed = parse_heading(text) if not number else Heading("", number, text, level or 1)
-            parsed = parsed or control_heading(text) or _numbered_heading(text, level) or Heading(
-                "", "", text, level or 1)
+            parsed = parsed or control_heading(text) or _numbered_heading(text, level) or (
+                _lettered_heading(text, level) if letters else None) or Heading("", "", text, level or 1)
         if level is not None:
             parsed = parsed._replace(level=level)
         while self.stack and self.stack[-1][0] >= parsed.level:
             self.stack.pop()
+        parsed = _within_letter(parsed, self.stack[-1][1] if self.stack else None)
         if self.preamble and self.stack and (parsed.kind or parsed.number):
             self.stack = []  # the rubric over the act ends with its preamble: "Chapter I ...", not "DIRECTIVES > ..."
         self.stack.append((parsed.level, parsed))
@@ -463,6 +466,31 @@ def _numbered_heading(text: str, level: int | None) -> Heading | None:
     if level is None or (found := _MARKED_NUMBER.match(text.strip())) is None:
         return None
     return Heading("", found.group("num"), (found.group("title") or "").strip(), level)
+
+
+# A heading the format marks as one that opens with a capital letter as its section's label, as agreements letter
+# their sections ("## O. Defense of Claims; Release", "## A. How Does This Actually Work?") and cite them ("this
+# Section O")
+_MARKED_LETTER = re.compile(r"^(?P<num>[A-Z]|[IVX]{2,5})\.\s+(?P<title>[A-Z0-9\"'\u201c(][^\n]{0,120})$")
+
+
+def _lettered_heading(text: str, level: int | None) -> Heading | None:
+    """A heading the format marks as one (`level` given) labelled by a capital letter ("O. Defense of Claims;
+    Release") or a Roman numeral ("II. Scope"): the label is its number. None for any other line, and for a line
+    of plain text, where "A. Smith" can open a sentence. Pure."""
+    if level is None or (found := _MARKED_LETTER.match(text.strip())) is None or len(text.split()) > 15:
+        return None
+    return Heading("", found.group("num"), found.group("title").strip(), level)
+
+
+def _within_letter(heading: Heading, parent: Heading | None) -> Heading:
+    """A numbered heading under a lettered one (`_lettered_heading`), numbered from 1 again within it, is named with
+    the letter, as such agreements cite it ("### 1. By GitHub" under "## O. Defense of Claims" is "Section O.1").
+    Pure."""
+    if (parent is not None and not parent.kind and re.fullmatch(r"[A-Z]|[IVX]{2,5}", parent.number)
+            and not heading.kind and heading.number.isdigit()):
+        return heading._replace(number=f"{parent.number}.{heading.number}")
+    return heading
 
 
 def feed_lines(builder: SectionBuilder, text: str) -> None:

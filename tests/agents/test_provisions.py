@@ -71,12 +71,19 @@ def test_a_question_asks_about_the_provisions_it_names_whole_only_when_it_asks_n
     ("What does Guideline 1.1 call for?", ["1.1"]),
     ("What does conformance requirement 5.2.4 say?", ["5.2.4"]),
     ("What does Check-Identity-01 require?", ["Check-Identity-01"]),  # a checklist's check (OpenStack's guide)
+    # a section lettered as agreements letter theirs (GitHub's terms), or numbered in Roman numerals
+    ("What does Section P of the FAR require?", ["P"]),
+    ("What does Section E.2 say?", ["E.2"]),
+    ("What does section II.1 say?", ["II.1"]),
+    ("What does Section I say?", ["I"]),
     # counter-examples: a version, something asked of the provision, a name with a number
     ("How did Covid-19 change the rules?", []),
     ("What changed in WCAG 2.2?", []),
     ("What does version 10.15 say?", []),
     ("Under FAR 33.209, how soon must a fraud be reported?", []),
     ("What does SC 1.3.5 ask of our forms?", []),
+    ("Which section I should read first?", []),  # the pronoun
+    ("What does Section O.2 require of the customer?", []),
 ])
 def test_a_code_section_or_a_criterion_is_named_as_its_publisher_numbers_it(question: str, numbers: list[str]) -> None:
     assert asked_provisions(question, frozenset(key_terms("Federal Acquisition Regulation (FAR) WCAG"))) == numbers

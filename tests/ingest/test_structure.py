@@ -539,6 +539,42 @@ def test_a_markdown_contracts_bold_clause_titles_are_its_sections(tmp_path: Path
     assert "**" not in parsed.text and "1. Introduction. This Agreement" in parsed.text
 
 
+def test_a_markdown_list_of_clauses_is_numbered_as_the_page_shows_it(tmp_path: Path) -> None:
+    """CommonMark numbers an ordered list from its first item on whatever the later items write ("1." "1." "1."
+    is shown 1, 2, 3, as GitHub's policies write their steps), so each clause is cited by the number a reader
+    sees; an indented paragraph (an example under an item) keeps the list open, one at the margin ends it, and a
+    dotted number is the clause's own."""
+    path = tmp_path / "steps.md"
+    path.write_text("# Process\n\n1. **Owner Investigates.** The owner checks the facts.\n   > Example: a search.\n\n"
+                    "1. **Owner Sends A Notice.** The owner writes to us.\n\n1. **We Act.** We act on it.\n\n"
+                    "After that, nothing else is done.\n\n1. **Appeal.** The user may appeal.\n\n"
+                    "4.2 **Records.** Records are kept.\n")
+    parsed = parse(path, path.read_bytes())
+    found = [b.metadata.get("citation") for b in parsed.blocks]
+    assert found == ["Section 1", "Section 2", "Section 3", "Section 1", "Section 4.2"], found
+    assert "1. Owner Sends A Notice." in parsed.text  # the text as written: a quote stays verbatim
+
+
+def test_markdown_sections_lettered_as_agreements_letter_them(tmp_path: Path) -> None:
+    """An agreement that letters its sections ("## O. Defense of Claims; Release") and numbers them from 1 within
+    each ("### 1. By GitHub") cites them as it does itself: "Section O", "Section O.1", a Roman numeral so too;
+    a lettered line of body text ("A. Smith signed it.") is no heading, nor is a heading's number under a
+    heading of words qualified."""
+    path = tmp_path / "terms.md"
+    path.write_text("# Terms\n\n## O. Defense of Claims; Release\n\nThe Parties will defend each other.\n\n"
+                    "### 1. By GitHub\n\nGitHub will defend Customer.\n\n### 2. By Customer\n\n"
+                    "Customer will defend GitHub.\n\n## P. Confidentiality\n\nA. Smith signed it.\n\n"
+                    "## II. Scope\n\n### 1. Who\n\nIt covers staff.\n\n## Definitions\n\n### 1. Terms\n\n"
+                    "Words mean what they say.\n")
+    parsed = parse(path, path.read_bytes())
+    found = [(b.section_path, b.metadata.get("citation")) for b in parsed.blocks]
+    assert found == [("O Defense of Claims; Release", "Section O"),
+                     ("O Defense of Claims; Release > O.1 By GitHub", "Section O.1"),
+                     ("O Defense of Claims; Release > O.2 By Customer", "Section O.2"),
+                     ("P Confidentiality", "Section P"), ("II Scope > II.1 Who", "Section II.1"),
+                     ("Definitions > 1 Terms", "Section 1")], found
+
+
 def _citation_at(parsed: ParsedDocument, text: str) -> str:
     """The citation of a quote that starts where `text` first occurs in the parsed document."""
     at = parsed.text.index(text)
