@@ -24,7 +24,7 @@ from defusedxml import ElementTree as SafeElementTree
 from defusedxml.common import DefusedXmlException
 
 from engine.errors import IngestError, printable
-from engine.ingest import legalxml, odt, oscal, rst, sheets
+from engine.ingest import asciidoc, legalxml, odt, oscal, rst, sheets
 from engine.ingest.numbering import Numbering, formatted
 from engine.ingest.sections import (
     NOTES,
@@ -40,11 +40,12 @@ from engine.ingest.structure import Heading, enumerator, is_caps_heading, parse_
 from engine.search.spelling import dictionary_words, is_word
 from engine.text import normalize_ws
 
-FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "rst", "txt", "xml", "obliqa", "oscal")
+FORMATS = ("pdf", "docx", "odt", "xlsx", "csv", "html", "md", "rst", "adoc", "txt", "xml", "obliqa", "oscal")
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".odt": "odt", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv", ".html": "html",
     ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".json": "obliqa",
     ".yaml": "oscal", ".yml": "oscal", ".xml": "xml", ".dita": "xml", ".rst": "rst", ".rest": "rst",
+    ".adoc": "adoc", ".asciidoc": "adoc",
 }
 
 
@@ -423,6 +424,29 @@ def md_html(text: str) -> str:
     return "".join(part if i % 2 else rendered(part) for i, part in enumerate(parts))
 
 
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+def _fenced_lines(lines: list[str]) -> set[int]:
+    """The indexes of the lines inside a fenced code block (CommonMark: three or more backticks or tildes, closed by
+    a fence of the same character at least as long), where "# install the tool" is a comment of the code, not a
+    heading. Pure."""
+    inside: set[int] = set()
+    opened: str | None = None
+    for i, line in enumerate(lines):
+        fence = _FENCE.match(line)
+        if opened is None:
+            if fence is not None:
+                opened = fence.group("fence")
+            continue
+        if fence is not None and fence.group("fence")[0] == opened[0] and len(fence.group("fence")) >= len(opened) \
+                and not line.strip().lstrip(opened[0]):
+            opened = None
+            continue
+        inside.add(i)
+    return inside
+
+
 def _list_ordinal(number: str, listed: list[int]) -> str:
     """The number a rendered page shows for a clause that is an item of an ordered list: CommonMark numbers a list
     from its first item's number on, whatever the later items write ("1." "1." "1." is shown 1, 2, 3), so a
@@ -467,9 +491,10 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
     lines = normalize(text).split("\n")
     # A document with several top-level headings ("# Purpose and Scope", "# Policy", ...) has no title among
     # them: each is a section (the title comes from --title or the file name).
-    several_h1 = sum(bool(re.match(r"^#\s+\S", line)) for line in lines) > 1
-    for line in lines:
-        match = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", _unbold(line))
+    fenced = _fenced_lines(lines)
+    several_h1 = sum(bool(re.match(r"^#\s+\S", line)) and i not in fenced for i, line in enumerate(lines)) > 1
+    for i, line in enumerate(lines):
+        match = None if i in fenced else re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", _unbold(line))
         if match:
             flush()
             level = len(match.group(1))
@@ -478,7 +503,7 @@ def parse_md(path: Path, data: bytes) -> ParsedDocument:
                 builder.title_line(title)
             else:
                 builder.heading(_as_rendered(match.group(2)), level, letters=True)
-        elif not LINK_DEFINITION.match(line):
+        elif i in fenced or not LINK_DEFINITION.match(line):
             para.append(line)
     flush()
     builder.notes([_as_rendered(note) for note in notes])
@@ -1574,8 +1599,17 @@ def parse_rst(path: Path, data: bytes) -> ParsedDocument:
     return parsed.model_copy(update={"format": "rst", "title": title or parsed.title})
 
 
+def parse_adoc(path: Path, data: bytes) -> ParsedDocument:
+    """AsciiDoc (engine.ingest.asciidoc), read as the Markdown it renders to; no file it includes is read."""
+    markdown, title, notes = asciidoc.to_markdown(_check_text(path, data))
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=1)
+    parsed = parse_md(path, markdown.encode("utf-8"))
+    return parsed.model_copy(update={"format": "adoc", "title": title or parsed.title})
+
+
 PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "xlsx": parse_xlsx, "csv": parse_csv,
-           "html": parse_html, "md": parse_md, "rst": parse_rst, "txt": parse_txt, "xml": parse_xml,
+           "html": parse_html, "md": parse_md, "rst": parse_rst, "adoc": parse_adoc, "txt": parse_txt, "xml": parse_xml,
            "obliqa": parse_obliqa, "oscal": parse_oscal}
 
 

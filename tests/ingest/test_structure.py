@@ -575,6 +575,18 @@ def test_markdown_sections_lettered_as_agreements_letter_them(tmp_path: Path) ->
                      ("Definitions > 1 Terms", "Section 1")], found
 
 
+def test_a_comment_in_a_markdown_code_block_is_no_heading(tmp_path: Path) -> None:
+    """A line of a fenced code block ("# install the tool" in a shell listing, between ``` or ~~~ fences) is code,
+    not a heading: the section and the document's one title stay as they are, the fence whole."""
+    path = tmp_path / "guide.md"
+    path.write_text("# Guide\n\n## Setup\n\nRun this:\n\n```bash\n# install the tool\napt install x\n```\n\n"
+                    "~~~~\n# Another\n~~~\n~~~~\n\nKeys must be rotated every 90 days.\n")
+    parsed = parse(path, path.read_bytes())
+    assert parsed.title == "Guide"
+    assert {b.section_path for b in parsed.blocks} == {"Setup"}
+    assert "```bash\n# install the tool\napt install x\n```" in parsed.text
+
+
 def _citation_at(parsed: ParsedDocument, text: str) -> str:
     """The citation of a quote that starts where `text` first occurs in the parsed document."""
     at = parsed.text.index(text)
