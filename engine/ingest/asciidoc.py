@@ -69,6 +69,10 @@ def _attribute_list(attrs: str) -> tuple[str, dict[str, str]]:
     return style, named
 
 
+class _Plain(str):
+    """A line of a paragraph's text, its inline markup not yet rendered."""
+
+
 class _Reader:
     """One document's conversion: its attributes, anchors' titles, footnotes and notes."""
 
@@ -187,7 +191,7 @@ class _Reader:
         text = re.sub(r"(?<![\w#])##?(?=\S)([^#\n]+?)(?<=\S)##?(?![\w#])", r"\1", text)  # marked
         text = re.sub(r"`\+([^`]+)\+`", r"`\1`", text)  # a literal code span
         text = re.sub(r"(?<![\w+])\+\+?(?=\S)([^+\n]+?)(?<=\S)\+\+?(?![\w+])", r"\1", text)  # inline passthrough
-        text = re.sub(r"[ \t]\+$", "", text)  # a hard line break
+        text = re.sub(r"[ \t]\+$", "", text, flags=re.MULTILINE)  # a hard line break
         return re.sub(r"\\([*_`#+{}\[\]@<>~^|.:-])", r"\1", text)
 
     # -- blocks ---------------------------------------------------------------------------------------------
@@ -326,8 +330,23 @@ class _Reader:
             if stripped == "+":
                 out.append("")  # a list continuation: the next block belongs to the item
                 continue
-            out.append(self.inline(line.rstrip()))
-        return out
+            out.append(_Plain(line.rstrip()))
+        return self._inlined(out)
+
+    def _inlined(self, out: list[str]) -> list[str]:
+        """`out` with each run of plain lines (a paragraph's, `_Plain`) rendered together, so that a link or a
+        footnote whose text wraps onto the next line ("link:https://...[Jenkins Event" / "Calendar]") reads whole."""
+        done: list[str] = []
+        run: list[str] = []
+        for line in [*out, ""]:
+            if isinstance(line, _Plain):
+                run.append(line)
+                continue
+            if run:
+                done.append(self.inline("\n".join(run)))
+                run = []
+            done.append(line)
+        return done[:-1]
 
     def _delimited(self, delimiter: str, inner: list[str], style: str, named: dict[str, str], title: str) -> list[str]:
         kind = delimiter[:1]

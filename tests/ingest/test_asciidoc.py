@@ -150,7 +150,10 @@ def test_asciidoc_never_reads_a_file_it_names(tmp_path: Path) -> None:
     ("= Guide\n:site:\n\nifndef::env-github[]\nKept.\nendif::[]\nifdef::site[Shown.]\n", "Guide", "Kept.\nShown."),
     # a hard line break and an inline passthrough read as their text
     ("= Guide\n\nKeys are rotated +\nevery +90+ days.\n", "Guide", "Keys are rotated\nevery 90 days."),
-], ids=["author-and-markdown-titles", "conditionals", "breaks-and-passthrough"])
+    # a link whose text wraps onto the paragraph's next line reads as its text
+    ("= Guide\n\nConsult the link:https://example.org/cal[Event\nCalendar] first.\n", "Guide",
+     "Consult the Event\nCalendar first."),
+], ids=["author-and-markdown-titles", "conditionals", "breaks-and-passthrough", "wrapped-link"])
 def test_asciidoc_header_conditionals_and_inline_text(text: str, title: str, shown: str) -> None:
     markdown, found, _ = to_markdown(text)
     assert found == title
