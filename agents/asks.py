@@ -105,7 +105,7 @@ _DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\
 # the end of the business relationship") still answer.
 _ASKS_HOW_LONG_KEPT = re.compile(r"\bhow\s+long\b(?:\s+[\w'-]+){0,8}?\s+(?:keep|kept|retain|retained|store|stored|hold|"
                                  r"held|preserve|preserved|archive|archived|maintain|maintained)\b", re.IGNORECASE)
-_URGENCY_ONLY = re.compile(rf"(?:{_URGENCY})", re.IGNORECASE)
+_URGENCY_ONLY = re.compile(rf"(?:{_URGENCY}|at\s+all\s+times)", re.IGNORECASE)  # continuity: no period
 
 
 def asks_how_often(question: str) -> bool:

@@ -138,6 +138,10 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
     ("How quickly must a lost laptop be reported?", "Lost or stolen devices must be reported without delay.", True),
     ("How long must security logs be retained?", "Security logs are forwarded without unreasonable delay to the "
      "central log server.", False),
+    # "at all times" says a rule holds without a break, not how long a thing is kept (an open-source foundation's
+    # process); it still answers when (a catalogue's "protected at all times")
+    ("How long must a project keep its IP logs?", "The IP Policy must be followed at all times.", False),
+    ("When must the keys be protected?", "Private keys are protected at all times.", True),
     # a period set by need is the law's answer to how long (sample corpus's data protection act, ObliQA's data
     # protection regulations, a policy's access rule), and no answer to how often
     ("How long may personal data be kept?", "A controller must not keep personal data in a form which permits "
@@ -164,6 +168,7 @@ def test_the_gate_refuses_an_amount_it_does_not_state() -> None:
 ], ids=["licence-fee-for-filing-fee", "rate-without-vat", "civil-money-penalty", "figure", "no-filing-fee",
         "no-kind-named", "qualifier", "daily-penalty", "prompt-handling", "six-years", "immediately", "until-event",
         "how-soon", "how-long-to-notify", "unreasonable-delay", "without-delay", "urgency-is-no-retention",
+        "at-all-times-is-no-retention", "at-all-times-answers-when",
         "no-longer-than-necessary", "longer-than-necessary", "no-longer-needed", "need-is-no-frequency",
         "event-is-no-retention", "event-answers-a-deadline", "disciplinary-action-is-no-fine",
         "imprisonment-is-no-fine", "administrative-fines", "disciplinary-action-is-a-penalty"])
