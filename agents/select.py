@@ -37,7 +37,7 @@ from agents.naming import (
     without_names,
 )
 from agents.parts import broad_topic, is_broad
-from agents.provisions import asked_provisions
+from agents.provisions import asked_provisions, named_provisions
 from agents.quotes import non_binding
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import SOURCE_TYPES, AnswerSettings, EvidenceSettings
@@ -369,6 +369,20 @@ def with_binding(part: Part, pool: list[EvidenceItem], conn: Any, limits: Eviden
     return part.model_copy(update={"ranked": [*part.ranked, *added_ranked]}), added
 
 
+def provision_titles(conn: Any, question: str) -> frozenset[str]:
+    """The key terms of the titles of the provisions `question` names, their own headings (not their subdivisions'):
+    "What does Article 12 say about record-keeping?" names Article 12 by its title as well as its number, and asks
+    nothing else of it (agents.provisions.asked_provisions). Empty where it names none."""
+    terms: set[str] = set()
+    for _, number in named_provisions(question):
+        own = number.rstrip(".")
+        for chunk in store.chunks_by_section(conn, own, limit=20):  # its own paragraphs come first
+            found = (chunk.section_number or "").rstrip(".")
+            if found == own or found.startswith(f"{own}("):
+                terms.update(key_terms(chunk.section_heading or ""))
+    return frozenset(terms)
+
+
 def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem], deps: Deps,
                     limits: EvidenceSettings, named: list[str]) -> tuple[Part, list[EvidenceItem]]:
     """A part that asks about provisions whole ("What does Article 11 require?": agents.provisions) chooses their
@@ -514,7 +528,8 @@ def select_node(state: EvidenceState, deps: Deps) -> dict[str, Any]:
         # the words of the titles in question, and the names they give ("ODF" of "Open Document Format ...")
         naming = frozenset(t for d in (named or titles) for t in key_terms(
             f"{titles.get(d, '')} {' '.join(title_names(titles.get(d, '')))}"))
-        if researched and (numbers := asked_provisions(question, naming)):
+        if researched and (numbers := asked_provisions(question, naming) or asked_provisions(
+                question, naming | provision_titles(deps.conn, question))):
             part, more = with_provisions(part, numbers, evidence + added, deps, limits, named)
             added.extend(more)
         if researched:

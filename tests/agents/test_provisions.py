@@ -258,6 +258,36 @@ def test_a_withdrawn_control_is_answered_by_its_notice_and_only_when_asked_about
     assert whole["parts"][0]["direct_answer"].startswith("Register every visitor")  # the label "Control:" left out
 
 
+_ACT = """# Widget Safety Act
+
+## Article 12 Record-keeping
+
+1. Widget systems shall technically allow for the automatic recording of events over their lifetime.
+
+2. Logs shall be kept for a period of at least six months.
+
+## Article 13 Transparency
+
+1. Widget systems shall be accompanied by instructions for use.
+"""
+
+
+def test_a_provision_named_with_its_own_title_is_asked_about_whole(conn, settings, embedder, tmp_path) -> None:
+    """"What does Article 12 say about record-keeping?" names Article 12 by its title too ("Record-keeping") and asks
+    nothing else of it: its text is the answer, whatever the ranking reads in "say about" (the AI Act's Formex
+    corpus: refused). A word its title lacks still asks something of it, searched as any other question."""
+    from agents.research import run_research
+    from agents.select import provision_titles
+
+    deps = _ingested(conn, settings, embedder, tmp_path / "widget-act.md", _ACT, "regulation")
+    assert {"record", "keep"} <= provision_titles(conn, "What does Article 12 say about record-keeping?")
+    result = run_research("What does Article 12 say about record-keeping?", deps).evidence_result
+    assert result is not None and result["status"] == "ANSWERED"
+    assert [(r["exact_quote"][:30], r["relevance"]) for r in result["verified_requirements"]] == [
+        ("Widget systems shall technical", 1.0), ("Logs shall be kept for a perio", 1.0)]
+    assert provision_titles(conn, "What does Article 14 say?") == frozenset()  # no such article
+
+
 @pytest.mark.parametrize(("question", "numbers"), [
     # a standard's clause number alone (OpenChain's specification, ASVS-style numbering)
     ("What does 3.4.2 of the 1.1 security assurance specification say?", ["3.4.2"]),
