@@ -221,9 +221,17 @@ _BOLD_CLAUSE = re.compile(r"^(?P<number>\d{1,3}(?:\.\d{1,3})*)\.?[ \t]+(?:\*\*|_
 _RUN_IN_BASE = 7  # deeper than any Markdown heading, so a clause nests under the heading above it
 
 
+# Emphasis as CommonMark reads it: a marker that opens before a character and closes after one, an underscore never
+# inside a word ("snake_case"), a star never a list item's bullet ("* item"), an escaped one ("\*") never
+_EMPHASIS = re.compile(r"(?<![\w_\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_\\])_(?![\w_])|"
+                       r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*\\])\*(?![\w*])")
+
+
 def _unbold(text: str) -> str:
-    """Bold markers are not content."""
-    return re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+    """Bold and italic markers are not content: "GitHub _will not_ automatically disable forks" reads as a page
+    shows it ("GitHub will not automatically ..."), so a quote of it is the sentence the reader sees."""
+    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
+    return _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 # A backslash before punctuation only keeps the mark from being read as markup ("Justice \(MoJ\)", "1\. Scope",

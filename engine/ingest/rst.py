@@ -37,6 +37,12 @@ _SPHINX_ROLES = ("ref", "doc", "term", "abbr", "command", "file", "option", "pro
                  "menuselection", "kbd", "samp", "mimetype", "makevar", "dfn", "numref", "download", "any",
                  "py:class", "py:func", "py:meth", "py:mod", "py:attr", "py:data", "py:exc", "class", "func", "meth",
                  "mod", "attr", "data", "exc", "rfc", "pep")
+def _literal(text: str) -> str:
+    """Text as Markdown writes it to be read as it stands: an asterisk or an underscore escaped, so that the Markdown
+    reader takes "*must*" (written `\\*must\\*` in the reStructuredText) for the characters, not for emphasis."""
+    return re.sub(r"([*_])", r"\\\1", text)
+
+
 _EXPLICIT_TITLE = re.compile(r"^(.+?)\s*<[^<>]+>$", re.DOTALL)
 _registered = False
 
@@ -127,7 +133,7 @@ class _Renderer:
         parts: list[str] = []
         for child in node.children:
             if isinstance(child, nodes.Text):
-                parts.append(child.astext())  # a backslash escape read (docutils keeps it as a NUL)
+                parts.append(_literal(child.astext()))  # a backslash escape read (docutils keeps it as a NUL)
             elif isinstance(child, (nodes.footnote_reference, nodes.citation_reference)):
                 parts.append(f"[{child.astext()}]")
             elif isinstance(child, (nodes.system_message, nodes.target, nodes.substitution_definition,
@@ -167,10 +173,11 @@ class _Renderer:
             self.paragraph(self.inline(node), label)
             return
         if isinstance(node, nodes.literal_block):
-            self.paragraph(node.astext(), label)
+            self.paragraph(_literal(node.astext()), label)
             return
         if isinstance(node, nodes.line_block):
-            self.paragraph("\n".join(normalize_ws(line.astext()) for line in node.traverse(nodes.line)), label)
+            self.paragraph("\n".join(normalize_ws(_literal(line.astext())) for line in node.traverse(nodes.line)),
+                           label)
             return
         if isinstance(node, nodes.bullet_list):
             for item in node.children:

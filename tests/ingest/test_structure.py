@@ -587,6 +587,18 @@ def test_a_comment_in_a_markdown_code_block_is_no_heading(tmp_path: Path) -> Non
     assert "```bash\n# install the tool\napt install x\n```" in parsed.text
 
 
+def test_markdown_emphasis_reads_as_the_page_shows_it(tmp_path: Path) -> None:
+    """Italic and bold markers are not the text (GitHub's terms: "GitHub _will not_ automatically disable forks", a
+    policy's "*continuously*"); an underscore inside a word, a list item's bullet and an escaped star are."""
+    path = tmp_path / "terms.md"
+    path.write_text("# Terms\n\n## Forks\n\nGitHub _will not_ automatically disable forks. Auditing is performed "
+                    "*continuously*, **always**.\n\n* Set `retention_days` and max_age_days to 30.\n\n"
+                    "Mark optional fields with \\*.\n")
+    text = parse(path, path.read_bytes()).text
+    assert "GitHub will not automatically disable forks. Auditing is performed continuously, always." in text
+    assert "max_age_days to 30" in text and "* Set" in text and "with *." in text
+
+
 def _citation_at(parsed: ParsedDocument, text: str) -> str:
     """The citation of a quote that starts where `text` first occurs in the parsed document."""
     at = parsed.text.index(text)
