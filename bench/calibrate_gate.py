@@ -2,26 +2,28 @@
 
     python bench/calibrate_gate.py collect --out ROWS.jsonl [--corpus NAME ...] [--obliqa N]
     python bench/calibrate_gate.py fit ROWS.jsonl [--write] [--features pair_logit,cross,...]
+    python bench/calibrate_gate.py curve ROWS.jsonl
 
-`collect` asks every question of the development corpora (bench/corpora/, as bench/corpora.py does) and
-the first N ObliQA dev questions of the `calibrate` split (bench.obliqa.obliqa_split, by passage: all their
-gold passages fall in the calibrate share; never the `heldout` split) as `evidence ask` asks them, and writes
-one row per passage that reached the gate (each (part, chunk) of the extracted requirements): the gate head's
-features, the gate's decision today (the pair head at `gate_selected`, or the ranking at `gate_confident`) and
-the label (the passage is in a right section; for ObliQA, a gold passage). Out-of-scope questions give only negatives.
+`collect` asks every question of the development corpora (bench/corpora/, as bench/corpora.py does) and the
+first N ObliQA dev questions of the `calibrate` split (bench.obliqa.obliqa_split, by passage: all their gold
+passages fall in the calibrate share; never the `heldout` split) as `evidence ask` asks them, and writes one
+row per passage that reached the gate (each (part, chunk) of the extracted requirements): the gate head's
+features, the old gate's decision (`today`: the pair head at `gate_selected`, or the ranking at
+`gate_confident`) and the label (the passage is in a right section; for ObliQA, a gold passage). Out-of-scope
+questions give only negatives.
 
 `fit` fits the gate head on all rows and reports, leaving one corpus out at a time (the head and its threshold
 fitted on the others only): per corpus, the right passages passed (recall), the wrong ones passed, the
-questions whose best right passage is passed, and out-of-scope questions with any passage passed, beside
-today's gate on the same rows. A judge corpus (`judge: true` in its questions.yaml) is only reported, by the
-head fitted on the development corpora: no head is fitted on it and no threshold chosen by it. The threshold
-maximises, on the fitting rows, the mean over corpora of the share of answerable questions whose right passage
-passes less the share of out-of-scope questions with any passage passed (Youden's J at the question level: a
-false refusal and a near-miss answered weigh alike), among those that pass at most `OUT_OF_SCOPE_PASS` of
-out-of-scope questions and at most the share of wrong passages today's gate lets through. (Until 0.5.0 it was
-the threshold passing the most right passages with at most 15% of out-of-scope questions passed; with the
-0.5.0 encoder that refused the right passage of 16% of ObliQA calibration questions and of half of two
-development corpora's.)
+questions whose best right passage is passed, and out-of-scope questions with any passage passed, beside the
+old gate (`today`) and the head the engine ships (`shipped`) on the same rows. A judge corpus (`judge: true`
+in its questions.yaml) is only reported, by the head fitted on the development corpora: no head is fitted on
+it and no threshold chosen by it. The threshold maximises, on the fitting rows, the mean over corpora of the
+share of answerable questions whose right passage passes less the share of out-of-scope questions with any
+passage passed (Youden's J at the question level: a false refusal and a near-miss answered weigh alike), among
+those that pass at most `OUT_OF_SCOPE_PASS` of out-of-scope questions and at most the share of wrong passages
+today's gate lets through. (Until 0.5.0 it was the threshold passing the most right passages with at most 15%
+of out-of-scope questions passed; with the 0.5.0 encoder that refused the right passage of 16% of ObliQA
+calibration questions and of half of two development corpora's.)
 `--write` stores the head fitted on every row and its threshold (`gate_head`) in the model's
 scorer.json. Figures of corpora a head was fitted on are development figures, not held-out ones.
 """
@@ -250,6 +252,7 @@ def fit(args: argparse.Namespace) -> None:
     rows = [r for r in every if (args.with_obliqa or r["corpus"] != "obliqa") and r["corpus"] not in held_out]
     corpora = sorted({r["corpus"] for r in every})
     features = tuple(args.features.split(",")) if args.features else GATE_FEATURES
+    shipped = load_scorer(Settings().relevance_dir)
     report: dict[str, Any] = {}
     for held in corpora:
         train = [r for r in rows if r["corpus"] != held]
@@ -259,6 +262,9 @@ def fit(args: argparse.Namespace) -> None:
         probs = sigmoid(head.logits(test))
         report[held] = {"threshold": t, "gate_head": figures(test, [bool(p >= t) for p in probs]),
                         "today": figures(test, [r["today"] for r in test])}
+        if shipped.gate is not None:  # the head the engine ships, fitted on the corpora its info names
+            now = sigmoid(shipped.gate.logits(test))
+            report[held]["shipped"] = figures(test, [bool(p >= shipped.thresholds["gate_head"]) for p in now])
         print(held, json.dumps(report[held]), flush=True)
     head = _fit_head(rows, args.l2, features)
     t = _threshold(head, rows)
@@ -279,6 +285,36 @@ def fit(args: argparse.Namespace) -> None:
         print("wrote", updated.save(model_dir))
 
 
+def curve(args: argparse.Namespace) -> None:
+    """The head fitted leaving each corpus out (each corpus's rows scored by a head fitted on the others, no judge
+    corpus fitted on) beside the head the engine ships, over a sweep of thresholds: answerable questions whose right
+    passage passes, out-of-scope questions with any passage passed, and wrong passages passed, all corpora
+    together; the two heads compared where they pass as many out-of-scope questions (or right passages)."""
+    every = [json.loads(line) for line in args.rows.read_text(encoding="utf-8").splitlines() if line.strip()]
+    held_out = judges()
+    rows = [r for r in every if r["corpus"] != "obliqa" and r["corpus"] not in held_out]
+    loco = [0.0] * len(every)
+    for held in sorted({r["corpus"] for r in every}):
+        head = _fit_head([r for r in rows if r["corpus"] != held], args.l2)
+        at = [i for i, r in enumerate(every) if r["corpus"] == held]
+        for i, p in zip(at, sigmoid(head.logits([every[i] for i in at])), strict=True):
+            loco[i] = float(p)
+    shipped = load_scorer(Settings().relevance_dir)
+    heads = {"left-out": loco}
+    if shipped.gate is not None:
+        heads["shipped"] = [float(p) for p in sigmoid(shipped.gate.logits(every))]
+    for name, probs in heads.items():
+        for t in (0.30, 0.34, 0.38, 0.40, 0.42, 0.44, 0.46, 0.50):
+            q = _questions(every, [p >= t for p in probs])
+            wrong = sum(p for x in q["answerable"] for r, p in x if not r["label"])
+            print(json.dumps({"head": name, "threshold": t,
+                              "right_passed": f"{sum(any(p for r, p in x if r['label']) for x in q['with_right'])}/"
+                                              f"{len(q['with_right'])}",
+                              "out_of_scope_passed": f"{sum(any(p for _, p in x) for x in q['out_of_scope'])}/"
+                                                     f"{len(q['out_of_scope'])}",
+                              "wrong_passages_passed": wrong}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -293,8 +329,11 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--features", default="", help="comma-separated features to fit on (default GATE_FEATURES)")
     f.add_argument("--with-obliqa", action="store_true", help="fit on ObliQA's rows too (by default they are only "
                                                               "reported: a held-out corpus for the head)")
+    v = sub.add_parser("curve")
+    v.add_argument("rows", type=Path)
+    v.add_argument("--l2", type=float, default=1.0)
     args = parser.parse_args(argv)
-    collect(args) if args.command == "collect" else fit(args)
+    {"collect": collect, "fit": fit, "curve": curve}[args.command](args)
 
 
 if __name__ == "__main__":
