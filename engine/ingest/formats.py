@@ -1598,22 +1598,24 @@ def parse_obliqa(path: Path, data: bytes) -> ParsedDocument:
                           metadata={"obliqa_document_id": next(iter(doc_ids))})
 
 
+def _as_markdown(path: Path, rendered: tuple[str, str | None, list[str]], fmt: str) -> ParsedDocument:
+    """A markup format read as the Markdown it renders to (`rendered`: the Markdown, its title, notes on what was
+    not read, each a warning of the parse)."""
+    markdown, title, notes = rendered
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    parsed = parse_md(path, markdown.encode("utf-8"))
+    return parsed.model_copy(update={"format": fmt, "title": title or parsed.title})
+
+
 def parse_rst(path: Path, data: bytes) -> ParsedDocument:
     """reStructuredText (engine.ingest.rst), read as the Markdown it renders to; no file it includes is read."""
-    markdown, title, notes = rst.to_markdown(_check_text(path, data))
-    for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=1)
-    parsed = parse_md(path, markdown.encode("utf-8"))
-    return parsed.model_copy(update={"format": "rst", "title": title or parsed.title})
+    return _as_markdown(path, rst.to_markdown(_check_text(path, data)), "rst")
 
 
 def parse_adoc(path: Path, data: bytes) -> ParsedDocument:
     """AsciiDoc (engine.ingest.asciidoc), read as the Markdown it renders to; no file it includes is read."""
-    markdown, title, notes = asciidoc.to_markdown(_check_text(path, data))
-    for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=1)
-    parsed = parse_md(path, markdown.encode("utf-8"))
-    return parsed.model_copy(update={"format": "adoc", "title": title or parsed.title})
+    return _as_markdown(path, asciidoc.to_markdown(_check_text(path, data)), "adoc")
 
 
 PARSERS = {"pdf": parse_pdf, "docx": parse_docx, "odt": parse_odt, "xlsx": parse_xlsx, "csv": parse_csv,
