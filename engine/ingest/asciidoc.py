@@ -37,7 +37,7 @@ _BUILT_IN = {"nbsp": "\u00a0", "sp": " ", "empty": "", "zwsp": "\u200b", "wj": "
 _ADMONITIONS = ("NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION")
 _DIAGRAMS = ("plantuml", "graphviz", "ditaa", "mermaid", "svgbob", "blockdiag", "seqdiag", "actdiag", "nwdiag",
              "erd", "vega", "wavedrom", "bytefield", "pikchr", "d2", "a2s", "barcode", "dot")
-_DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--|`{3}.*)$")
+_DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|--|`{3}.*)$")  # comment blocks: `preprocess`
 _TITLE = re.compile(r"^(?P<marks>={1,6}|#{1,6})[ \t]+(?P<title>\S.*?)(?:[ \t]+(?P=marks))?[ \t]*$")
 _ATTRIBUTE_ENTRY = re.compile(r"^:(?P<name>!?[\w][\w-]*!?):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
 _CONDITION = re.compile(r"^(?P<kind>ifdef|ifndef|ifeval|endif)::(?P<names>[^\[]*)\[(?P<text>.*)\][ \t]*$")
@@ -201,20 +201,17 @@ class _Reader:
         the column count `cols` gives or the first line's cells; the first row a header where the table says so or
         a blank line follows it (Asciidoctor's implicit header)."""
         cells: list[str] = []
-        first_line = next((line for line in rows_text if line.strip()), "")
-        header_blank = False
-        seen_first = False
-        for i, line in enumerate(rows_text):
+        first = next((i for i, line in enumerate(rows_text) if line.strip()), len(rows_text))
+        first_line = rows_text[first] if first < len(rows_text) else ""
+        header_blank = first + 1 < len(rows_text) and not rows_text[first + 1].strip()
+        for line in rows_text:
             if not line.strip():
                 continue
-            pieces = re.split(r"(?:^|(?<=\s))(?:\d+[+*])?(?:[<^>]?\.?[<^>]?)?[adehlmsv]?\|", line)
-            if line.lstrip().startswith(("|",)) or re.match(r"^\s*(?:\d+[+*])?[adehlmsv]?\|", line):
+            if re.match(r"^\s*(?:\d+[+*])?[adehlmsv]?\|", line):
+                pieces = re.split(r"(?:^|(?<=\s))(?:\d+[+*])?(?:[<^>]?\.?[<^>]?)?[adehlmsv]?\|", line)
                 cells.extend(self.inline(p.strip()) for p in pieces[1:])
             elif cells:
                 cells[-1] = f"{cells[-1]} {self.inline(line.strip())}".strip()
-            if not seen_first:
-                seen_first = True
-                header_blank = i + 1 < len(rows_text) and not rows_text[i + 1].strip()
         cols_spec = named.get("cols", "")
         multiplied = re.fullmatch(r"(\d+)\*.*|(\d+)", cols_spec)  # "3*", "2": that many columns
         if multiplied is not None:
@@ -246,8 +243,8 @@ class _Reader:
                 out.append(f"{term} {self.inline(stripped)}" if term.endswith(":") else self.inline(stripped))
                 term = None
                 continue
-            if re.fullmatch(r"//(?!/).*", line) or (line.startswith("//") and not _DELIMITER.match(line)):
-                continue  # a line comment
+            if line.startswith("//"):
+                continue  # a line comment (comment blocks went in `preprocess`)
             if _DELIMITER.match(stripped) and not line[:1].isspace():
                 end = next((j for j in range(i, len(lines)) if lines[j].strip() == stripped), len(lines))
                 if stripped.startswith("```"):  # a fenced block closes on a fence, whatever its language
@@ -267,7 +264,7 @@ class _Reader:
                 continue
             if not stripped:
                 out.append("")
-                if not style or style not in ("qanda", "glossary"):
+                if style not in ("qanda", "glossary"):
                     counters = {}
                 continue
             attributes = _BLOCK_ATTRIBUTES.match(stripped)
@@ -292,7 +289,7 @@ class _Reader:
                 counters = {}
                 continue
             macro = _BLOCK_MACRO.match(stripped)
-            if macro is not None and macro.group("name") in ("toc", "image", "video", "audio", "include", "ifeval"):
+            if macro is not None and macro.group("name") in ("toc", "image", "video", "audio"):
                 continue
             admonition = _ADMONITION_PARAGRAPH.match(line)
             if admonition is not None:
@@ -350,8 +347,8 @@ class _Reader:
 
     def _delimited(self, delimiter: str, inner: list[str], style: str, named: dict[str, str], title: str) -> list[str]:
         kind = delimiter[:1]
-        if kind == "/" or kind == "+" or style.lower() in _DIAGRAMS:
-            return []  # a comment, raw output, a diagram's source
+        if kind == "+" or style.lower() in _DIAGRAMS:
+            return []  # raw output, a diagram's source
         caption = ["", self.inline(title), ""] if title else []
         if kind in "-." and delimiter != "--" or kind == "`":
             return [*caption, "", "```", *inner, "```", ""]
