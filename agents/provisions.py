@@ -21,7 +21,7 @@ from typing import Any
 from agents.crossref import REFERENCE
 from agents.naming import GENERIC
 from agents.parts import is_broad
-from engine.ingest.structure import CHECK_ID
+from engine.ingest.structure import CHECK_ID, LETTER_LABEL
 from engine.terms import key_terms
 
 # A control's or requirement's id: letters, a hyphen, a number, an enhancement in brackets ("AC-2(1)", "ISM-1784"),
@@ -65,7 +65,7 @@ KIND_NUMBER = re.compile(r"\b(?:(?i:success\s+criteri(?:on|a)|criteri(?:on|a)|gu
                          r"requirements?|provisions?|principles?)|(?-i:SC))\s+(?P<num>\d+(?:\.\d+)*)(?![\w.(]|\.\d)")
 # A section labelled by a capital letter or a Roman numeral, as agreements letter theirs, with any numbers within it
 # ("Section O.2", "Section P", "section II.1"): ingest numbers such headings so (engine.ingest.sections)
-LETTERED = re.compile(r"\b(?i:sections?)\s+(?P<num>(?:[A-Z]|[IVX]{2,5})(?:\.\d{1,3})*)(?![\w.(]|\.\d)")
+LETTERED = re.compile(rf"\b(?i:sections?)\s+(?P<num>(?:{LETTER_LABEL})(?:\.\d{{1,3}})*)(?![\w.(]|\.\d)")
 # What a question says around a provision it asks about whole: asking for its text, not for something in it
 _ASKING = frozenset(key_terms(
     "what which does do did is are say says said state states stated require requires required requirement "

@@ -14,6 +14,7 @@ from engine.ingest.citations import format_citation
 from engine.ingest.sentences import wrap_width, wrapped_break
 from engine.ingest.structure import (
     LABELLED,
+    LETTER_LABEL,
     NUMBERED_BASE,
     PROVISIONS,
     UNFINISHED,
@@ -471,7 +472,7 @@ def _numbered_heading(text: str, level: int | None) -> Heading | None:
 # A heading the format marks as one that opens with a capital letter as its section's label, as agreements letter
 # their sections ("## O. Defense of Claims; Release", "## A. How Does This Actually Work?") and cite them ("this
 # Section O")
-_MARKED_LETTER = re.compile(r"^(?P<num>[A-Z]|[IVX]{2,5})\.\s+(?P<title>[A-Z0-9\"'\u201c(][^\n]{0,120})$")
+_MARKED_LETTER = re.compile(rf"^(?P<num>{LETTER_LABEL})\.\s+(?P<title>[A-Z0-9\"'\u201c(][^\n]{{0,120}})$")
 
 
 def _lettered_heading(text: str, level: int | None) -> Heading | None:
@@ -487,7 +488,7 @@ def _within_letter(heading: Heading, parent: Heading | None) -> Heading:
     """A numbered heading under a lettered one (`_lettered_heading`), numbered from 1 again within it, is named with
     the letter, as such agreements cite it ("### 1. By GitHub" under "## O. Defense of Claims" is "Section O.1").
     Pure."""
-    if (parent is not None and not parent.kind and re.fullmatch(r"[A-Z]|[IVX]{2,5}", parent.number)
+    if (parent is not None and not parent.kind and re.fullmatch(LETTER_LABEL, parent.number)
             and not heading.kind and heading.number.isdigit()):
         return heading._replace(number=f"{parent.number}.{heading.number}")
     return heading

@@ -138,6 +138,10 @@ def parse_heading(line: str, *, in_provision: bool = False) -> Heading | None:
     return Heading("", number, bare if run_in == bare else title, NUMBERED_BASE + number.count(".") + 1)
 
 
+# A section's label that is a capital letter or a Roman numeral, as agreements letter their sections ("O. Defense of
+# Claims", "II. Scope"): ingest numbers such headings by it (engine.ingest.sections) and questions name them by it
+# ("Section O.2": agents.provisions)
+LETTER_LABEL = r"[A-Z]|[IVX]{2,5}"
 # A catalogue's control id: capitals and digits in pieces joined by '-' or '.', with a digit, and any
 # enhancement numbers in brackets ("AC-2", "AC-2(1)", "ISM-1234", "PR.AC-1", "V2.1.1", "CC6.1", "A&A-01"), or two
 # capitalised words or more before the number, as a checklist numbers its checks ("Check-Identity-01": OpenStack's).
