@@ -37,6 +37,8 @@ _SPHINX_ROLES = ("ref", "doc", "term", "abbr", "command", "file", "option", "pro
                  "menuselection", "kbd", "samp", "mimetype", "makevar", "dfn", "numref", "download", "any",
                  "py:class", "py:func", "py:meth", "py:mod", "py:attr", "py:data", "py:exc", "class", "func", "meth",
                  "mod", "attr", "data", "exc", "rfc", "pep")
+
+
 def _literal(text: str) -> str:
     """Text as Markdown writes it to be read as it stands: an asterisk or an underscore escaped, so that the Markdown
     reader takes "*must*" (written `\\*must\\*` in the reStructuredText) for the characters, not for emphasis."""
