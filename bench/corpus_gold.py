@@ -16,6 +16,7 @@ listing `docs/`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,16 @@ def opened(folder: Path) -> tuple[dict[str, Any], list[str], list[str]]:
     errors = [] if str(data.get("description", "")).strip() else ["description is empty"]
     found, on_disk = documents_errors(folder, data, titled=True)
     return data, errors + found, on_disk
+
+
+def read_each(docs: Path, names: list[str], read: Callable[[Path], Any], errors: list[str],
+              unreadable: tuple[type[Exception], ...] = (ValueError,)) -> dict[str, Any]:
+    """Each file of `names` under `docs` as `read` parses it; a file it cannot parse (`unreadable`) is an error in
+    `errors` (appended), not a crash, and has no entry."""
+    parsed: dict[str, Any] = {}
+    for name in names:
+        try:
+            parsed[name] = read(docs / name)
+        except unreadable as exc:
+            errors.append(str(exc))
+    return parsed

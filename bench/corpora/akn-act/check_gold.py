@@ -37,7 +37,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, read_each, report  # noqa: E402
 
 BLOCKS = {"p", "listIntroduction", "listWrapUp", "heading", "subheading", "td", "th"}
 AKN_NAMESPACES = (
@@ -115,12 +115,7 @@ def blocks_of(path: Path):
 def main() -> int:
     data, errors, on_disk = opened(HERE)
 
-    parsed = {}
-    for f in on_disk:
-        try:
-            parsed[f] = blocks_of(DOCS / f)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            errors.append(str(exc))
+    parsed = read_each(DOCS, on_disk, blocks_of, errors, (etree.XMLSyntaxError, ValueError))
 
     tally = Tally(data, parsed, lambda where, doc, sec, text, _gold: placement_errors(
         where, sec, norm(text), parsed[doc]))

@@ -43,7 +43,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, opened, placement_errors, report  # noqa: E402
+from corpus_gold import Tally, opened, placement_errors, read_each, report  # noqa: E402
 
 XSI = "{http://www.w3.org/2001/XMLSchema-instance}noNamespaceSchemaLocation"
 # Elements whose start and end close the running block (text containers and structure).
@@ -145,12 +145,7 @@ def binding_errors(where: str, section: str, gold: dict) -> list[str]:
 def main() -> int:
     data, errors, on_disk = opened(HERE)
 
-    parsed = {}
-    for f in on_disk:
-        try:
-            parsed[f] = blocks_of(DOCS / f)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            errors.append(str(exc))
+    parsed = read_each(DOCS, on_disk, blocks_of, errors, (etree.XMLSyntaxError, ValueError))
 
     def place(where, doc, sec, text, gold):
         return placement_errors(where, sec, norm(text), parsed[doc],

@@ -45,7 +45,7 @@ from lxml import etree
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"
 sys.path.insert(0, str(HERE.parent.parent))  # bench/: the rules every corpus's file keeps
-from corpus_gold import Tally, opened, report  # noqa: E402
+from corpus_gold import Tally, opened, read_each, report  # noqa: E402
 
 BLOCKS = {"p", "entry"}
 # elements whose content is laid out as blocks of their own, never run into the surrounding text
@@ -102,12 +102,8 @@ def blocks_of(path: Path) -> tuple[str, list[str]]:
 def main() -> int:
     data, errors, on_disk = opened(HERE)
 
-    parsed: dict[str, tuple[str, list[str]]] = {}
-    for f in on_disk:
-        try:
-            parsed[f] = blocks_of(DOCS / f)
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            errors.append(str(exc))
+    parsed: dict[str, tuple[str, list[str]]] = read_each(DOCS, on_disk, blocks_of, errors,
+                                                         (etree.XMLSyntaxError, ValueError))
     by_label = Counter(label for label, _ in parsed.values())
     errors += [f"section {lab} is the title of {n} files" for lab, n in by_label.items() if n > 1]
 
