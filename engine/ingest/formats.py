@@ -259,8 +259,9 @@ def _unescaped(text: str) -> str:
 
 # A link reads as its text, as a rendered page shows it: "[NCSC guidance](https://www.ncsc.gov.uk/...)", an image
 # as its alt text, a reference link "[the policy][1]" as its text, an autolink "<https://...>" as its address; a
-# reference's definition ("[1]: https://...") shows nothing. A bracket escaped ("\[OJ C 227\]") opens no link.
-_LINK = re.compile(r"(?<!\\)!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+# reference's definition ("[1]: https://...") shows nothing. A bracket escaped ("\[OJ C 227\]") opens no link. A
+# link's text may run over a line's end within its paragraph ("[GSA IT Service\nDesk](...)", as a page is wrapped).
+_LINK = re.compile(r"(?<!\\)!?\[((?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*)\]"
                    r"(?:\((?:[^()\s]|\([^()\s]*\))+(?:\s+\"[^\"\n]*\")?\)|\[[^\[\]\n]*\])")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
 LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\[\]\n]+\]:\s+\S+(?:\s+[\"'(].*[\"')])?\s*$")
@@ -401,6 +402,51 @@ def md_front_matter(text: str) -> tuple[str, str | None]:
     return text[found.end():], html.unescape(value) or None
 
 
+# Template tags that a static-site generator fills in before it renders a page's Markdown (Jekyll's and Eleventy's
+# Liquid: "{% include 'banner.html' %}", "{{ page.title }}"; Hugo's shortcodes: "{{< ref "x.md" >}}", "{{% notice
+# %}}"), read as the page shows them where the page cannot be built here: a tag in a link's address is part of the
+# address (the link reads as its text); a tag of the text with a quoted argument shows that argument ('ask in {%
+# slack_channel "travel" %}' -> "ask in travel"), one with a value's path in the site's data the value's name ('{%
+# data variables.contact.contact_support %}' -> "contact support"); a picture's tag, an include (not followed), a
+# block's opening and closing, a control, a comment with its text and a value the site's settings give show
+# nothing. Text between "{% raw %}" and "{% endraw %}" is kept as it is written.
+_TEMPLATE_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}(.*?)\{%-?\s*endraw\s*-?%\}", re.DOTALL)
+_TEMPLATE_COMMENT = re.compile(r"\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}|\{\{<\s*/\*.*?\*/\s*>\}\}",
+                               re.DOTALL)
+_TEMPLATE_IN_LINK = re.compile(r"(\]\()\s*(?:\{%.*?%\}|\{\{.*?\}\})", re.DOTALL)
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*(?P<tag>\w+)(?P<args>.*?)-?%\}|\{\{[<%]-?\s*(?P<close>/)?\s*(?P<code>[\w-]+)?"
+                           r"(?P<codeargs>.*?)-?[>%]\}\}|\{\{.*?\}\}", re.DOTALL)
+_TEMPLATE_SILENT = frozenset((
+    "include include_relative include_cached render section layout extends block endblock if elsif else endif unless "
+    "endunless for endfor break continue case when endcase assign capture endcapture increment decrement cycle "
+    "tablerow endtablerow liquid echo highlight endhighlight ref relref param partial partialcached youtube vimeo "
+    "gist tweet instagram figure image img picture video audio svg icon").split())
+
+
+def md_templates(text: str) -> str:
+    """A static-site page's Markdown with its template tags read as the page shows them (`_TEMPLATE_TAG`). Pure."""
+    kept: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        kept.append(match.group(1))
+        return f"\x00{len(kept) - 1}\x00"
+
+    def shown(match: re.Match[str]) -> str:
+        name = match.group("tag") or match.group("code")
+        if name is None or match.group("close") or name.lower() in _TEMPLATE_SILENT or name.lower().startswith("end"):
+            return ""
+        args = match.group("args") or match.group("codeargs") or ""
+        if argument := re.match(r"\s*([\"'])(.*?)\1", args):
+            return argument.group(2)
+        # a value named by its path in the site's data ('{% data variables.contact.contact_support %}'): its name
+        named = re.fullmatch(r"\s*(?:[\w-]+\.)+([\w-]+)\s*", args)
+        return re.sub(r"[_-]+", " ", named.group(1)) if named else ""
+
+    text = _TEMPLATE_COMMENT.sub("", _TEMPLATE_RAW.sub(keep, text))
+    text = _TEMPLATE_TAG.sub(shown, _TEMPLATE_IN_LINK.sub(r"\1#", text))
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], text)
+
+
 # HTML set in Markdown, as a renderer shows it (GitHub, Jekyll): a heading tag is a heading, a list item a list item,
 # a line break a line's end, a script, a style sheet or a button nothing, and any other tag (<strong>, <sup>, <div>,
 # <ul>) only its text; not inside a code fence or a code span, nor an autolink ("<https://...>").
@@ -471,7 +517,10 @@ def _list_ordinal(number: str, listed: list[int]) -> str:
 
 
 def parse_md(path: Path, data: bytes) -> ParsedDocument:
-    text, named = md_front_matter(_check_text(path, data))
+    written = _check_text(path, data)
+    text, named = md_front_matter(written)
+    if len(text) < len(written):  # a page with front matter is a static-site generator's: fill in its template tags
+        text = md_templates(text)
     text, notes = md_footnotes(md_html(_anchored_clauses(md_html_tables(text))))
     # an act whose articles are Markdown headings ("### Article 3 ...") is read as one whose articles are lines
     builder = SectionBuilder(eu_style=eu_style(re.sub(r"(?m)^#{1,6}[ \t]+", "", _unbold(text))))

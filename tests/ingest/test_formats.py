@@ -150,11 +150,13 @@ def test_markdown_links_read_as_their_text(tmp_path: Path) -> None:
     parsed = parsed_file(tmp_path / "passwords.md", "# Passwords\n\n## Service [accounts](#service)\n\nFollow the "
                          "[NCSC guidance](https://www.ncsc.gov.uk/guidance/passwords_(2018) \"NCSC\") when you "
                          "administer systems ([C6][owasp]); ask <mailto:security@example.org>. ![Lock](lock.png)\n\n"
-                         "[owasp]: https://owasp.org/controls\n\nSee \\[OJ C 227\\].\n")
+                         "[owasp]: https://owasp.org/controls\n\nSee \\[OJ C 227\\].\n\nContact the [IT Service\n"
+                         "Desk](mailto:it@example.org) or [see\n\nthis](x).\n")
     sections = {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}
+    # a link's text wrapped over a line's end, as a page is wrapped at 80 columns, is one link; not over a blank line
     assert sections["Service accounts"] == (
         "Follow the NCSC guidance when you administer systems (C6); ask mailto:security@example.org. Lock\n\n"
-        "See [OJ C 227].")
+        "See [OJ C 227].\n\nContact the IT Service\nDesk or [see\n\nthis](x).")
 
 
 def test_markdown_html_tables_are_read_as_tables(tmp_path: Path) -> None:
@@ -192,6 +194,26 @@ def test_markdown_front_matter_is_no_text_and_its_html_reads_as_rendered(tmp_pat
     assert "* Required items" in parsed.text
     ruled = parsed_file(tmp_path / "notes.md", "---\nThis page has no settings, only prose.\n---\n\n# Notes\n")
     assert "only prose" in ruled.text
+
+
+def test_a_static_site_pages_template_tags_read_as_the_page_shows_them(tmp_path: Path) -> None:
+    """A page of a site that Eleventy, Jekyll or Hugo builds (GSA's TTS handbook, GitHub's site policy): its Liquid
+    tags and Hugo shortcodes are filled in before the Markdown is rendered. A tag in a link's address goes with the
+    address, a tag of the text shows its quoted argument or the name of the value it gives, and an include, a
+    picture, a block's tags and a comment show nothing; raw text is kept. A page without front matter is Markdown
+    as it is written, braces and all."""
+    parsed = parsed_file(tmp_path / "security-incidents.md", "---\ntitle: Security incidents\n---\n\n## Reporting\n\n"
+                         "{% include \"low-system.html\"\n  step=2 %}\nReport it in {% slack_channel \"incident\" %} "
+                         "within 1 hour, or use [Self\nService]({% page \"/tools/#self-service\" %}) and [the form]("
+                         "{{< relref \"form.md\" >}}).\n\n{% alert %}\nDo not turn off your computer.\n{% endalert %}"
+                         "\n\n{% image \"assets/lock.png\" \"A padlock\" %}\n{% comment %}draft: 4 hours?"
+                         "{% endcomment %}Contact {% data variables.contact.contact_support %}. {{ page.owner }}\n\n"
+                         "{% raw %}Write {{ name }} in a template.{% endraw %}\n")
+    assert {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}["Reporting"] == (
+        "Report it in incident within 1 hour, or use Self\nService and the form.\n\nDo not turn off your computer."
+        "\n\nContact contact support.\n\nWrite {{ name }} in a template.")
+    plain = parsed_file(tmp_path / "helm.md", "# Values\n\nSet {{ .Values.image }} and {% raw %} as you need.\n")
+    assert "{{ .Values.image }} and {% raw %}" in plain.text
 
 
 def test_docx_headings(tmp_path: Path) -> None:
