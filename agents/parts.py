@@ -110,8 +110,10 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
     if len(pieces) < 2:
         return [text]
     parts: list[str] = []
+    completed: set[int] = set()  # parts already completed with the subject of the one before
     for piece in pieces:
         if parts and _ELLIPTICAL.match(piece):  # "..., and how often?": a question of its own about the same thing
+            completed.add(len(parts))
             parts.append(_elliptical(piece, parts[-1]))
             continue
         if parts and len(key_terms(piece)) < limits.min_part_terms and not _REFERS_BACK.match(piece):
@@ -122,7 +124,8 @@ def question_parts(question: str, limits: AnswerSettings = _ANSWER) -> list[str]
     parts = [p[0].upper() + p[1:] for p in parts]
     if len(parts) < 2:
         return [text]
-    return [_complete(part, parts[i - 1]) if i else part for i, part in enumerate(parts)][:limits.max_parts]
+    return [_complete(part, parts[i - 1]) if i and i not in completed else part
+            for i, part in enumerate(parts)][:limits.max_parts]
 
 
 # A second question of a question word alone, about what the first asks of: "What security training must our staff
@@ -159,20 +162,56 @@ def _subject_words(text: str, leave: set[str]) -> list[str]:
 _ASKED_FOR = frozenset(key_terms("deadline deadlines time limit limits timeframe timeline period frequency penalty "
                                  "penalties consequence consequences exception exceptions cost fee"))
 _BARE_WORDS = 8  # subject words of the part before that complete a bare part
+_FEW_TERMS = 2  # ... or one of this many terms of its own ("What is it for an important entity?")
+
+
+# A part that asks the question before again of something else, or goes on from it, without naming what it asks
+# of: "What about information a newspaper gathers?", "How big for AAA?", "If we go for AAA, how thick?", "How
+# fast the customers who were affected?", "Do customers still have to be told?", "Do the affected customers have
+# to be told too?", "What comes next?", "Is the deadline the same after an audit?", "What's the equivalent radius
+# in Virginia?", "What happens if the account is suspended instead?", "Are we then allowed to ...?"
+_AUX = r"(?:must|should|shall|do|does|did|is|are|was|were|can|could|may|might|will|would|has|have|had|need|needs)"
+_GOES_ON = re.compile(
+    r"^(?:what|how)\s+about\b"  # "What about ...?"
+    r"|^how\s+(?:big|long|fast|much|many|often|soon|quickly|thick|large|small|high|low|strong|far|old|wide|tall)\b"
+    rf"(?!(?:\s+\S+){{0,2}}\s+{_AUX}\b)"  # "How big for AAA?", "How fast the customers ...?": no verb of its own
+    r"|\bhow\s+\w+\W*$"  # "..., how thick?"
+    r"|\b(?:still|too|instead|afterwards|then|equivalent|next)\b(?!\s+(?:to|of|as|day|week|month|year)\b)"
+    r"|\bthe\s+same\b(?=\s*(?:after|for|in|if|when|under|on|$))", re.IGNORECASE)  # not "the same duties as ..."
+_GOES_ON_TERMS = 5  # ... in a part of at most this many terms of its own: a longer one says what it asks of
+# ... or refers back by "one", a pro-verb or a pronoun that ends it: "What happens if we just never submit one?",
+# "How do I ask for one?", "What about one that isn't serious?", "Will doing so ...?", "What do I owe the
+# contributors if I do?", "Should we change that?", "Is the ICAAP a place to do that?", "What do we need to track
+# about it?" (late as it comes)
+_REFERS = re.compile(r"(?<!\bno\s)(?<!\bany\s)(?<!\beach\s)\bones?\b(?=\s*(?:[?,;]|that\b|which\b|who\b|$))|"
+                     r"\b(?:do|did|doing)\s+so\b|\bif\s+(?:i|we|you|they|it|he|she)\s+(?:do|does|did|don't|doesn't)"
+                     r"\s*(?:[?,]|$)|\b(?:it|them|that|this|these|those)\s*[?]?$", re.IGNORECASE)
+# ... or by a possessive before any word of its own: "Do its members have to be trained?"
+_POSSESSIVE = re.compile(r"\b(?:its|their|his|her)\s", re.IGNORECASE)
+
+
+def _goes_on(part: str) -> bool:
+    """The part goes on from the one before or refers back to it (`_GOES_ON`, `_REFERS`, `_POSSESSIVE`). Pure."""
+    owner = _POSSESSIVE.search(part)
+    return bool(_GOES_ON.search(part) or _REFERS.search(part) or owner and not key_terms(part[: owner.start()]))
 
 
 def _complete(part: str, before: str) -> str:
     """'When must it be notified?' after 'What is a personal data breach?' names its subject, taken from the part
     before, where the pronoun opens the question (within its first `_PRONOUN_WITHIN` words: "when it comes to"
     late in a question with a subject of its own is no reference back); so does a part with no subject of its
-    own ("What is the deadline?": `_ASKED_FOR`)."""
+    own ("What is the deadline?": `_ASKED_FOR`), and one that goes on from the part before (`_GOES_ON`) or
+    refers back to it (`_REFERS`)."""
     found = _PRONOUN_SUBJECT.search(part)
     own = set(key_terms(part))
     bare = not own - _ASKING - _ASKED_FOR
-    if not bare and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
+    goes_on = len(own - _ASKING - _ASKED_FOR) <= _GOES_ON_TERMS and _goes_on(part.rstrip("?"))
+    if not bare and not goes_on and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
         return part
-    # what the pronoun stands for ends the first part more often than not; a bare part asks of all of it
-    subject = _subject_words(before, own)[-_BARE_WORDS if bare else -4:]
+    # what the pronoun stands for ends the first part more often than not; a bare part, one that goes on from the
+    # part before or one of few terms asks of all of it
+    few = len(own - _ASKING - _ASKED_FOR) <= _FEW_TERMS
+    subject = _subject_words(before, own)[-_BARE_WORDS if bare or goes_on or few else -4:]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 

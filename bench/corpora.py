@@ -1,6 +1,7 @@
 """Development corpora beyond ObliQA: the whole `ask` over every labelled set in bench/corpora/.
 
-    python bench/corpora.py [--corpus NAME ...] [--folder PATH ...] [--limit N] [--type TYPE ...] [--out FILE.jsonl]
+    python bench/corpora.py [--corpus NAME ...] [--folder PATH ...] [--limit N] [--type TYPE ...] [--ids FILE]
+                            [--out FILE.jsonl]
     python bench/corpora.py --summarize FILE.jsonl
 
 Each corpus (bench/corpora/<name>/questions.yaml, its layout in bench/corpora/README.md) is ingested
@@ -247,11 +248,16 @@ def ingest_corpus(conn: Any, embedder: Embedder, settings: Settings, folder: Pat
 
 
 def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int | None,
-               out: Any, types: list[str] | None = None) -> dict[str, Any]:
+               out: Any, types: list[str] | None = None, ids: set[str] | None = None) -> dict[str, Any] | None:
+    """Ask the corpus's questions (of `types`, of `ids`, where given) and give its figures; None where none is
+    asked."""
     from agents.deps import Deps
     from agents.research import run_research
 
     spec = yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))
+    asked = [q for q in spec["questions"] if (not types or q["type"] in types) and (ids is None or q["id"] in ids)]
+    if not asked:
+        return None
     with dbmod.connection(settings) as conn:
         ingest_corpus(conn, embedder, settings, folder, spec)
         file_of = {d.id: Path(d.source_uri).name for d in store.list_documents(conn)}
@@ -263,7 +269,6 @@ def run_corpus(folder: Path, settings: Settings, embedder: Embedder, limit: int 
         deps = Deps(conn=conn, embedder=embedder, settings=settings, retriever=Retriever(conn, embedder, settings))
         run_research("warm-up question about record keeping", deps)
         rows, seconds = [], []
-        asked = [q for q in spec["questions"] if not types or q["type"] in types]
         for question in asked[:limit]:
             started = time.perf_counter()
             result = run_research(question["question"], deps).evidence_result or {}
@@ -286,6 +291,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--type", action="append", default=None, dest="types",
                         help="ask only the questions of this type (paraphrase, broad, two-part, conflict, "
                              "out-of-scope, provision); repeat for several")
+    parser.add_argument("--ids", type=Path, default=None,
+                        help="ask only the questions whose ids this file lists (one a line): those a change reads "
+                             "otherwise")
     parser.add_argument("--out", type=Path, default=None, help="one JSON line per question")
     parser.add_argument("--summarize", type=Path, default=None, help="print the figures of a file --out wrote, "
                                                                      "asking nothing")
@@ -309,12 +317,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.corpus:
         folders = [f for f in folders if f.name in args.corpus]
     folders += [f.resolve() for f in args.folder]
+    ids = set(args.ids.read_text(encoding="utf-8").split()) if args.ids else None
     figures: dict[str, Any] = {}
     out = args.out.open("w", encoding="utf-8") if args.out else None
     try:
         for folder in folders:
             corpus = settings.model_copy(update={"database_url": _database(base, f"corpus_{folder.name}")})
-            figures[folder.name] = run_corpus(folder, corpus, embedder, args.limit, out, args.types)
+            found = run_corpus(folder, corpus, embedder, args.limit, out, args.types, ids)
+            if found is None:
+                continue
+            figures[folder.name] = found
             print(folder.name, json.dumps(figures[folder.name]), flush=True)
     finally:
         if out is not None:

@@ -353,6 +353,38 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
      ["Who pays the withholding tax on the fees?", "Do we also have to cover the vendor's income tax?"]),
     ("What should the app do on a rooted phone, and does it also have to notice an emulator?",
      ["What should the app do on a rooted phone?", "Does it also have to notice an emulator (app rooted phone)?"]),
+    # a part that goes on from the one before, asks it again of something else or refers back by "one", a pro-verb,
+    # a possessive or a pronoun that ends it is completed with all of its subject (a federal rule, accessibility
+    # guidelines, a Canadian Act, a policy set, an EU directive, a US statute); one that says what it asks of is not
+    ("How fast must we notify the government after a breach, and how fast the customers who were affected?",
+     ["How fast must we notify the government after a breach?",
+      "How fast the customers who were affected (notify government breach)?"]),
+    ("How big do clickable targets have to be at AA, and how big for AAA?",
+     ["How big do clickable targets have to be at AA?", "How big for AAA (clickable targets AA)?"]),
+    ("Is a household contact list caught by the privacy rules, and what about information a newspaper gathers for "
+     "its reporting?", ["Is a household contact list caught by the privacy rules?",
+                        "What about information a newspaper gathers for its reporting (household contact list caught "
+                        "privacy)?"]),
+    ("If the breached data was encrypted, do we still have to report it to the FCC, and do customers still have to be "
+     "told?", ["If the breached data was encrypted, do we still have to report it to the FCC?",
+               "Do customers still have to be told (breached data encrypted report FCC)?"]),
+    ("Do I have to back up my own laptop, and if I do, does the backup need to be encrypted?",
+     ["Do I have to back up my own laptop?", "If I do, does the backup need to be encrypted (back laptop)?"]),
+    ("Does our board have to sign off on the cyber risk measures, and do its members have to be trained?",
+     ["Does our board have to sign off on the cyber risk measures?",
+      "Do its members have to be trained (board sign cyber risk measures)?"]),
+    ("What is the penalty for a serious violation, and what about one that isn't serious?",
+     ["What is the penalty for a serious violation?", "What about one that isn't serious (penalty violation)?"]),
+    ("What is the highest fine an essential entity can face for breaching the security duties, and what is it for "
+     "an important entity?", ["What is the highest fine an essential entity can face for breaching the security "
+                              "duties?", "What is it for an important entity (highest fine essential face breaching "
+                                         "security)?"]),
+    ("Which records must a bank keep, and must an insurer meet the same duties as a bank?",
+     ["Which records must a bank keep?", "Must an insurer meet the same duties as a bank?"]),
+    ("What must a firm report to the regulator, and how often should an authorised person review its risk policy?",
+     ["What must a firm report to the regulator?", "How often should an authorised person review its risk policy?"]),
+    ("How long must we keep logs, and can the regulator forego its duties to protect the public?",
+     ["How long must we keep logs?", "Can the regulator forego its duties to protect the public?"]),
 ], ids=["and-when", "two-marks", "pronoun-subject", "coordinated-nouns", "condition", "coordinated-verbs",
         "lead-in-clause", "in-what", "dash", "if-so-continues", "in-particular-continues", "regarding",
         "pronoun-object", "those", "by-when", "by-alone", "that-notice", "that-return", "that-relative",
@@ -360,7 +392,9 @@ def test_training_command_refuses_a_malformed_pairs_file(tmp_path: Path) -> None
         "context-and-how-often", "and-who", "and-when-alone", "and-how-fast",
         "bare-deadline", "bare-penalties", "bare-exceptions",
         "own-subject", "according-to", "to-what-extent", "according-to-who", "according-to-one-question",
-        "for-how-long", "function-words-pronoun", "also-inside", "also-inside-pronoun"])
+        "for-how-long", "function-words-pronoun", "also-inside", "also-inside-pronoun",
+        "how-fast-no-verb", "how-big-for", "what-about", "still", "if-i-do", "possessive-first", "one-that",
+        "what-is-it-few-terms", "the-same-as-own", "how-often-own-verb", "possessive-after-own-words"])
 def test_question_parts(question: str, parts: list[str]) -> None:
     assert question_parts(question) == parts
 
