@@ -223,15 +223,17 @@ _RUN_IN_BASE = 7  # deeper than any Markdown heading, so a clause nests under th
 
 # Emphasis as CommonMark reads it: a marker that opens before a character and closes after one, an underscore never
 # inside a word ("snake_case"), a star never a list item's bullet ("* item"), an escaped one ("\*") never
-_EMPHASIS = re.compile(r"(?<![\w_\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_\\])_(?![\w_])|"
-                       r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*\\])\*(?![\w*])")
+_EMPHASIS = re.compile(r"(?<![\w_\\])_(?=[^\s_])((?:[^_\n]|\n(?![ \t]*\n))+?)(?<=[^\s_\\])_(?![\w_])|"
+                       r"(?<![\w*\\])\*(?=[^\s*])((?:[^*\n]|\n(?![ \t]*\n))+?)(?<=[^\s*\\])\*(?![\w*])")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)((?:.|\n(?![ \t]*\n))+?)(?<=\S)\1")
 
 
 def _unbold(text: str) -> str:
     """Bold and italic markers are not content: "GitHub _will not_ automatically disable forks" reads as a page
-    shows it ("GitHub will not automatically ..."), so a quote of it is the sentence the reader sees."""
-    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)
-    return _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), text)
+    shows it ("GitHub will not automatically ..."), so a quote of it is the sentence the reader sees; so does a
+    phrase marked over a line's end within its paragraph ("a nightly rate **equal to or less than the government\n
+    maximum**", as a page is wrapped)."""
+    return _EMPHASIS.sub(lambda m: m.group(1) or m.group(2), _STRONG.sub(r"\2", text))
 
 
 # A backslash before punctuation only keeps the mark from being read as markup ("Justice \(MoJ\)", "1\. Scope",

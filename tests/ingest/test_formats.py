@@ -196,6 +196,18 @@ def test_markdown_front_matter_is_no_text_and_its_html_reads_as_rendered(tmp_pat
     assert "only prose" in ruled.text
 
 
+def test_markdown_emphasis_wrapped_over_a_line_reads_as_its_text(tmp_path: Path) -> None:
+    """Bold or italic text that runs over a line's end within its paragraph, as a page wrapped at 80 columns has it,
+    reads as the page shows it (a quote had kept "**equal to or less than the government\nmaximum ...**"); markers
+    with a blank line between them are no pair."""
+    parsed = parsed_file(tmp_path / "travel.md", "# Travel\n\n## Lodging\n\nPick a hotel with a nightly rate **equal "
+                         "to or less than the government\nmaximum** for the area. It is _identical to\nproduction_.\n\n"
+                         "A lone ** marker\n\nand ** another.\n")
+    assert {b.section_path: parsed.text[b.start:b.end] for b in parsed.blocks}["Lodging"] == (
+        "Pick a hotel with a nightly rate equal to or less than the government\nmaximum for the area. It is identical "
+        "to\nproduction.\n\nA lone ** marker\n\nand ** another.")
+
+
 def test_a_static_site_pages_template_tags_read_as_the_page_shows_them(tmp_path: Path) -> None:
     """A page of a site that Eleventy, Jekyll or Hugo builds (GSA's TTS handbook, GitHub's site policy): its Liquid
     tags and Hugo shortcodes are filled in before the Markdown is rendered. A tag in a link's address goes with the
