@@ -430,6 +430,14 @@ def _further_duty(topic: list[str], req: Requirement, held: set[str], relevance:
     return _speaks_of(topic, held, limits.broad_topic_coverage)
 
 
+def _under_heading(chunk: EvidenceItem) -> set[str]:
+    """The passage's terms and its own heading's: a heading names the matter of the text under it ("You lost a
+    device without encryption" over "Post to Slack ... to let the team know", "Account termination" over "Access
+    shall be removed within one business day"). Pure."""
+    heading = (chunk.get("section_path") or "").split(" > ")[-1]
+    return set(tokenize(chunk.get("text") or "")) | set(tokenize(heading))
+
+
 def front_matter(chunk: EvidenceItem) -> bool:
     """The document's first chunk, under its top heading alone, stating no requirement at all: a catalogue's
     author and copyright lines, a policy's version line; not a numbered section ("1 Purpose", the body's first)
@@ -512,6 +520,7 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
                if part.index in topics and ranked.selected and passes((part.index, req.chunk_id), ranked.relevance)}
     anchored = {index for index, _ in passing}
     held: dict[str, set[str]] = {}  # each passage's terms, read once
+    under: dict[str, set[str]] = {}  # ... and with its heading's
     # The law's passages that its own search chose (agents.select.with_law) for a part in scope speak of its subject
     # when they name any of it ("Records of every incident ... shall be kept" to "What must we do when a security
     # incident occurs?"): the law's duties, with the rest of their sections.
@@ -551,8 +560,8 @@ def _judge_quotes(eligible: list[tuple[Requirement, Part, RankedChunk]], model: 
         further = (part.index in anchored and not passes(key, ranked.relevance)
                    and (duty and (key in law or (part.index, ranked.section_of) in passing)
                         or share_of_gate(key) >= limits.broad_gate_share and _further_duty(
-                            topics[part.index], req, held.setdefault(
-                                req.chunk_id, set(tokenize(chunks[req.chunk_id]["text"]))), ranked.relevance, limits)))
+                            topics[part.index], req, under.setdefault(req.chunk_id, _under_heading(
+                                chunks[req.chunk_id])), ranked.relevance, limits)))
         # A scope question is answered by the scope statement the ranking put first among those it chose ("Which
         # firms do the client assessment rules apply to?": "These Rules ... apply to every firm that provides
         # investment advice ..."): the gate, fitted on duties, reads a statement of whom a text covers as off the

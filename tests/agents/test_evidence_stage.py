@@ -1637,6 +1637,39 @@ def test_the_laws_duty_on_a_broad_questions_subject_is_cited_under_the_gate(law_
     assert second.verified is verified, second.rationale
 
 
+@pytest.mark.parametrize(("heading", "verified"), [
+    ("Lost or stolen devices", True),  # the heading names the matter the duty under it speaks of
+    ("Travel", False),  # the duty names nothing of the subject, nor does its heading
+], ids=["heading-names-the-subject", "another-heading"])
+def test_a_duty_under_a_heading_that_names_a_broad_questions_subject_is_one_of_its_duties(heading: str,
+                                                                                            verified: bool) -> None:
+    """Once a passage of a broad part passes the gate, another passage that states a duty and holds enough of the
+    question's subject passes under the gate too, its heading read with its text: "Report it to the service desk
+    within one hour" under "Lost or stolen devices" is a duty of "What must I do if my device is lost or stolen?"
+    (a policy set's page of numbered steps, a handbook's section, a regulation's article title)."""
+    from agents.select import Part, RankedChunk
+    from agents.verify import verify_requirements
+
+    first = "Staff must report a lost or stolen device to the security team."
+    duty = "Staff must report it to the service desk within one hour."
+    chunks = {"c1": {"chunk_id": "c1", "text": first, "section_path": "Devices", "source_type": "policy"},
+              "c2": {"chunk_id": "c2", "text": duty, "section_path": f"Devices > {heading}", "source_type": "policy"}}
+    reqs = [_req("REQ-P001", first).model_copy(update={"chunk_id": "c1", "source_type": "policy"}),
+            _req("REQ-P002", duty).model_copy(update={"chunk_id": "c2", "source_type": "policy"})]
+    part = Part(index=0, question="What must I do if my device is lost or stolen?", best=0.9,
+                ranked=[RankedChunk(chunk_id="c1", relevance=0.9, selected=True),
+                        RankedChunk(chunk_id="c2", relevance=0.1, selected=True)])
+
+    class _Split(_PairModel):
+        def gate_probabilities(self, question, texts, relevances, best):  # the first passes, the other not
+            return [0.9 if t == first else 0.2 for t in texts]
+
+    model = _Split(0.3, gate=0.0, gate_selected=0.2, gate_confident=0.95, gate_head=0.4, select_gap=0.3)
+    one, other = verify_requirements([part], reqs, chunks, model)
+    assert one.verified
+    assert other.verified is verified, other.rationale
+
+
 @pytest.mark.parametrize(("question", "cited"), [
     ("What must our security awareness and training programme cover?", 5),  # broad: every duty of the passage
     ("Which staff must complete security awareness training?", 3),  # one answer: the passage's best three
