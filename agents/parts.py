@@ -204,14 +204,13 @@ def _complete(part: str, before: str) -> str:
     refers back to it (`_REFERS`)."""
     found = _PRONOUN_SUBJECT.search(part)
     own = set(key_terms(part))
-    bare = not own - _ASKING - _ASKED_FOR
-    goes_on = len(own - _ASKING - _ASKED_FOR) <= _GOES_ON_TERMS and _goes_on(part.rstrip("?"))
-    if not bare and not goes_on and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
+    subject_terms = len(own - _ASKING - _ASKED_FOR)  # the terms that name what it asks of
+    goes_on = subject_terms <= _GOES_ON_TERMS and _goes_on(part.rstrip("?"))
+    if subject_terms and not goes_on and (not found or len(part[: found.start()].split()) >= _PRONOUN_WITHIN):
         return part
     # what the pronoun stands for ends the first part more often than not; a bare part, one that goes on from the
     # part before or one of few terms asks of all of it
-    few = len(own - _ASKING - _ASKED_FOR) <= _FEW_TERMS
-    subject = _subject_words(before, own)[-_BARE_WORDS if bare or goes_on or few else -4:]
+    subject = _subject_words(before, own)[-_BARE_WORDS if goes_on or subject_terms <= _FEW_TERMS else -4:]
     return f"{part.rstrip('?')} ({' '.join(subject)})?" if subject else part
 
 
