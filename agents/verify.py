@@ -63,6 +63,7 @@ from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_wit
 from agents.select import Part, RankedChunk, cut, cut_limits, relevance_model
 from agents.state import EvidenceItem, EvidenceState
 from engine.config import AnswerSettings, EvidenceSettings, load_settings
+from engine.ingest.citations import innermost_section
 from engine.relevance.model import RelevanceModel
 from engine.relevance.protocol import RelevanceGate
 from engine.search.embeddings import Embedder
@@ -434,8 +435,7 @@ def _under_heading(chunk: EvidenceItem) -> set[str]:
     """The passage's terms and its own heading's: a heading names the matter of the text under it ("You lost a
     device without encryption" over "Post to Slack ... to let the team know", "Account termination" over "Access
     shall be removed within one business day"). Pure."""
-    heading = (chunk.get("section_path") or "").split(" > ")[-1]
-    return set(tokenize(chunk.get("text") or "")) | set(tokenize(heading))
+    return set(tokenize(chunk.get("text") or "")) | set(tokenize(innermost_section(chunk.get("section_path"))))
 
 
 def front_matter(chunk: EvidenceItem) -> bool:
@@ -458,7 +458,7 @@ _ASKS_WORKS = re.compile(r"\b(?:referen\w*|bibliograph\w*|cit(?:e|es|ed|ing|atio
 def bibliography(chunk: EvidenceItem) -> bool:
     """The passage stands under a heading of references or a bibliography, as standards list the works they cite
     (an RFC's "12.2. Informative References", ASVS's "References"): entries that name documents. Pure."""
-    heading = (chunk.get("section_path") or "").split(" > ")[-1]
+    heading = innermost_section(chunk.get("section_path"))
     return bool(_BIBLIOGRAPHY.fullmatch(re.sub(r"^(?:[\dA-Z]{1,3}(?:\.\d+)*\.?\s+)", "", heading.strip())))
 
 
