@@ -225,7 +225,7 @@ def document_sections(
         for r in rows:
             # the path's outer parts once, as a line of their own where they change, so that a section's line
             # holds what tells it from its neighbours ("Article 33 Notification ...") and fits 80 columns
-            *outer, own = (r["section_path"] or "(no section)").split(" > ")
+            *outer, own = (r["section_path"] or "(before any heading)").split(" > ")
             if outer != above and above is not None:
                 out.print()
             if outer != above and outer:

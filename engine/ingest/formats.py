@@ -1754,4 +1754,18 @@ def parse(path: Path, data: bytes, fmt: str = "auto") -> ParsedDocument:
         error = IngestError(str(path), "no text found in the file", "nothing to ingest")
         error.warnings = messages
         raise error
-    return parsed.model_copy(update={"warnings": messages})
+    return _opening_under_title(parsed).model_copy(update={"warnings": messages})
+
+
+def _opening_under_title(parsed: ParsedDocument) -> ParsedDocument:
+    """The text a titled document opens with before its first heading (a page's introduction, a one-section
+    page's whole text, a policy's "Last reviewed ..." lead) is filed under the document's own title, as a reader
+    cites it ("Cookies", not no section at all). A document that states no title keeps that text under no
+    section; so does a preamble or recital (it has its own citation). Pure."""
+    title = normalize_ws(parsed.title or "")
+    if not title:
+        return parsed
+    blocks = [b.model_copy(update={"section_path": title, "section_heading": title})
+              if not b.section_path and not b.section_number and not b.metadata.get("citation") else b
+              for b in parsed.blocks]
+    return parsed.model_copy(update={"blocks": blocks})

@@ -143,7 +143,7 @@ class SectionBuilder:
         return start, self.length
 
     def _path(self) -> str:
-        return " > ".join(" ".join(x for x in (h.label, h.title) if x) for _, h in self.stack)
+        return " > ".join(" ".join(x for x in (_shown_label(h), h.title) if x) for _, h in self.stack)
 
     def _close(self) -> None:
         if self.body_start is not None and self.body_start < self.length:
@@ -482,6 +482,15 @@ def _lettered_heading(text: str, level: int | None) -> Heading | None:
     if level is None or (found := _MARKED_LETTER.match(text.strip())) is None or len(text.split()) > 15:
         return None
     return Heading("", found.group("num"), found.group("title").strip(), level)
+
+
+def _shown_label(heading: Heading) -> str:
+    """A heading's label as its section path shows it: a letter or Roman numeral that labels a heading of words
+    with its full stop, as the heading reads ("A. How Does This Actually Work?", where "A How Does ..." reads as
+    a sentence); any other label as `Heading.label` gives it. Pure."""
+    if not heading.kind and heading.title and re.fullmatch(LETTER_LABEL, heading.number):
+        return f"{heading.number}."
+    return heading.label
 
 
 def _within_letter(heading: Heading, parent: Heading | None) -> Heading:

@@ -325,7 +325,7 @@ def test_a_federal_register_rule_is_its_regulatory_text_under_its_preamble(tmp_p
     assert paths["This rule is effective March 13, 2031."] == "Preamble > DATES"
     assert paths["1. Amend \u00a7 5.10 by revising paragraph (a) to read as follows:"] == \
         "Preamble > Amendatory instructions"
-    assert any(p.startswith("Preamble > SUPPLEMENTARY INFORMATION > I Discussion") and "keeps five years" in t
+    assert any(p.startswith("Preamble > SUPPLEMENTARY INFORMATION > I. Discussion") and "keeps five years" in t
                for t, p in paths.items())
     assert "FR Doc." not in parsed.text and "A. Secretary" not in parsed.text
 

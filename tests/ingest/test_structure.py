@@ -568,10 +568,11 @@ def test_markdown_sections_lettered_as_agreements_letter_them(tmp_path: Path) ->
                     "Words mean what they say.\n")
     parsed = parse(path, path.read_bytes())
     found = [(b.section_path, b.metadata.get("citation")) for b in parsed.blocks]
-    assert found == [("O Defense of Claims; Release", "Section O"),
-                     ("O Defense of Claims; Release > O.1 By GitHub", "Section O.1"),
-                     ("O Defense of Claims; Release > O.2 By Customer", "Section O.2"),
-                     ("P Confidentiality", "Section P"), ("II Scope > II.1 Who", "Section II.1"),
+    # the path shows a letter's full stop as the heading does ("A How Does ..." read as a sentence), a number's not
+    assert found == [("O. Defense of Claims; Release", "Section O"),
+                     ("O. Defense of Claims; Release > O.1 By GitHub", "Section O.1"),
+                     ("O. Defense of Claims; Release > O.2 By Customer", "Section O.2"),
+                     ("P. Confidentiality", "Section P"), ("II. Scope > II.1 Who", "Section II.1"),
                      ("Definitions > 1 Terms", "Section 1")], found
 
 
@@ -728,3 +729,47 @@ def test_paragraphs_numbered_through_the_document_are_cited_by_their_numbers(tmp
     policy = parsed_file(tmp_path / "policy.md", _POLICY)
     assert [b.section_number for b in policy.blocks] == [""] * 5
     assert all("citation" not in b.metadata and "paragraph" not in b.metadata for b in policy.blocks)
+
+
+@pytest.mark.parametrize(("name", "content", "opening", "path"), [
+    # a Sphinx page whose title is its only heading (OpenStack's guide): its whole text
+    ("cookies.rst", "Cookies\n~~~~~~~\n\nSession cookies should be set to HTTPONLY.\n", "Session cookies", "Cookies"),
+    # a static site's page titled in its front matter, its introduction before the first heading
+    ("equipment.md", "---\ntitle: Equipment\n---\n\nGSA issues every employee a laptop.\n\n## Returning it\n\n"
+                     "Return the laptop on your last day.\n", "GSA issues", "Equipment"),
+    # a policy whose first heading is its title, its lead before the sections
+    ("access.md", "# Access Policy\n\nLast reviewed: 2026-01-15\n\nAccess is limited to staff.\n\n## Reviews\n\n"
+                  "Access is reviewed quarterly.\n", "Last reviewed", "Access Policy"),
+    # an AsciiDoc process document's version line under its title
+    ("process.adoc", "= Specification Process\n\nVersion 1.1. Effective 10/01/2022\n\n== Scope\n\nIt applies.\n",
+     "Version 1.1", "Specification Process"),
+])
+def test_a_titled_documents_opening_text_is_filed_under_its_title(tmp_path: Path, name: str, content: str,
+                                                                  opening: str, path: str) -> None:
+    """The text a titled document opens with before any heading is cited under the document's title, as a reader
+    names it, not under no section ("(no section)" in the report); the sections after it are as before."""
+    file = tmp_path / name
+    file.write_text(content)
+    parsed = parse(file, file.read_bytes())
+    first = next(b for b in parsed.blocks if parsed.text[b.start:b.end].startswith(opening))
+    assert (first.section_path, first.section_heading, first.section_number) == (path, path, "")
+    assert all(b.section_path for b in parsed.blocks)
+    assert [b.section_path for b in parsed.blocks][1:] in ([], ["Returning it"], ["Reviews"], ["Scope"])
+
+
+def test_an_untitled_documents_opening_text_and_a_recital_keep_their_place(tmp_path: Path) -> None:
+    """Counter-examples: a document that states no title (a by-law's "WHEREAS ...") keeps its opening under no
+    section, for no title is there to name it ("(before any heading)" in a report); an act's recital keeps its own
+    path and citation."""
+    file = tmp_path / "by-law.txt"
+    file.write_text("WHEREAS the City has legislative competence in respect of waste, and wishes to keep its streets "
+                    "clean;\n\n1. Definitions\n\nIn this by-law, waste means refuse.\n")
+    parsed = parse(file, file.read_bytes())
+    assert parsed.title is None
+    assert [b.section_path for b in parsed.blocks] == ["", "1 Definitions"]
+    act = tmp_path / "act.txt"
+    act.write_text("REGULATION (EU) 2099/1 OF THE EUROPEAN PARLIAMENT\n\nWhereas:\n\n(1) Data should be safe.\n\n"
+                   "HAVE ADOPTED THIS REGULATION:\n\nArticle 1\nSubject matter\n\n1. This Regulation lays down "
+                   "rules.\n")
+    recital = next(b for b in parse(act, act.read_bytes()).blocks if b.metadata.get("citation") == "Recital 1")
+    assert recital.section_path == "Recitals > Recital 1"
