@@ -150,7 +150,14 @@ _RECOMMENDATION = rx(r"\bshould\b", r"\bought\s+to\b", r"\b(?:is|are)\s+(?:encou
                       r"\bit\s+is\s+(?:recommended|good\s+practice|advisable)\b",
                       # guidance's advice: "it is important that patches are applied consistently"
                       r"\bit\s+is\s+(?:also\s+|therefore\s+)?important\s+(?:for\s+(?:\w+\s+){1,6}?)?(?:that|to)\b|"
-                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?essential\s+(?:that|to)\b")
+                      r"\bit\s+is\s+(?:also\s+|therefore\s+)?essential\s+(?:that|to)\b",
+                      # the writer's own advice and RFC 2119's passive: "We recommend that the DEBUG setting is set to
+                      # False", "We strongly recommend deploying ...", "It is highly recommended that ...", "A maximum
+                      # authorization code lifetime of 10 minutes is RECOMMENDED.", "Using a password manager ... is
+                      # recommended." (not "as recommended by NIST", which reports another's advice, nor a relative
+                      # clause's "a portfolio that is not recommended")
+                      r"\b(?:we|I)\s+(?:\w+ly\s+|also\s+|would\s+|do\s+not\s+|don't\s+)?recommend\b",
+                      r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:is|are)\s+(?:\w+ly\s+|also\s+|not\s+)?recommended\b(?!\s+by\b)")
 # A recital's "should" about what the act provides, not about anyone's conduct: "Member States should be able to
 # designate ...", "The Commission should be empowered to adopt ...", "this Directive should not apply to ...",
 # "The rules ... should be without prejudice to ...", "a minimum list ... should be laid down", "That criterion

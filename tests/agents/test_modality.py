@@ -963,3 +963,23 @@ def test_the_verbs_of_security_controls_open_imperatives(sentence: str, source_t
 ])
 def test_a_rule_texts_time_limit_is_a_rule(sentence: str, source_type: str, expected: Modality) -> None:
     assert classify_modality(sentence, source_type=source_type) is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # the writer's own advice, and RFC 2119's passive: OpenStack's security guide, an RFC, a department's password
+    # guidance, an open-source project's process
+    ("We recommend that the DEBUG setting is set to False in production environments.", REC),
+    ("We strongly recommend deploying dashboard to a second-level domain, such as https://example.com.", REC),
+    ("We do not recommend using front-end caching tools with the dashboard.", REC),
+    ("It is highly recommended that all of these requests, both internal and external, operate over TLS.", REC),
+    ("A maximum authorization code lifetime of 10 minutes is RECOMMENDED.", REC),
+    ("Using a password manager for your MoJ account and service details is recommended.", REC),
+    ("However, long open-ended discussions are not recommended on mailing lists.", REC),
+    # counter-examples: a relative clause's "that is not recommended" (ObliQA's digital investment managers), advice
+    # reported as another's, a noun
+    ("Where a client selects a portfolio that is not recommended, information is provided to the client.", N),
+    ("The configuration follows the baseline as recommended by the vendor.", N),
+    ("The recommended portfolio is described in the Risk Profile Questionnaire.", N),
+], ids=lambda x: x if isinstance(x, Modality) else x[:40])
+def test_advice_in_the_writers_own_voice_recommends(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
