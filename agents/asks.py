@@ -64,7 +64,7 @@ _ASKSTIME_PHRASE = re.compile(r"\bhow\s+(?:long|soon|quickly|fast|promptly|often
 _TIME_NOUN = r"(?:frequency|timing|timeframe|time\s*frame|deadline|period|intervals?)"
 # "How long does a password have to be (at minimum)?" asks a length, not a time; but "How long must the notice period
 # be?" asks one
-_HOW_LONG_BE = (r"\bhow\s+long\s+(?:must|should|shall|does|do|is|are|has|have|can|needs?)\b"
+_HOW_LONG_BE = (r"\bhow\s+long\s+(?:and\s+\w+\s+)?(?:must|should|shall|does|do|is|are|has|have|can|needs?)\b"
                 r"(?:(?!\b(?:period|term|duration|notice|retention|interval|window|delay|timeout|session|suspension|"
                 r"lockout|gap)s?\b)[^?.]){0,60}?\bbe(?:\s+at\s+(?:a\s+|the\s+)?(?:minimum|least|most))?\s*(?:\?|$)")
 _NOT_ONLY_TIME = re.compile(rf"\b{_TIME_NOUN}\s+(?:and|or)\s+(?!when\b|how\b)\w+|"
@@ -96,7 +96,8 @@ _RELATIVE_TIME = re.compile(r"\b(?:before|after|prior\s+to|upon|following)\s+(?:
 _URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:(?:undue|unreasonable)\s+)?delay|as\s+soon\s+as"
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
-_DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than|{NEED_PHRASE})",
+_DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than|{NEED_PHRASE}|"
+                            r"time\s*frames?|time\s+limits?|timelines?|deadlines?|retention\s+(?:periods?|durations?))",
                             re.IGNORECASE)
 
 
@@ -293,7 +294,9 @@ _ASKS_COUNT = re.compile(r"\bhow\s+(?:many\b(?!\s+times\b)|big|large|small)\b|"
 # ... and not when it is one of several things asked ("the minimum password length and complexity", "how many
 # directors, and are they paid": a quote that answers the rest answers in part)
 _NOT_ONLY_COUNT = re.compile(r"\b(?:length|size)s?\s+(?:and|or|\+|&)\s+\w+|\b\w+\s+(?:and|or)\s+(?:\w+\s+)?"
-                             r"(?:length|size)s?\b", re.IGNORECASE)
+                             r"(?:length|size)s?\b|"
+                             # "How long and detailed should the documents be?"
+                             r"\bhow\s+(?:long|big|large|many)\s+(?:and|or)\s+\w+", re.IGNORECASE)
 _COUNT_MEASURE = (r"both|none|majority|quorum|minimal|as\s+few\s+as|minimum\s+(?:set|number)|such\s+(?:a\s+)?number|"
                   r"(?:sufficient|adequate|appropriate)\s+number|no\s+more\s+than\s+(?:is\s+|are\s+)?"
                   r"(?:necessary|needed|required)")

@@ -43,7 +43,7 @@ PERIOD = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{NUMBER_WORDS})\s+(?:(?:business|wor
                     re.IGNORECASE)
 # A duration as the time rule of the gate reads it (TIME_PHRASE): a whole number in digits or words and
 # its unit. Conflicts compare every PERIOD in days instead (agents.duties.periods).
-DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})\s+"
+DURATION = re.compile(rf"\b(\d+|{NUMBER_WORDS})(?:\s+|-)"
                       rf"(business\s+|calendar\s+|working\s+|consecutive\s+)?({_UNIT_WORDS})\b", re.IGNORECASE)
 # A catalogue states a time it leaves to the organisation as a parameter: "[Assignment: organization-defined
 # frequency]", "[Selection: weekly; monthly]", "organisation-defined time period".
@@ -59,7 +59,13 @@ DATE_PHRASE = rf"{_DATE}|(?:on|from|as\s+of|with\s+effect\s+from)\s+the\s+(?:dat
 # purposes", "not retained longer than necessary", "revoked when no longer needed". Data protection laws and retention
 # policies answer "how long may it be kept" in these words (TIME_PHRASE); no answer to "how often" (agents.asks).
 NEED_PHRASE = (r"(?:(?:no|not)\s+)?longer\s+than\s+(?:(?:is|are|it\s+is|they\s+are)\s+)?(?:strictly\s+|reasonably\s+)?"
-               r"(?:necessary|needed|required)|no\s+longer\s+(?:necessary|needed|required)")
+               r"(?:necessary|needed|required)|no\s+longer\s+(?:necessary|needed|required)|"
+               # "retained only as long as necessary for ...", "kept as long as the account is active", "retained
+               # long enough to allow access": a period the need or an event sets (not "as long as you comply ...",
+               # a condition, which no keeping verb goes before)
+               r"as\s+long\s+as\s+(?:(?:is|it\s+is|they\s+are)\s+)?(?:strictly\s+|reasonably\s+)?(?:necessary|needed|"
+               r"required)|(?:retain|keep|kept|store|hold|held|preserve|maintain|archive)(?:s|ed|ing)?\b[^.;:,]{0,60}?"
+               r"\b(?:as\s+long\s+as|long\s+enough\s+to)")
 # What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
 # word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
 # states when without a figure. A quote states a time when it names a period or a point in time ("before
@@ -91,9 +97,12 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          rf"{NEED_PHRASE}|"
                          # minutes and seconds ("after 2 minutes or less of inactivity"), a frequency named as
                          # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
-                         rf"(?:\d+|{NUMBER_WORDS})\s+(?:minutes?|seconds?)|frequenc(?:y|ies)|"
+                         rf"(?:\d+|{NUMBER_WORDS})(?:\s+|-)(?:minutes?|seconds?)|frequenc(?:y|ies)|"
+                         # the time a text requires be set without giving it ("with a clear timeframe for
+                         # response", "the retention period depends on the purpose")
+                         r"time\s*frames?|time\s+limits?|timelines?|deadlines?|retention\s+(?:periods?|durations?)|"
                          r"annual|biennial|triennial|semi-annual|half-yearly|"
-                         r"regular|regularly|periodic|periodically|ongoing|continuous|continuously|continually|"
+                         r"regular|regularly|routinely|periodic|periodically|ongoing|continuous|continuously|continually|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
                          r"daily|regular|periodic|ongoing|continuous|continuing|timely|biennial|semi-annual|half-yearly)"
                          r"\s+basis|in\s+(?:sufficient|good|adequate|reasonable)\s+"

@@ -353,9 +353,59 @@ def test_states_scope(text: str, scope: bool) -> None:
     ("How long must records be kept?", True),
     ("How long can an account be inactive before it is disabled?", True),
     ("How long is the retention period?", True),
+    # a length asked with another measure (an implementation guide's documents): no time either
+    ("How long and detailed should the implementation documents for each department be?", False),
 ])
 def test_how_long_a_thing_is_no_time(question: str, time: bool) -> None:
     assert asks_time(question) is time
+
+
+@pytest.mark.parametrize(("question", "quote", "answers"), [
+    # a period the need or an event sets, in the text's own terms (a privacy statute, a site's privacy statement)
+    ("For how long are we allowed to keep customers' personal data?",
+     "Personal information shall be retained only as long as necessary for the fulfilment of those purposes.", True),
+    ("For how long are we allowed to keep customers' personal data?",
+     "Personal information that has been used to make a decision about an individual shall be retained long enough "
+     "to allow the individual access to the information after the decision has been made.", True),
+    ("How long does GitHub hang on to a user's personal data?",
+     "We'll retain your Personal Data as long as your account is active and as needed to fulfill contractual "
+     "obligations.", True),
+    ("How long does GitHub hang on to a user's personal data?",
+     "The retention duration depends on the purpose of data collection and any legal obligations.", True),
+    # a time the text requires to be set, without giving it (an open-source security baseline)
+    ("Within how long do we have to answer someone who reports a vulnerability to us?",
+     "While active, the project documentation MUST include a policy for coordinated vulnerability disclosure (CVD), "
+     "with a clear timeframe for response.", True),
+    # a period written with a hyphen (a web accessibility standard; an RFC's registry review)
+    ("How often may something on screen flash per second before it becomes a seizure risk?",
+     "there are no more than three general flashes and / or no more than three red flashes within any one-second "
+     "period; or", True),
+    ("How long is the review of a new response type?",
+     "Additional response types are registered after a two-week review period on the mailing list.", True),
+    # a frequency in words (a supervisor's climate guide)
+    ("How often does climate risk information need to go up to the board?",
+     "APRA expects that a prudent institution would establish procedures to routinely provide relevant information "
+     "on its material climate risk exposures to the board and senior management.", True),
+    # a length asked with another measure is answered in part by what answers the other (OpenChain's guide)
+    ("How long and detailed should the implementation documents for each department be?",
+     "NOTE: It is recommended that these documents be as short and as simple as possible.", True),
+    # counter-examples: "as long as" of a condition (a licence; ObliQA's netting rule, a comma before it), a keeping
+    # duty with no period (a privacy regulation), a timeframe that answers no "how often"
+    ("How long may I use the software?", "You may use the software as long as you comply with the terms of this "
+                                         "licence.", False),
+    ("How long may positions be netted?", "Netting is permitted between positions held by the Authorised Person, as "
+                                          "long as the Authorised Person can demonstrate the offset.", False),
+    ("How long do we need to hang on to our internal log of security incidents?",
+     "An organization shall keep and maintain a record of every breach of security safeguards involving personal "
+     "information under its control.", False),
+    ("How often must access be reviewed?", "Access reviews must be completed within the timeframe set by the "
+                                           "policy.", False),
+])
+def test_a_time_stated_in_the_texts_own_terms(question: str, quote: str, answers: bool) -> None:
+    """A time rule that refuses an answer reads the text's own ways of stating a time: a period set by need or by an
+    event, a timeframe the text requires to be set, a hyphenated period, "routinely"; not a condition's "as long
+    as", nor a keeping duty that gives no period."""
+    assert (unstated(question, quote) is None) is answers
 
 
 @pytest.mark.parametrize(("question", "quote", "answers"), [
