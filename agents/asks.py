@@ -97,7 +97,8 @@ _URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:(?:undue|unreasonab
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
 _DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than|{NEED_PHRASE}|"
-                            r"time\s*frames?|time\s+limits?|timelines?|deadlines?|retention\s+(?:periods?|durations?))",
+                            r"(?:clear|specific|defined|set|agreed|reasonable|maximum|minimum|statutory|strict)\s+"
+                            r"(?:time\s*frames?|time\s+limits?|deadlines?)|retention\s+(?:periods?|durations?))",
                             re.IGNORECASE)
 
 

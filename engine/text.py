@@ -99,8 +99,10 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
                          rf"(?:\d+|{NUMBER_WORDS})(?:\s+|-)(?:minutes?|seconds?)|frequenc(?:y|ies)|"
                          # the time a text requires be set without giving it ("with a clear timeframe for
-                         # response", "the retention period depends on the purpose")
-                         r"time\s*frames?|time\s+limits?|timelines?|deadlines?|retention\s+(?:periods?|durations?)|"
+                         # response", "the retention duration depends on the purpose"); not a timeline or a deadline
+                         # named in passing ("the endpoint of the timelines for implementation")
+                         r"(?:clear|specific|defined|set|agreed|reasonable|maximum|minimum|statutory|strict)\s+"
+                         r"(?:time\s*frames?|time\s+limits?|deadlines?)|retention\s+(?:periods?|durations?)|"
                          r"annual|biennial|triennial|semi-annual|half-yearly|"
                          r"regular|regularly|routinely|periodic|periodically|ongoing|continuous|continuously|continually|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
