@@ -402,9 +402,9 @@ def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem]
         numbers on across its guidelines ("paragraph 38", cited 12(38) under Guideline 12) is the one block numbered
         so within a provision, where no block is numbered 38 and only one is numbered X(38)."""
         while True:
-            found = [c for c in store.chunks_by_section(deps.conn, number, limit=limits.broad_section_max or 12)
-                     if (allowed is None or c.document_id in allowed)
-                     and ((c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text))]
+            found = [c for c in store.chunks_by_section(deps.conn, number, document_ids=allowed,
+                                                        limit=limits.broad_section_max or 12)
+                     if (c.section_number or "").rstrip(".") == number.rstrip(".") or not withdrawn(c.text)]
             outer = re.sub(r"\([^()]*\)$", "", number)
             if found or outer == number or not (outer[:1].isdigit() or "(" in outer):
                 break

@@ -283,8 +283,10 @@ def sibling_sections(conn: psycopg.Connection, sections: Sequence[tuple[str, str
 
 
 def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document_id: str | None = None,
-                      limit: int = 20) -> list[Chunk]:
-    """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a))."""
+                      document_ids: Iterable[str] | None = None, limit: int = 20) -> list[Chunk]:
+    """Current chunks whose section number is `section_number` or lies below it (4.2 -> 4.2, 4.2.1, 4.2(a)), of
+    `document_id` or of `document_ids` where given (the limit counts theirs only: in a library where many texts
+    have a section 3, the first `limit` of all of them may hold none of the text asked about)."""
     prefix = section_number.rstrip(".")
     sql = _CHUNK_SELECT + (" WHERE c.is_current AND (rtrim(c.section_number, '.') = %(s)s"
                            " OR c.section_number LIKE %(p1)s OR c.section_number LIKE %(p2)s)")
@@ -292,6 +294,9 @@ def chunks_by_section(conn: psycopg.Connection, section_number: str, *, document
     if document_id:
         sql += " AND c.document_id = %(d)s"
         params["d"] = document_id
+    if document_ids is not None:
+        sql += " AND c.document_id = ANY(%(ds)s)"
+        params["ds"] = sorted(document_ids)
     sql += " ORDER BY c.document_id, c.ordinal LIMIT %(limit)s"
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, params).fetchall()

@@ -310,3 +310,39 @@ def test_a_question_that_asks_what_a_section_asks_for_asks_for_it_whole() -> Non
     assert asked_provisions("What does section 3.6 of the AI SBOM compliance management guide ask for?", names) == [
         "3.6"]
     assert asked_provisions("What does the regulator expect under section 3.6?", names) == []
+
+
+_PROTOCOL = """# {name} Protocol
+
+## 1 Introduction
+
+This document specifies the {name} protocol.
+
+## 3 The Response Header
+
+3.1 A {name} server MUST include the {name}-Authenticate header in every error response.
+"""
+
+
+def test_a_provision_of_the_named_text_is_found_where_many_texts_have_one_so_numbered(
+        conn, settings, embedder, tmp_path) -> None:
+    """"What does section 3 of the Gadget Protocol require?" in a library where many texts have a section 3: the
+    named text's section is found whatever the others' (an RFC's section 3 was lost once 36 corpora were read into
+    one library, the first chunks numbered 3 all another text's)."""
+    from agents.research import run_research
+    from engine.search import store
+
+    for name in ("Widget", "Gadget"):
+        _ingested(conn, settings, embedder, tmp_path / f"{name.lower()}.md", _PROTOCOL.format(name=name), "standard")
+    first, last = sorted({c.document_id: c.document_title for c in store.chunks_by_section(conn, "3")}.items())
+    assert [c.document_id for c in store.chunks_by_section(conn, "3", limit=1)] == [first[0]]  # the other comes first
+    assert [c.document_id for c in store.chunks_by_section(conn, "3", document_ids=[last[0]], limit=1)] == [last[0]]
+    name = last[1].split()[0]
+    tight = settings.model_copy(update={"evidence": settings.evidence.model_copy(update={"broad_section_max": 1})})
+    from agents.deps import Deps
+
+    deps = Deps.build(conn, tight, embedder=embedder, backend="rules")
+    result = run_research(f"What does section 3 of the {name} Protocol require?", deps).evidence_result
+    assert result is not None and result["status"] == "ANSWERED"
+    assert [r["exact_quote"] for r in result["verified_requirements"]] == [
+        f"3.1 A {name} server MUST include the {name}-Authenticate header in every error response."]
