@@ -383,6 +383,12 @@ def provision_titles(conn: Any, question: str) -> frozenset[str]:
     return frozenset(terms)
 
 
+# The kinds of provision a text's body numbers, and the headings of the parts appended to it that number their
+# paragraphs afresh
+_BODY_KIND = re.compile(r"(?:article|section|regulation|rule|clause|\u00a7)", re.IGNORECASE)
+_APPENDED = re.compile(r"(?:schedule|annex|appendix)\b", re.IGNORECASE)
+
+
 def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem], deps: Deps,
                     limits: EvidenceSettings, named: list[str]) -> tuple[Part, list[EvidenceItem]]:
     """A part that asks about provisions whole ("What does Article 11 require?": agents.provisions) chooses their
@@ -415,7 +421,15 @@ def with_provisions(part: Part, numbers: list[str], evidence: list[EvidenceItem]
                 return held(within.pop())
         return found
 
-    chunks = [c for number in numbers for c in held(number)]
+    # "regulation 10", "Article 5": a provision of the body, not the paragraph so numbered in a schedule or an annex
+    # ("Schedule 2 > 10 The digital infrastructure subsector"), where the body has one
+    body = {number for words, number in named_provisions(part.question) if _BODY_KIND.match(words)}
+
+    def in_body(found: list[Any], number: str) -> list[Any]:
+        kept = [c for c in found if not any(_APPENDED.match(h) for h in (c.section_path or "").split(" > "))]
+        return kept if number in body and kept else found
+
+    chunks = [c for number in numbers for c in in_body(held(number), number)]
     chunks = list({c.id: c for c in chunks}.values())
     if not chunks:
         return part, []

@@ -346,3 +346,42 @@ def test_a_provision_of_the_named_text_is_found_where_many_texts_have_one_so_num
     assert result is not None and result["status"] == "ANSWERED"
     assert [r["exact_quote"] for r in result["verified_requirements"]] == [
         f"3.1 A {name} server MUST include the {name}-Authenticate header in every error response."]
+
+
+_REGULATIONS = """# Widget Regulations 2030
+
+## 10 Security duties of operators
+
+(1) An operator must take appropriate measures to manage the risks posed to its network.
+
+(2) An operator must notify the authority of any incident.
+
+## Schedule 2 Thresholds
+
+### 10 The digital subsector
+
+(1) This paragraph describes the threshold requirements which apply to the digital subsector.
+"""
+
+
+@pytest.mark.parametrize(("question", "schedule"), [
+    # a provision of the body by its kind (the NIS Regulations' "regulation 10", an act's "section 10")
+    ("What does regulation 10 of the Widget Regulations require?", False),
+    ("What does section 10 of the Widget Regulations require?", False),
+    # counter-example: "paragraph" is how a schedule numbers its own too, and both stay
+    ("What does paragraph 10 of the Widget Regulations require?", True),
+])
+def test_a_provision_named_by_its_kind_is_the_bodys_not_a_schedules_paragraph(
+        conn, settings, embedder, tmp_path, question: str, schedule: bool) -> None:
+    """"What does regulation 10 ... require?" is answered by regulation 10, not also by the paragraph 10 of a
+    schedule, which numbers its paragraphs afresh (the NIS Regulations' Schedule 2 paragraph 10 had been cited)."""
+    from agents.provisions import asked_provisions
+    from agents.research import run_research
+
+    deps = _ingested(conn, settings, embedder, tmp_path / "widget-regulations.md", _REGULATIONS, "regulation")
+    result = run_research(question, deps).evidence_result
+    assert result is not None
+    quotes = [r["exact_quote"] for r in result["verified_requirements"]]
+    assert asked_provisions(question) == ["10"]
+    assert any(q.startswith("(1) An operator must") for q in quotes)
+    assert any("threshold" in q for q in quotes) is schedule
