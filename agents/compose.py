@@ -169,6 +169,8 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
 
 def _where(req: Requirement) -> str:
     section = innermost_section(req.section_path)
+    if normalize_ws(section).casefold() == normalize_ws(req.document_title).casefold():
+        section = ""  # a page's opening text, filed under the page's own title: "Debug", not "Debug (section Debug)"
     if section and re.match(r"(?:Article|Recitals?|Preamble|Annex|Schedule|Appendix|Part|Chapter|Title|Subpart|"
                             r"Section|Rule|§)(?:\s|$)", section):  # names itself: "Article 33 Notification ..."
         return f"{req.document_title} ({section})"

@@ -2164,3 +2164,27 @@ def test_a_conflict_answers_with_the_point_that_differs() -> None:
     assert _differing_point(policy, law) == ("On all production systems, password configurations are set to require: "
                                              "\u2026 a minimum length of 12 characters")
     assert _differing_point(law, policy) is None  # no list: the direct answer as ever
+
+
+@pytest.mark.parametrize(("title", "path", "where"), [
+    # a page's opening text, filed under the page's own title (OpenStack's one-section pages, a handbook page)
+    ("Debug", "Debug", "Debug states"),
+    ("Equipment", "equipment", "Equipment states"),
+    # counter-examples: a section of its own, and a page asked under another title (`--title`)
+    ("Equipment", "Equipment > Returning it", "Equipment (section Returning it) states"),
+    ("OpenStack Security Guide: Dashboard - Debug", "Debug", "OpenStack Security Guide: Dashboard - Debug (section "
+                                                             "Debug) states"),
+])
+def test_a_quote_under_its_documents_own_title_names_no_section_twice(title: str, path: str, where: str) -> None:
+    """A statement says where its quote stands; a page's opening text stands under the page's title, which the
+    statement names already ("Debug states", not "Debug (section Debug) states"), as the terminal's source line does
+    ("Debug v1", not "Debug, Debug v1")."""
+    from engine.report.terminal import _source
+
+    quote = "We recommend that the DEBUG setting is set to False in production environments."
+    req = _req("REQ-P001", quote).model_copy(update={"document_title": title, "section_path": path,
+                                                    "modality": Modality.RECOMMENDATION})
+    answer = compose_rules([req, _req("REQ-S001", "A firm must retain transaction records for at least six years.")])
+    assert any(s.text.startswith(f'{where}: "{quote}"') for s in answer.statements), answer.statements
+    source = _source(req.model_dump(mode="json"))
+    assert source == (f"{title} v1" if "section" not in where else f"{path.split(' > ')[-1]}, {title} v1")
