@@ -242,6 +242,14 @@ _WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IG
 _ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+as)\b[^()]*\)", re.IGNORECASE)
 # may / can of possibility: what a thing may bring about, not what someone may do (not "allow", "reduce",
 # "increase": "the Regulator may allow offsets", "we may reduce the penalty" are powers)
+# "may not be" of a state, a possibility and not a bar: "your phone may not be [ready]", "it may not be possible to
+# ...", "may not be able to", "may not be appropriate for some uses", "may not be required to respond" (not "may not
+# be disclosed", a participle, which bars)
+_MAY_NOT_BE_STATE = re.compile(r"\bmay\s+not\s+be\b((?:\s+(?:\w+ly\s+)?(?:available|ready|possible|able|enough|"
+                               r"sufficient|accurate|complete|appropriate|suitable|feasible|necessary|relevant|known|"
+                               r"clear|obvious|practical|practicable|present|aware|true|correct|reliable|"
+                               r"representative|applicable|effective|adequate|needed|required)\b)|\s*[.,;:)]|\s*$)",
+                               re.IGNORECASE)
 _POSSIBILITY = re.compile(r"\b(?:may|can|could|might|will)\s+(?:also\s+)?(?:assist|help|enable|result|lead|cause|"
                           r"occur|affect|indicate|contribute|impact|arise|happen|exist)\b", re.IGNORECASE)
 # "Implement:", "Establish and maintain:": a requirement verb alone before the list it governs
@@ -474,7 +482,8 @@ def classify_modality(sentence: str, *, source_type: str = "") -> Modality:
     ("Disable ...": obligation, "Do not ...": prohibition) and a named party's present-tense duty ("IT
     terminates access ..."): obligation.
     """
-    text = normalize_ws(sentence)
+    # what may not be so, not what may not be done
+    text = _MAY_NOT_BE_STATE.sub(r"might not be\1", normalize_ws(sentence))
     scoped = _RELATIVE_REQUIREMENT.sub(" that", text)  # not "services that are not required to ..."
     if not text or _DEFINITION.search(text) or _NOT_REQUIRED.search(scoped) or withdrawn(text):
         return Modality.NONE  # a withdrawn control's notice is none, whatever it says was incorporated

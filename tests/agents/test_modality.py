@@ -983,3 +983,21 @@ def test_a_rule_texts_time_limit_is_a_rule(sentence: str, source_type: str, expe
 ], ids=lambda x: x if isinstance(x, Modality) else x[:40])
 def test_advice_in_the_writers_own_voice_recommends(sentence: str, expected: Modality) -> None:
     assert classify_modality(sentence) is expected
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # "may not be" of a state is a possibility, not a bar: a handbook page, a catalogue, a privacy act's note, GitHub's
+    # terms, ObliQA's guidance
+    ("Your laptop should be ready before your first day, but your phone may not be.", REC),
+    ("It is understood that projects with a lengthy history may not be able to retroactively enforce this.", N),
+    ("Note: In certain situations, an organization may not be able to provide access to all the information.", N),
+    ("GitHub Pages are subject to usage limits, and may not be appropriate for some high-bandwidth uses.", N),
+    ("It may not be possible to have a large number of committees of the small Board.", N),
+    ("The nature of an incident may not be immediately obvious when it is first reported.", N),
+    # counter-examples: "may not be" and a participle bars; "may not" and a verb bars
+    ("Client data may not be disclosed to third parties.", P),
+    ("Personal data may not be transferred outside the EEA without safeguards.", P),
+    ("You may not use the Service for illegal purposes.", P),
+], ids=lambda x: x if isinstance(x, Modality) else x[:40])
+def test_what_may_not_be_so_is_no_prohibition(sentence: str, expected: Modality) -> None:
+    assert classify_modality(sentence) is expected
