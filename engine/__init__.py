@@ -4,4 +4,4 @@
 carries it, beside the settings hash and the models' hashes.
 """
 
-__version__ = "0.6.32"
+__version__ = "0.6.33"
