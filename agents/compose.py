@@ -51,7 +51,7 @@ from agents.quotes import opening_list, points_after
 from agents.runtime import evidence_allowance, evidence_update, llm_or_rules_within
 from agents.state import EvidenceState
 from engine.config import AnswerSettings
-from engine.ingest.citations import innermost_section
+from engine.ingest.citations import own_section
 from engine.ingest.language import answer_language, language_name
 from engine.ingest.sentences import split_sentences
 from engine.terms import key_terms, key_words, tokenize
@@ -168,9 +168,7 @@ def find_conflicts(verified: list[Requirement], part_of: dict[str, int] | None =
 
 
 def _where(req: Requirement) -> str:
-    section = innermost_section(req.section_path)
-    if normalize_ws(section).casefold() == normalize_ws(req.document_title).casefold():
-        section = ""  # a page's opening text, filed under the page's own title: "Debug", not "Debug (section Debug)"
+    section = own_section(req.section_path, req.document_title)  # "Debug", not "Debug (section Debug)"
     if section and re.match(r"(?:Article|Recitals?|Preamble|Annex|Schedule|Appendix|Part|Chapter|Title|Subpart|"
                             r"Section|Rule|§)(?:\s|$)", section):  # names itself: "Article 33 Notification ..."
         return f"{req.document_title} ({section})"

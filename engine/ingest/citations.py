@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.text import normalize_ws
+
 PREFIXES = {"control": "", "article": "Art. ", "§": "§ ", "section": "Section ", "": "Section ", "rule": "Rule ",
             "regulation": "Regulation ",
             "recital": "Recital ", "part": "Part ", "title": "Title ", "chapter": "Chapter ", "subpart": "Subpart ",
@@ -30,6 +32,13 @@ def format_citation(kind: str, number: str, position: str = "") -> str:
 def innermost_section(section_path: str | None) -> str:
     """The last heading of a section path ("4 Records > 4.2 Retention periods" -> "4.2 Retention periods"). Pure."""
     return section_path.split(" > ")[-1] if section_path else ""
+
+
+def own_section(section_path: str | None, document_title: str | None) -> str:
+    """The innermost heading of a section path, or "" where it is the document's own title (a page's opening text,
+    filed under the page's title: "Debug" of the page "Debug" names no section of its own). Pure."""
+    section = innermost_section(section_path)
+    return "" if normalize_ws(section).casefold() == normalize_ws(document_title or "").casefold() else section
 
 
 def derived_citation(section_number: str, section_path: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from agents.asks import states_scope
 from agents.modality import exempts
-from engine.ingest.citations import derived_citation, innermost_section
+from engine.ingest.citations import derived_citation, own_section
 from engine.text import normalize_ws
 
 
@@ -35,9 +35,7 @@ def citation_of(req: dict[str, Any]) -> str:
 def _source(req: dict[str, Any]) -> str:
     """Where a quote stands, as a reader looks for it: its citation ("Section 3.1(a)", "Article 5(2)", "AC-2(1)"),
     else its section's heading ("Employee Onboarding"), then the document and its version."""
-    where = citation_of(req) or innermost_section(req.get("section_path"))
-    if normalize_ws(where).casefold() == normalize_ws(req.get("document_title") or "").casefold():
-        where = ""  # a page's opening text, under the page's own title: "Debug v1", not "Debug, Debug v1"
+    where = citation_of(req) or own_section(req.get("section_path"), req.get("document_title"))  # not "Debug, Debug v1"
     return f"{where + ', ' if where else ''}{req.get('document_title', '?')} v{req.get('document_version', '?')}"
 
 
