@@ -39,6 +39,7 @@ from engine.text import (
     LEADING_LABELS,
     NEED_PHRASE,
     NUMBER_WORDS,
+    SET_TIME,
     TIME_PHRASE,
 )
 
@@ -97,8 +98,7 @@ _URGENCY = r"timely|promptly|prompt|immediately|without\s+(?:(?:undue|unreasonab
 # Words that fix a deadline but no frequency: no answer to "how often" ("the timely recovery of operations",
 # "notify the authority without delay"); a period beside them ("within 30 days") still counts.
 _DEADLINE_ONLY = re.compile(rf"(?:{_URGENCY}|within|until|no\s+later\s+than|not\s+later\s+than|{NEED_PHRASE}|"
-                            r"(?:clear|specific|defined|set|agreed|reasonable|maximum|minimum|statutory|strict)\s+"
-                            r"(?:time\s*frames?|time\s+limits?|deadlines?)|retention\s+(?:periods?|durations?))",
+                            rf"{SET_TIME})",
                             re.IGNORECASE)
 
 

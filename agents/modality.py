@@ -240,8 +240,6 @@ _LEADING_ADVERBS = re.compile(r"^(?:(?!(?:comply|apply|supply|reply|rely|multipl
 _WEAK_MODAL = re.compile(r"\b(?:should|may|can|could|might|would|will)\b", re.IGNORECASE)
 # An aside in brackets that opens with a relative or conditional word: "(which may be electronic)"
 _ASIDE = re.compile(r"\((?:which|that|who|where|when|if|as|e\.g\.|i\.e\.|such\s+as)\b[^()]*\)", re.IGNORECASE)
-# may / can of possibility: what a thing may bring about, not what someone may do (not "allow", "reduce",
-# "increase": "the Regulator may allow offsets", "we may reduce the penalty" are powers)
 # "may not be" of a state, a possibility and not a bar: "your phone may not be [ready]", "it may not be possible to
 # ...", "may not be able to", "may not be appropriate for some uses", "may not be required to respond" (not "may not
 # be disclosed", a participle, which bars)
@@ -250,6 +248,8 @@ _MAY_NOT_BE_STATE = re.compile(r"\bmay\s+not\s+be\b((?:\s+(?:\w+ly\s+)?(?:availa
                                r"clear|obvious|practical|practicable|present|aware|true|correct|reliable|"
                                r"representative|applicable|effective|adequate|needed|required)\b)|\s*[.,;:)]|\s*$)",
                                re.IGNORECASE)
+# may / can of possibility: what a thing may bring about, not what someone may do (not "allow", "reduce",
+# "increase": "the Regulator may allow offsets", "we may reduce the penalty" are powers)
 _POSSIBILITY = re.compile(r"\b(?:may|can|could|might|will)\s+(?:also\s+)?(?:assist|help|enable|result|lead|cause|"
                           r"occur|affect|indicate|contribute|impact|arise|happen|exist)\b", re.IGNORECASE)
 # "Implement:", "Establish and maintain:": a requirement verb alone before the list it governs

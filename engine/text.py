@@ -66,6 +66,11 @@ NEED_PHRASE = (r"(?:(?:no|not)\s+)?longer\s+than\s+(?:(?:is|are|it\s+is|they\s+a
                r"as\s+long\s+as\s+(?:(?:is|it\s+is|they\s+are)\s+)?(?:strictly\s+|reasonably\s+)?(?:necessary|needed|"
                r"required)|(?:retain|keep|kept|store|hold|held|preserve|maintain|archive)(?:s|ed|ing)?\b[^.;:,]{0,60}?"
                r"\b(?:as\s+long\s+as|long\s+enough\s+to)")
+# The time a text requires be set without giving it ("with a clear timeframe for response", "the retention duration
+# depends on the purpose"); not a timeline or a deadline named in passing ("the endpoint of the timelines for
+# implementation"). It states a time (TIME_PHRASE), but no answer to "how often" (agents.asks).
+SET_TIME = (r"(?:clear|specific|defined|set|agreed|reasonable|maximum|minimum|statutory|strict)\s+"
+            r"(?:time\s*frames?|time\s+limits?|deadlines?)|retention\s+(?:periods?|durations?)")
 # What the gate counts as stating a time: a duration, a frequency, a parameter the text assigns it, or a
 # word that fixes when ("annually", "within", "no later than"...). Broader than PERIOD: "within the period"
 # states when without a figure. A quote states a time when it names a period or a point in time ("before
@@ -98,11 +103,7 @@ TIME_PHRASE = re.compile(rf"{DURATION.pattern}|{FREQUENCY}|{ASSIGNED_TIME}|"
                          # minutes and seconds ("after 2 minutes or less of inactivity"), a frequency named as
                          # such ("with a frequency appropriate to the risk"), "annual" and its kin as adjectives
                          rf"(?:\d+|{NUMBER_WORDS})(?:\s+|-)(?:minutes?|seconds?)|frequenc(?:y|ies)|"
-                         # the time a text requires be set without giving it ("with a clear timeframe for
-                         # response", "the retention duration depends on the purpose"); not a timeline or a deadline
-                         # named in passing ("the endpoint of the timelines for implementation")
-                         r"(?:clear|specific|defined|set|agreed|reasonable|maximum|minimum|statutory|strict)\s+"
-                         r"(?:time\s*frames?|time\s+limits?|deadlines?)|retention\s+(?:periods?|durations?)|"
+                         rf"{SET_TIME}|"
                          r"annual|biennial|triennial|semi-annual|half-yearly|"
                          r"regular|regularly|routinely|periodic|periodically|ongoing|continuous|continuously|continually|"
                          r"from\s+time\s+to\s+time|at\s+all\s+times|on\s+an?\s+(?:\w+[\s-]+)?(?:annual|yearly|quarterly|monthly|weekly|"
